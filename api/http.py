@@ -1,0 +1,133 @@
+"""Shared HTTP glue for the thin handlers: request ids, keys, rate limit, bodies, problem documents.
+
+Every handler is `handle(req, action)`: the action gets a Call (the backend, the authenticated
+partner, the body) and returns (status, body). Errors become RFC 9457 problem documents with the
+specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+import azure.functions as func
+import orjson
+
+from backends.factory import Backend, current_backend
+from core import errors
+from core.errors import ApiError
+from core.ports import BackendUnavailable, Partner
+from ingest import access
+
+MAX_BODY_BYTES = 5 * 1024 * 1024
+REQUEST_ID_HEADER = "x-request-id"
+log = logging.getLogger("pos.api")
+
+
+@dataclass
+class Call:
+    req: func.HttpRequest
+    backend: Backend
+    partner: Partner | None
+    request_id: str
+
+    @property
+    def storage(self):
+        return self.backend.storage
+
+    def route(self, name: str) -> str:
+        return self.req.route_params.get(name, "")
+
+    def json_body(self) -> bytes:
+        """The raw body of a write: at most 5 MB, sent as application/json."""
+        length = self.req.headers.get("content-length")
+        if length and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise errors.payload_too_large(MAX_BODY_BYTES)
+        body = self.req.get_body()
+        if len(body) > MAX_BODY_BYTES:
+            raise errors.payload_too_large(MAX_BODY_BYTES)
+        media_type = (self.req.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if media_type != "application/json":
+            raise errors.invalid_payload([errors.FieldProblem("$", "send the body as Content-Type: application/json")],
+                                         "The request body must be JSON (Content-Type: application/json).")
+        if not body:
+            raise errors.invalid_payload([errors.FieldProblem("$", "the request body is empty")])
+        return body
+
+
+Result = tuple[int, object] | tuple[int, object, dict]
+
+
+def json_response(status: int, body: object, headers: dict | None = None, *, media_type="application/json") -> func.HttpResponse:
+    return func.HttpResponse(orjson.dumps(body), status_code=status, headers=headers or {}, mimetype=media_type)
+
+
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 413: "Content Too Large",
+           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+
+
+def problem_response(error: ApiError, request_id: str) -> func.HttpResponse:
+    body = {
+        "type": f"https://hq.example/problems/{error.code.lower().replace('_', '-')}",
+        "title": _TITLES.get(error.status, "Error"),
+        "status": error.status,
+        "code": error.code,
+        "detail": error.detail,
+        "request_id": request_id,
+    }
+    if error.errors or error.code == "INVALID_PAYLOAD":
+        body["errors"] = [problem.as_dict() for problem in error.errors]
+    headers = {**error.headers, "x-request-id": request_id}
+    return json_response(error.status, body, headers, media_type="application/problem+json")
+
+
+def _request_id(req: func.HttpRequest) -> str:
+    given = req.headers.get(REQUEST_ID_HEADER, "")
+    # Accept a caller's id only if it is short and plain, so it is safe to log and echo.
+    if 0 < len(given) <= 64 and all(c.isalnum() or c in "-_." for c in given):
+        return given
+    return uuid.uuid4().hex
+
+
+def handle(req: func.HttpRequest, action: Callable[[Call], Result], *, authenticated: bool = True) -> func.HttpResponse:
+    request_id = _request_id(req)
+    started = time.perf_counter()
+    partner_id = None
+    try:
+        backend = current_backend()
+        partner = None
+        if authenticated:
+            partner = access.authenticate(backend.storage, req.headers.get("x-functions-key"))
+            partner_id = partner.partner_id
+            access.admit(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+        status, body, *extra = action(Call(req, backend, partner, request_id))
+        headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
+        response = json_response(status, body, headers)
+    except ApiError as error:
+        response = problem_response(error, request_id)
+    except BackendUnavailable:
+        log.exception("backend unavailable request_id=%s", request_id)
+        response = problem_response(errors.service_unavailable(
+            "Storage is temporarily unavailable; nothing was stored. Retry the same request later."), request_id)
+    except Exception:
+        log.exception("unexpected error request_id=%s", request_id)
+        response = problem_response(ApiError(500, "INTERNAL_ERROR",
+                                             "Unexpected error; nothing is lost if you retry the same request. "
+                                             "Quote the request_id to HQ support."), request_id)
+    log.info("request method=%s url_path=%s partner_id=%s status=%s duration_ms=%.1f request_id=%s",
+             req.method, _path_of(req.url), partner_id, response.status_code,
+             (time.perf_counter() - started) * 1000, request_id)
+    return response
+
+
+def _path_of(url: str) -> str:
+    # Log the path only: query strings are not part of this API and could carry anything.
+    return url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2]
+
+
+def batch_result(outcome) -> Result:
+    headers = {"Idempotent-Replayed": "true"} if outcome.replayed else {}
+    return outcome.http_status, outcome.as_dict(), headers

@@ -1,0 +1,437 @@
+"""The embedded storage adapter: SQLite (WAL) under POS_DATA_DIR.
+
+A batch and its marker commit in one transaction, so a crash never leaves half a batch; the
+marker's primary key makes a concurrent resend of the same batch_id lose cleanly.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from pathlib import Path
+
+import orjson
+
+from backends.sqlite_db import SqliteDatabase
+from core.clock import epoch_micros, from_utc_text, to_utc_text
+from core.ports import (
+    AdminError,
+    ApiKeyInfo,
+    BatchMarker,
+    ClosedDay,
+    KeyOwner,
+    Mapping,
+    ModifierGroupMaster,
+    Partner,
+    ProductMaster,
+    StoreMaster,
+    TradeRecordRow,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS partners (
+    partner_id TEXT PRIMARY KEY, name TEXT NOT NULL, active INTEGER NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+    key_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
+    key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT);
+CREATE INDEX IF NOT EXISTS api_keys_by_partner ON api_keys(partner_id);
+CREATE TABLE IF NOT EXISTS registered_stores (
+    partner_id TEXT NOT NULL, store_id TEXT NOT NULL, registered_at TEXT NOT NULL,
+    PRIMARY KEY (partner_id, store_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS payment_directions (
+    partner_id TEXT NOT NULL, payment_type TEXT NOT NULL, direction INTEGER NOT NULL,
+    PRIMARY KEY (partner_id, payment_type)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS request_counts (
+    partner_id TEXT NOT NULL, window_start INTEGER NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY (partner_id, window_start)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batches (
+    partner_id TEXT NOT NULL, batch_id TEXT NOT NULL, kind TEXT NOT NULL, record_count INTEGER NOT NULL,
+    body_digest TEXT NOT NULL, received_at TEXT NOT NULL,
+    store_id TEXT, business_date TEXT, batch_seq INTEGER,
+    PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batches_by_day ON batches(partner_id, store_id, business_date)
+    WHERE store_id IS NOT NULL;
+CREATE TABLE IF NOT EXISTS stores (
+    partner_id TEXT NOT NULL, store_id TEXT NOT NULL, currency TEXT NOT NULL, country_code TEXT NOT NULL,
+    time_zone TEXT NOT NULL, workday_start TEXT NOT NULL, prices_include_tax INTEGER NOT NULL,
+    last_modified_us INTEGER NOT NULL, document TEXT NOT NULL,
+    PRIMARY KEY (partner_id, store_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS products (
+    partner_id TEXT NOT NULL, product_id TEXT NOT NULL, store_key TEXT NOT NULL, version INTEGER NOT NULL,
+    last_modified_us INTEGER NOT NULL, document TEXT NOT NULL,
+    PRIMARY KEY (partner_id, product_id, store_key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS modifier_groups (
+    partner_id TEXT NOT NULL, group_id TEXT NOT NULL, document TEXT NOT NULL,
+    PRIMARY KEY (partner_id, group_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mappings (
+    partner_id TEXT PRIMARY KEY, batch_id TEXT NOT NULL, updated_at TEXT NOT NULL, entries TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trade_records (
+    partner_id TEXT NOT NULL, trade_record_id TEXT NOT NULL, version INTEGER NOT NULL,
+    last_modified_us INTEGER NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL,
+    source_type TEXT NOT NULL, item_rows INTEGER NOT NULL, payment_rows INTEGER NOT NULL,
+    total_minor INTEGER NOT NULL, tax_minor INTEGER NOT NULL, tip_minor INTEGER NOT NULL,
+    payments TEXT NOT NULL, document TEXT NOT NULL,
+    PRIMARY KEY (partner_id, trade_record_id));
+CREATE INDEX IF NOT EXISTS trade_records_by_day ON trade_records(partner_id, store_id, business_date);
+CREATE TABLE IF NOT EXISTS closed_days (
+    partner_id TEXT NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL,
+    close_batch_id TEXT NOT NULL, currency TEXT NOT NULL, expected TEXT NOT NULL,
+    received_at TEXT NOT NULL, due_at TEXT NOT NULL, status TEXT NOT NULL,
+    checked_at TEXT, actual TEXT, differences TEXT NOT NULL, details TEXT,
+    PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
+"""
+
+
+def _opt_text(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else to_utc_text(moment)
+
+
+def _opt_time(text: str | None) -> dt.datetime | None:
+    return None if text is None else from_utc_text(text)
+
+
+def _json(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+class SqliteStorage:
+    def __init__(self, data_dir: Path) -> None:
+        self.db = SqliteDatabase(data_dir / "pos.sqlite3", SCHEMA)
+
+    # -- HQ administration ------------------------------------------------------------------------
+
+    def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner:
+        with self.db.write() as db:
+            try:
+                db.execute("INSERT INTO partners VALUES (?, ?, 1, ?)", (partner_id, name, to_utc_text(now)))
+            except sqlite3.IntegrityError:
+                raise AdminError(f"partner {partner_id} already exists") from None
+        return Partner(partner_id, name, True, now)
+
+    def set_partner_active(self, partner_id: str, active: bool) -> Partner:
+        with self.db.write() as db:
+            db.execute("UPDATE partners SET active = ? WHERE partner_id = ?", (int(active), partner_id))
+        return self._require_partner(partner_id)
+
+    def get_partner(self, partner_id: str) -> Partner | None:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM partners WHERE partner_id = ?", (partner_id,)).fetchone()
+        return None if row is None else self._partner(row)
+
+    def list_partners(self) -> list[Partner]:
+        with self.db.read() as db:
+            return [self._partner(row) for row in db.execute("SELECT * FROM partners ORDER BY partner_id")]
+
+    @staticmethod
+    def _partner(row) -> Partner:
+        return Partner(row["partner_id"], row["name"], bool(row["active"]), from_utc_text(row["created_at"]))
+
+    def _require_partner(self, partner_id: str) -> Partner:
+        partner = self.get_partner(partner_id)
+        if partner is None:
+            raise AdminError(f"unknown partner {partner_id}")
+        return partner
+
+    def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, NULL)", (key_id, partner_id, key_hash, to_utc_text(now)))
+        return ApiKeyInfo(key_id, partner_id, now, None)
+
+    def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            row = db.execute("SELECT * FROM api_keys WHERE partner_id = ? AND key_id = ?", (partner_id, key_id)).fetchone()
+            if row is None:
+                raise AdminError(f"partner {partner_id} has no key {key_id}")
+            if row["revoked_at"] is not None:
+                raise AdminError(f"key {key_id} is already revoked")
+            db.execute("UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", (to_utc_text(now), key_id))
+        return ApiKeyInfo(key_id, partner_id, from_utc_text(row["created_at"]), now)
+
+    def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
+        self._require_partner(partner_id)
+        with self.db.read() as db:
+            rows = db.execute("SELECT key_id, partner_id, created_at, revoked_at FROM api_keys "
+                              "WHERE partner_id = ? ORDER BY created_at, key_id", (partner_id,)).fetchall()
+        return [ApiKeyInfo(r["key_id"], r["partner_id"], from_utc_text(r["created_at"]), _opt_time(r["revoked_at"]))
+                for r in rows]
+
+    def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            known = self._registered_among(db, partner_id, store_ids)
+            if known:
+                raise AdminError(f"already registered for {partner_id}: {', '.join(sorted(known))}")
+            db.executemany("INSERT INTO registered_stores VALUES (?, ?, ?)",
+                           [(partner_id, store_id, to_utc_text(now)) for store_id in store_ids])
+
+    def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            missing = set(store_ids) - self._registered_among(db, partner_id, store_ids)
+            if missing:
+                raise AdminError(f"not registered for {partner_id}: {', '.join(sorted(missing))}")
+            db.executemany("DELETE FROM registered_stores WHERE partner_id = ? AND store_id = ?",
+                           [(partner_id, store_id) for store_id in store_ids])
+
+    def registered_stores(self, partner_id: str) -> list[str]:
+        self._require_partner(partner_id)
+        with self.db.read() as db:
+            rows = db.execute("SELECT store_id FROM registered_stores WHERE partner_id = ? ORDER BY store_id",
+                              (partner_id,)).fetchall()
+        return [row[0] for row in rows]
+
+    @staticmethod
+    def _registered_among(db, partner_id: str, store_ids) -> set[str]:
+        ids = list(set(store_ids))
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(row[0] for row in db.execute(
+                f"SELECT store_id FROM registered_stores WHERE partner_id = ? AND store_id IN ({marks})",
+                (partner_id, *chunk)))
+        return found
+
+    def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            db.execute("INSERT INTO payment_directions VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET direction = excluded.direction",
+                       (partner_id, payment_type, direction))
+
+    def payment_directions(self, partner_id: str) -> dict[str, int]:
+        with self.db.read() as db:
+            rows = db.execute("SELECT payment_type, direction FROM payment_directions WHERE partner_id = ?",
+                              (partner_id,)).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    # -- request admission ------------------------------------------------------------------------
+
+    def find_key(self, key_hash: str) -> KeyOwner | None:
+        with self.db.read() as db:
+            row = db.execute(
+                "SELECT k.key_id, k.key_hash, k.revoked_at, p.* FROM api_keys k "
+                "JOIN partners p ON p.partner_id = k.partner_id WHERE k.key_hash = ?", (key_hash,)).fetchone()
+        if row is None:
+            return None
+        return KeyOwner(self._partner(row), row["key_id"], row["key_hash"], row["revoked_at"] is not None)
+
+    def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]:
+        with self.db.read() as db:
+            return set(store_ids) - self._registered_among(db, partner_id, store_ids)
+
+    def count_request(self, partner_id: str, window_start: int) -> int:
+        with self.db.write() as db:
+            count = db.execute(
+                "INSERT INTO request_counts VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 "
+                "RETURNING count", (partner_id, window_start)).fetchone()[0]
+            if count == 1:  # first request of a new window: forget the old ones
+                db.execute("DELETE FROM request_counts WHERE partner_id = ? AND window_start < ?",
+                           (partner_id, window_start))
+        return count
+
+    def ping(self) -> None:
+        with self.db.read() as db:
+            db.execute("SELECT 1").fetchone()
+
+    # -- batches ----------------------------------------------------------------------------------
+
+    def find_batch(self, partner_id: str, batch_id: str) -> BatchMarker | None:
+        with self.db.read() as db:
+            return self._find_batch(db, partner_id, batch_id)
+
+    @staticmethod
+    def _find_batch(db, partner_id: str, batch_id: str) -> BatchMarker | None:
+        row = db.execute("SELECT * FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id)).fetchone()
+        if row is None:
+            return None
+        return BatchMarker(
+            row["partner_id"], row["batch_id"], row["kind"], row["record_count"], row["body_digest"],
+            from_utc_text(row["received_at"]), row["store_id"],
+            None if row["business_date"] is None else dt.date.fromisoformat(row["business_date"]),
+            row["batch_seq"])
+
+    def _claim(self, db, marker: BatchMarker) -> BatchMarker | None:
+        """Inside the batch's transaction: the stored marker if the batch_id is known, else None."""
+        existing = self._find_batch(db, marker.partner_id, marker.batch_id)
+        if existing is not None:
+            return existing
+        db.execute(
+            "INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (marker.partner_id, marker.batch_id, marker.kind, marker.record_count, marker.body_digest,
+             to_utc_text(marker.received_at), marker.store_id,
+             None if marker.business_date is None else marker.business_date.isoformat(), marker.batch_seq))
+        return None
+
+    def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None:
+        with self.db.write() as db:
+            existing = self._claim(db, marker)
+            if existing is None:
+                db.executemany(
+                    "INSERT INTO stores VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "currency = excluded.currency, country_code = excluded.country_code, "
+                    "time_zone = excluded.time_zone, workday_start = excluded.workday_start, "
+                    "prices_include_tax = excluded.prices_include_tax, "
+                    "last_modified_us = excluded.last_modified_us, document = excluded.document "
+                    "WHERE excluded.last_modified_us >= stores.last_modified_us",
+                    [(marker.partner_id, s.store_id, s.currency, s.country_code, s.time_zone, s.workday_start,
+                      int(s.prices_include_tax), epoch_micros(s.last_modified_at), _json(s.document)) for s in stores])
+            return existing
+
+    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
+                      groups: list[ModifierGroupMaster]) -> BatchMarker | None:
+        with self.db.write() as db:
+            existing = self._claim(db, marker)
+            if existing is None:
+                db.executemany(
+                    "INSERT INTO products VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "version = excluded.version, last_modified_us = excluded.last_modified_us, "
+                    "document = excluded.document WHERE excluded.version > products.version "
+                    "OR (excluded.version = products.version AND excluded.last_modified_us >= products.last_modified_us)",
+                    [(marker.partner_id, p.product_id, p.store_id or "", p.version, epoch_micros(p.last_modified_at),
+                      _json(p.document)) for p in products])
+                db.executemany(
+                    "INSERT INTO modifier_groups VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET document = excluded.document",
+                    [(marker.partner_id, g.group_id, _json(g.document)) for g in groups])
+            return existing
+
+    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
+        with self.db.write() as db:
+            existing = self._claim(db, marker)
+            if existing is None:
+                db.execute(
+                    "INSERT INTO mappings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                    "batch_id = excluded.batch_id, updated_at = excluded.updated_at, entries = excluded.entries",
+                    (marker.partner_id, marker.batch_id, to_utc_text(marker.received_at), _json(entries)))
+            return existing
+
+    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
+        with self.db.write() as db:
+            existing = self._claim(db, marker)
+            if existing is None:
+                db.executemany(
+                    "INSERT INTO trade_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT DO UPDATE SET version = excluded.version, "
+                    "last_modified_us = excluded.last_modified_us, store_id = excluded.store_id, "
+                    "business_date = excluded.business_date, source_type = excluded.source_type, "
+                    "item_rows = excluded.item_rows, payment_rows = excluded.payment_rows, "
+                    "total_minor = excluded.total_minor, tax_minor = excluded.tax_minor, "
+                    "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document "
+                    "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
+                    "AND excluded.last_modified_us > trade_records.last_modified_us)",
+                    [(marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
+                      r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
+                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), _json(r.document))
+                     for r in rows])
+            return existing
+
+    def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
+        with self.db.write() as db:
+            existing = self._claim(db, marker)
+            if existing is None:
+                db.execute(
+                    "INSERT INTO closed_days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, '[]', NULL) "
+                    "ON CONFLICT DO UPDATE SET close_batch_id = excluded.close_batch_id, "
+                    "currency = excluded.currency, expected = excluded.expected, "
+                    "received_at = excluded.received_at, due_at = excluded.due_at, status = excluded.status, "
+                    "checked_at = NULL, actual = NULL, differences = '[]', details = NULL",
+                    (marker.partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id, day.currency,
+                     _json(day.expected), to_utc_text(day.received_at), to_utc_text(day.due_at), day.status))
+            return existing
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM stores WHERE partner_id = ? AND store_id = ?", (partner_id, store_id)).fetchone()
+        if row is None:
+            return None
+        return StoreMaster(row["store_id"], row["currency"], row["country_code"], row["time_zone"],
+                           row["workday_start"], bool(row["prices_include_tax"]),
+                           dt.datetime.fromtimestamp(row["last_modified_us"] / 1e6, dt.timezone.utc),
+                           orjson.loads(row["document"]))
+
+    def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM products WHERE partner_id = ? AND product_id = ? AND store_key = ?",
+                             (partner_id, product_id, store_id or "")).fetchone()
+        if row is None:
+            return None
+        return ProductMaster(row["product_id"], row["store_key"] or None, row["version"],
+                             dt.datetime.fromtimestamp(row["last_modified_us"] / 1e6, dt.timezone.utc),
+                             orjson.loads(row["document"]))
+
+    def get_mapping(self, partner_id: str) -> Mapping:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM mappings WHERE partner_id = ?", (partner_id,)).fetchone()
+        if row is None:
+            return Mapping(None, None, [])
+        return Mapping(row["batch_id"], from_utc_text(row["updated_at"]), orjson.loads(row["entries"]))
+
+    def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                             (partner_id, store_id, business_date.isoformat())).fetchone()
+        return None if row is None else self._closed_day(row)
+
+    @staticmethod
+    def _closed_day(row) -> ClosedDay:
+        return ClosedDay(
+            row["store_id"], dt.date.fromisoformat(row["business_date"]), row["close_batch_id"], row["currency"],
+            orjson.loads(row["expected"]), from_utc_text(row["received_at"]), from_utc_text(row["due_at"]),
+            row["status"], _opt_time(row["checked_at"]),
+            None if row["actual"] is None else orjson.loads(row["actual"]),
+            orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]))
+
+    def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
+        with self.db.read() as db:
+            rows = db.execute(
+                "SELECT trade_record_id, version, last_modified_us, source_type, item_rows, payment_rows, "
+                "total_minor, tax_minor, tip_minor, payments FROM trade_records "
+                "WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                (partner_id, store_id, business_date.isoformat())).fetchall()
+        return [TradeRecordRow(r[0], r[1], dt.datetime.fromtimestamp(r[2] / 1e6, dt.timezone.utc), store_id,
+                               business_date, r[3], r[4], r[5], r[6], r[7], r[8], orjson.loads(r[9]))
+                for r in rows]
+
+    def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:
+        with self.db.read() as db:
+            rows = db.execute(
+                "SELECT batch_seq FROM batches WHERE partner_id = ? AND store_id = ? AND business_date = ? "
+                "AND kind = 'trade-records' ORDER BY batch_seq", (partner_id, store_id, business_date.isoformat()))
+            return [row[0] for row in rows]
+
+    def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
+        query = "SELECT * FROM closed_days WHERE partner_id = ?"
+        args: tuple = (partner_id,)
+        if status:
+            query += " AND status = ?"
+            args += (status,)
+        with self.db.read() as db:
+            rows = db.execute(query + " ORDER BY business_date, store_id", args).fetchall()
+        return [self._closed_day(row) for row in rows]
+
+    def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]:
+        with self.db.read() as db:
+            rows = db.execute("SELECT * FROM closed_days WHERE status = 'RECEIVED' AND due_at < ?",
+                              (to_utc_text(before),)).fetchall()
+        return [(row["partner_id"], self._closed_day(row)) for row in rows]
+
+    # -- reconciliation results -------------------------------------------------------------------
+
+    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+        with self.db.write() as db:
+            cursor = db.execute(
+                "UPDATE closed_days SET status = ?, checked_at = ?, actual = ?, differences = ?, details = ? "
+                "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND close_batch_id = ?",
+                (day.status, _opt_text(day.checked_at), None if day.actual is None else _json(day.actual),
+                 _json(day.differences), None if day.details is None else _json(day.details),
+                 partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id))
+            return cursor.rowcount == 1
+
+    def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
+        with self.db.write() as db:
+            db.execute("UPDATE closed_days SET due_at = ? WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                       (to_utc_text(due_at), partner_id, store_id, business_date.isoformat()))

@@ -1,0 +1,1 @@
+"""Framework-free building blocks shared by ingest/ and reconcile/: settings, errors, money, ports."""

@@ -1,0 +1,31 @@
+"""Time in UTC: one clock for the service, and the text forms it stores and returns."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+UTC = dt.timezone.utc
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(UTC)
+
+
+def to_utc_text(moment: dt.datetime) -> str:
+    """Fixed-width UTC text ('2026-11-22T02:08:18.000000Z'): sorts in time order as text."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_utc_text(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
+def to_api_text(moment: dt.datetime) -> str:
+    """How timestamps are returned to partners: UTC with a Z, to the second unless finer."""
+    text = moment.astimezone(UTC).isoformat()
+    return text.replace("+00:00", "Z")
+
+
+def epoch_micros(moment: dt.datetime) -> int:
+    delta = moment - dt.datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

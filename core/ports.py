@@ -1,0 +1,202 @@
+"""The ports: what the service needs from storage and from the delayed queue.
+
+Shaped by the use cases (claim a batch, keep the latest version, read a store-day's narrow rows,
+save a close and its result), not a generic key-value API. Adapters: backends/sqlite_*.py (embedded)
+and, later, Cosmos DB and Azure Storage Queue. Every write that carries a batch marker commits the
+marker last: it returns the marker already stored when the batch_id was known (the caller answers
+ALREADY_RECEIVED), or None when this call accepted the batch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class BackendUnavailable(Exception):
+    """Storage or queue cannot be reached; the request may be retried (503)."""
+
+
+class AdminError(Exception):
+    """An HQ operation that cannot be done as asked (unknown partner, duplicate, ...)."""
+
+
+@dataclass(frozen=True)
+class Partner:
+    partner_id: str
+    name: str
+    active: bool
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ApiKeyInfo:
+    key_id: str
+    partner_id: str
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class KeyOwner:
+    """The result of looking up a key hash: its owner and whether key and partner are usable."""
+
+    partner: Partner
+    key_id: str
+    key_hash: str
+    revoked: bool
+
+
+@dataclass(frozen=True)
+class BatchMarker:
+    partner_id: str
+    batch_id: str
+    kind: str  # stores | products | mappings | trade-records | daily-close
+    record_count: int
+    body_digest: str
+    received_at: dt.datetime
+    store_id: str | None = None
+    business_date: dt.date | None = None
+    batch_seq: int | None = None
+
+
+@dataclass(frozen=True)
+class StoreMaster:
+    store_id: str
+    currency: str
+    country_code: str
+    time_zone: str
+    workday_start: str
+    prices_include_tax: bool
+    last_modified_at: dt.datetime
+    document: dict
+
+
+@dataclass(frozen=True)
+class ProductMaster:
+    product_id: str
+    store_id: str | None
+    version: int
+    last_modified_at: dt.datetime
+    document: dict
+
+
+@dataclass(frozen=True)
+class ModifierGroupMaster:
+    group_id: str
+    document: dict
+
+
+@dataclass(frozen=True)
+class Mapping:
+    batch_id: str | None
+    updated_at: dt.datetime | None
+    entries: list[dict]
+
+    def standard_code_of(self) -> dict[str, str]:
+        return {entry["source_code"]: entry["standard_code"] for entry in self.entries}
+
+
+@dataclass(frozen=True)
+class TradeRecordRow:
+    """One transaction as stored: identity, version and its totals in minor units.
+
+    Reconciliation reads only these narrow fields; `document` holds the record as received.
+    """
+
+    trade_record_id: str
+    version: int
+    last_modified_at: dt.datetime
+    store_id: str
+    business_date: dt.date
+    source_transaction_type: str
+    item_rows: int
+    payment_rows: int
+    total_minor: int
+    tax_minor: int
+    tip_minor: int
+    payments_minor: dict[str, int]  # payment_type -> sum of amounts (unsigned, as sent)
+    document: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class ClosedDay:
+    """A daily close and its reconciliation result, as stored for one store and business date."""
+
+    store_id: str
+    business_date: dt.date
+    close_batch_id: str
+    currency: str
+    expected: dict
+    received_at: dt.datetime
+    due_at: dt.datetime
+    status: str  # RECEIVED | MATCHED | MISMATCHED
+    checked_at: dt.datetime | None = None
+    actual: dict | None = None
+    differences: list[str] = field(default_factory=list)
+    details: dict | None = None
+
+
+@dataclass(frozen=True)
+class ReconcileRequest:
+    """The queue message of a daily close: which store-day, and which close was the latest."""
+
+    partner_id: str
+    store_id: str
+    business_date: dt.date
+    close_batch_id: str
+
+
+class Storage(Protocol):
+    # -- HQ administration (hq command line) --
+    def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner: ...
+    def set_partner_active(self, partner_id: str, active: bool) -> Partner: ...
+    def get_partner(self, partner_id: str) -> Partner | None: ...
+    def list_partners(self) -> list[Partner]: ...
+    def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo: ...
+    def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo: ...
+    def list_keys(self, partner_id: str) -> list[ApiKeyInfo]: ...
+    def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None: ...
+    def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None: ...
+    def registered_stores(self, partner_id: str) -> list[str]: ...
+    def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None: ...
+    def payment_directions(self, partner_id: str) -> dict[str, int]: ...
+
+    # -- request admission --
+    def find_key(self, key_hash: str) -> KeyOwner | None: ...
+    def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
+    def count_request(self, partner_id: str, window_start: int) -> int: ...
+    def ping(self) -> None: ...
+
+    # -- batches --
+    def find_batch(self, partner_id: str, batch_id: str) -> BatchMarker | None: ...
+    def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None: ...
+    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
+                      groups: list[ModifierGroupMaster]) -> BatchMarker | None: ...
+    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None: ...
+    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None: ...
+    def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None: ...
+
+    # -- reads --
+    def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None: ...
+    def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None: ...
+    def get_mapping(self, partner_id: str) -> Mapping: ...
+    def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None: ...
+    def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]: ...
+    def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
+    def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]: ...
+    def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]: ...
+
+    # -- reconciliation results --
+    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+        """Store status/checked_at/actual/differences/details of `day` only if its close_batch_id is
+        still the latest close of that store-day; False when a newer close replaced it."""
+        ...
+
+    def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
+
+
+class DelayedQueue(Protocol):
+    def send(self, body: str, delay_seconds: int) -> None: ...
+    def ping(self) -> None: ...

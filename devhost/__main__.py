@@ -1,0 +1,93 @@
+"""`python -m devhost`: serve function_app.py at http://127.0.0.1:${PORT:-7071}/pos/v1."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+
+from core.settings import Settings, load_local_settings
+
+DEMO_PARTNER = "demo"
+DEMO_STORE = "DEMO-001"
+
+
+def _create_demo_partner(storage) -> None:
+    """On an empty database, create a demo partner so a newcomer can try the API at once.
+    No key is printed: only `hq key issue` shows a key, once, when it creates it."""
+    from core.clock import utc_now
+
+    if storage.list_partners():
+        return
+    now = utc_now()
+    storage.add_partner(DEMO_PARTNER, "Demo partner", now)
+    storage.register_stores(DEMO_PARTNER, [DEMO_STORE], now)
+    print(f"Created demo partner '{DEMO_PARTNER}' with store {DEMO_STORE} registered.\n"
+          f"Issue its API key with:  .venv/bin/python -m hq key issue {DEMO_PARTNER}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m devhost", description=__doc__)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=None, help="port (default $PORT or 7071)")
+    args = parser.parse_args(argv)
+
+    load_local_settings()
+    settings = Settings.from_env()
+    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    port = args.port if args.port is not None else int(os.environ.get("PORT") or 7071)
+
+    from backends.factory import current_backend
+    from backends.sqlite_queue import SqliteQueue
+    from devhost.functions import host_settings, read_functions, route_prefix
+    from devhost.server import FunctionsHttpServer
+    from devhost.triggers import QueueTriggerRunner, TimerTriggerRunner
+    from function_app import app
+
+    backend = current_backend()
+    if settings.create_demo_partner:
+        _create_demo_partner(backend.storage)
+
+    host = host_settings()
+    prefix = route_prefix(host)
+    table = read_functions(app)
+    stop = threading.Event()
+    queue_settings = host.get("extensions", {}).get("queues", {})
+    runners = [QueueTriggerRunner(f, SqliteQueue(settings.data_dir, f.queue_name), queue_settings, stop)
+               for f in table.queues]
+    runners += [TimerTriggerRunner(f, stop) for f in table.timers]
+
+    try:
+        server = FunctionsHttpServer((args.host, port), table, prefix)
+    except OSError as error:
+        print(f"Cannot listen on {args.host}:{port}: {error.strerror}. Set PORT to a free port.", file=sys.stderr)
+        return 1
+    for runner in runners:
+        runner.start()
+
+    def _stop(signum, frame):
+        stop.set()
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    base = f"http://{args.host}:{server.server_address[1]}/{prefix}"
+    print(f"Partner POS ingestion service on {base} (backend {settings.backend}, data in {settings.data_dir})")
+    for function in sorted(table.http, key=lambda f: f.template):
+        print(f"  {','.join(sorted(function.methods)):<4} {base}/{function.template}")
+    for function in table.queues:
+        print(f"  queue trigger {function.name} on '{function.queue_name}'")
+    for function in table.timers:
+        print(f"  timer trigger {function.name} at '{function.schedule}'")
+    print("Press Ctrl+C to stop.", flush=True)
+    server.serve_forever(poll_interval=0.5)
+    server.server_close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

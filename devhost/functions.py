@@ -1,0 +1,100 @@
+"""Reads the functions registered on the app object: HTTP routes, queue and timer triggers.
+
+Nothing here knows a route of the product: the table is built from function_app.py, so the local
+host serves exactly what Azure would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import azure.functions as func
+
+from core.settings import PROJECT_ROOT
+
+
+@dataclass(frozen=True)
+class HttpFunction:
+    name: str
+    methods: frozenset[str]
+    template: str
+    pattern: re.Pattern
+    literal_segments: int
+    handler: Callable
+
+
+@dataclass(frozen=True)
+class QueueFunction:
+    name: str
+    queue_name: str
+    handler: Callable
+
+
+@dataclass(frozen=True)
+class TimerFunction:
+    name: str
+    schedule: str
+    run_on_startup: bool
+    handler: Callable
+
+
+@dataclass
+class FunctionTable:
+    http: list[HttpFunction] = field(default_factory=list)
+    queues: list[QueueFunction] = field(default_factory=list)
+    timers: list[TimerFunction] = field(default_factory=list)
+
+    def match(self, path: str) -> list[tuple[HttpFunction, dict[str, str]]]:
+        """Functions whose route matches `path` (prefix removed), literal routes first, as ASP.NET
+        routing prefers them: reference/transaction-types wins over reference/{code_type}."""
+        found = []
+        for function in self.http:
+            matched = function.pattern.fullmatch(path)
+            if matched:
+                found.append((function, matched.groupdict()))
+        return sorted(found, key=lambda pair: -pair[0].literal_segments)
+
+
+def host_settings(path: Path = PROJECT_ROOT / "host.json") -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def route_prefix(settings: dict) -> str:
+    return settings.get("extensions", {}).get("http", {}).get("routePrefix", "api").strip("/")
+
+
+def _compile(template: str) -> tuple[re.Pattern, int]:
+    parts, literals = [], 0
+    for segment in template.strip("/").split("/"):
+        parameter = re.fullmatch(r"\{(\w+)(?::[^}]*)?\}", segment)
+        if parameter:
+            parts.append(f"(?P<{parameter.group(1)}>[^/]+)")
+        else:
+            parts.append(re.escape(segment))
+            literals += 1
+    return re.compile("/".join(parts)), literals
+
+
+def read_functions(app: func.FunctionApp) -> FunctionTable:
+    table = FunctionTable()
+    for function in app.get_functions():
+        trigger = function.get_trigger()
+        name = function.get_function_name()
+        handler = function.get_user_function()
+        kind = trigger.get_binding_name()
+        if kind == "httpTrigger":
+            template = trigger.route or name
+            pattern, literals = _compile(template)
+            methods = frozenset(str(getattr(m, "value", m)).upper() for m in (trigger.methods or ["GET", "POST"]))
+            table.http.append(HttpFunction(name, methods, template, pattern, literals, handler))
+        elif kind == "queueTrigger":
+            table.queues.append(QueueFunction(name, trigger.queue_name, handler))
+        elif kind == "timerTrigger":
+            table.timers.append(TimerFunction(name, trigger.schedule, bool(trigger.run_on_startup), handler))
+        else:
+            raise ValueError(f"the local host cannot run {kind} function {name}")
+    return table

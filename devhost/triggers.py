@@ -1,0 +1,89 @@
+"""Runs the app's queue and timer triggers against the embedded queue, as the Functions host does:
+poll, hide the message for the visibility timeout, delete on success, move it to `<queue>-poison`
+after maxDequeueCount failed attempts (host.json)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import threading
+
+import azure.functions as func
+from croniter import croniter
+
+from backends.sqlite_queue import SqliteQueue
+from devhost.functions import QueueFunction, TimerFunction
+
+log = logging.getLogger("pos.devhost")
+
+
+def _timespan_seconds(text: str, default: float) -> float:
+    matched = re.fullmatch(r"(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)", text or "")
+    if not matched:
+        return default
+    days, hours, minutes, seconds = matched.groups()
+    return int(days or 0) * 86400 + int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+
+
+class QueueTriggerRunner(threading.Thread):
+    def __init__(self, function: QueueFunction, queue: SqliteQueue, queue_settings: dict, stop: threading.Event) -> None:
+        super().__init__(name=f"queue:{function.name}", daemon=True)
+        self.function = function
+        self.queue = queue
+        self.stop_event = stop
+        self.visibility = _timespan_seconds(queue_settings.get("visibilityTimeout", ""), 30)
+        self.max_dequeue = int(queue_settings.get("maxDequeueCount", 5))
+        # Poll at least every second locally, so short reconciliation delays are honoured.
+        self.poll = min(_timespan_seconds(queue_settings.get("maxPollingInterval", ""), 1.0), 1.0)
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                if not self.run_once():
+                    self.stop_event.wait(self.poll)
+            except Exception:
+                log.exception("queue runner %s failed; retrying", self.function.name)
+                self.stop_event.wait(self.poll)
+
+    def run_once(self) -> bool:
+        """Process one visible message; False when there was none."""
+        message = self.queue.receive(self.visibility)
+        if message is None:
+            return False
+        try:
+            self.function.handler(func.QueueMessage(id=message.message_id, body=message.body.encode(),
+                                                    pop_receipt=message.pop_receipt))
+        except Exception:
+            log.exception("function %s failed on message %s (attempt %d of %d)", self.function.name,
+                          message.message_id, message.dequeue_count, self.max_dequeue)
+            if message.dequeue_count >= self.max_dequeue:
+                self.queue.move_to_poison(message)
+                log.error("message %s moved to %s", message.message_id, self.queue.poison_name)
+            return True
+        self.queue.delete(message)
+        return True
+
+
+class TimerTriggerRunner(threading.Thread):
+    def __init__(self, function: TimerFunction, stop: threading.Event) -> None:
+        super().__init__(name=f"timer:{function.name}", daemon=True)
+        self.function = function
+        self.stop_event = stop
+
+    def run(self) -> None:
+        if self.function.run_on_startup:
+            self._fire(past_due=False)
+        schedule = croniter(self.function.schedule, dt.datetime.now(dt.timezone.utc), second_at_beginning=True)
+        while not self.stop_event.is_set():
+            due = schedule.get_next(dt.datetime)
+            wait = (due - dt.datetime.now(dt.timezone.utc)).total_seconds()
+            if self.stop_event.wait(max(wait, 0)):
+                return
+            self._fire(past_due=wait < -1)
+
+    def _fire(self, past_due: bool) -> None:
+        try:
+            self.function.handler(func.TimerRequest(past_due=past_due))
+        except Exception:
+            log.exception("timer function %s failed", self.function.name)

@@ -1,0 +1,12 @@
+"""The Functions app (Python v2 programming model). It only wires: blueprints and triggers."""
+
+import azure.functions as func
+
+from ingest.routes import bp as ingest_routes
+from reference.routes import bp as reference_routes
+
+# Keys are checked by the app itself (ingest/access.py): the host does not tell the worker which
+# function key was used, and partners must map to their own identity.
+app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
+app.register_functions(ingest_routes)
+app.register_functions(reference_routes)

@@ -1,0 +1,5 @@
+import sys
+
+from hq.cli import main
+
+sys.exit(main())

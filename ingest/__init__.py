@@ -1,0 +1,1 @@
+"""Partner batches in: wire models, validation, recording rules and the use cases that store them."""

@@ -1,0 +1,66 @@
+"""Who is calling, and may they: API keys, partner status, registered stores, rate limit (spec 5).
+
+Keys are 256-bit random secrets. Only their SHA-256 is stored; a presented key is hashed, looked up
+by hash and compared in constant time. A fast hash is right here: the secret has full entropy, so
+there is nothing to brute-force that a slow hash would protect.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+
+from core import errors
+from core.ports import Partner, Storage
+
+KEY_PREFIX = "posk_"  # makes a leaked key easy to recognise for secret scanners
+KEY_BYTES = 32
+
+
+@dataclass(frozen=True)
+class NewKey:
+    key_id: str
+    secret: str
+    key_hash: str
+
+
+def hash_key(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def new_key() -> NewKey:
+    secret = KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
+    return NewKey("key_" + secrets.token_hex(6), secret, hash_key(secret))
+
+
+def authenticate(storage: Storage, presented: str | None) -> Partner:
+    if not presented:
+        raise errors.unauthorized()
+    digest = hash_key(presented)
+    owner = storage.find_key(digest)
+    if owner is None or not hmac.compare_digest(owner.key_hash, digest) or owner.revoked:
+        raise errors.unauthorized()
+    if not owner.partner.active:
+        raise errors.partner_inactive()
+    return owner.partner
+
+
+def require_registered(storage: Storage, partner_id: str, store_ids) -> None:
+    """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner."""
+    missing = storage.unregistered(partner_id, set(store_ids))
+    if missing:
+        raise errors.store_not_allowed(sorted(missing))
+
+
+def admit(storage: Storage, partner_id: str, limit_per_minute: int, now: float | None = None) -> None:
+    """Fixed one-minute window per partner, counted in the shared backend so that every instance
+    of the app sees the same count."""
+    if limit_per_minute <= 0:
+        return
+    now = time.time() if now is None else now
+    window_start = int(now // 60) * 60
+    if storage.count_request(partner_id, window_start) > limit_per_minute:
+        raise errors.rate_limited(max(1, int(window_start + 60 - now + 0.999)))

@@ -1,0 +1,40 @@
+"""PUT and GET /mappings/transaction-types: the partner's source codes to HQ standard types (4.1, 4.2).
+
+An upload replaces the whole mapping. Transactions store their source code, and reconciliation
+resolves the standard type from the mapping in effect, so a new mapping re-maps stored
+transactions without rewriting them.
+"""
+
+from __future__ import annotations
+
+from core.clock import to_api_text
+from core.errors import ApiError, FieldProblem
+from core.ports import Partner, Storage
+from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.parsing import duplicates, parse, raise_if_any
+from ingest.wire import MappingsBatch
+from reference.codes import standard_transaction_type
+
+
+def put_mapping(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    batch = parse(MappingsBatch, body)
+    raise_if_any(duplicates([m.source_code for m in batch.mappings], lambda i: f"mappings[{i}].source_code"))
+    unknown = [FieldProblem(f"mappings[{i}].standard_code", "not in the standard transaction type list "
+                                                            "(GET /reference/transaction-types)")
+               for i, m in enumerate(batch.mappings) if standard_transaction_type(m.standard_code) is None]
+    if unknown:
+        raise ApiError(400, "UNKNOWN_STANDARD_CODE",
+                       "A standard_code is not in the standard transaction type list.", errors=unknown)
+    entries = [m.model_dump(mode="json") for m in batch.mappings]
+    marker = new_marker(partner.partner_id, batch.batch_id, "mappings", len(entries), body)
+    return accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
+
+
+def get_mapping(storage: Storage, partner: Partner) -> dict:
+    mapping = storage.get_mapping(partner.partner_id)
+    return {
+        "partner_id": partner.partner_id,
+        "batch_id": mapping.batch_id,
+        "updated_at": None if mapping.updated_at is None else to_api_text(mapping.updated_at),
+        "mappings": mapping.entries,
+    }

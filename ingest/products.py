@@ -1,0 +1,75 @@
+"""PUT /products: products and modifier groups (spec 4.6).
+
+A product is keyed by product_id and store_id (none = all stores); a lower version never
+overwrites a stored higher one, and with equal versions the later last_modified_at wins.
+"""
+
+from __future__ import annotations
+
+from core.errors import FieldProblem
+from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
+from ingest import access
+from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.parsing import duplicates, money_problems, parse, raise_if_any
+from ingest.wire import ModifierGroup, Product, ProductsBatch
+
+
+def _product_problems(index: int, product: Product) -> list[FieldProblem]:
+    at = f"products[{index}]"
+    problems = money_problems([(f"{at}.unit_price", product.unit_price)], product.currency)
+    if product.combo_components and product.product_type != "COMBO":
+        problems.append(FieldProblem(f"{at}.combo_components", "only COMBO products have combo_components"))
+    for number, component in enumerate(product.combo_components):
+        if component.is_substitutable and not component.substitute_group_id:
+            problems.append(FieldProblem(f"{at}.combo_components[{number}].substitute_group_id",
+                                         "required when is_substitutable is true"))
+    return problems
+
+
+def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
+    at = f"modifier_groups[{index}]"
+    problems = []
+    if group.max_select < group.min_select:
+        problems.append(FieldProblem(f"{at}.max_select", "must be at least min_select"))
+    problems += duplicates([option.option_id for option in group.options], lambda i: f"{at}.options[{i}].option_id")
+    return problems
+
+
+def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    batch = parse(ProductsBatch, body)
+    problems = duplicates([(p.product_id, p.store_id) for p in batch.products], lambda i: f"products[{i}].product_id")
+    problems += duplicates([g.group_id for g in batch.modifier_groups], lambda i: f"modifier_groups[{i}].group_id")
+    for index, product in enumerate(batch.products):
+        problems += _product_problems(index, product)
+    for index, group in enumerate(batch.modifier_groups):
+        problems += _group_problems(index, group)
+    raise_if_any(problems)
+
+    store_ids = {p.store_id for p in batch.products if p.store_id is not None}
+    access.require_registered(storage, partner.partner_id, store_ids)
+    raise_if_any(_store_currency_problems(storage, partner.partner_id, batch.products))
+
+    products = [ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
+                for p in batch.products]
+    groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
+    marker = new_marker(partner.partner_id, batch.batch_id, "products", len(products), body)
+    return accept(storage, marker, lambda m: storage.save_products(m, products, groups))
+
+
+def _store_currency_problems(storage: Storage, partner_id: str, products: list[Product]) -> list[FieldProblem]:
+    """A store-specific product is priced in its store's currency, once the store is known."""
+    currencies: dict[str, str | None] = {}
+    problems = []
+    for index, product in enumerate(products):
+        if product.store_id is None:
+            continue
+        if product.store_id not in currencies:
+            store = storage.get_store(partner_id, product.store_id)
+            currencies[product.store_id] = None if store is None else store.currency
+        expected = currencies[product.store_id]
+        if expected is not None and product.currency != expected:
+            problems.append(FieldProblem(f"products[{index}].currency",
+                                         f"must equal the currency of store {product.store_id} ({expected})"))
+    return problems
+
+

@@ -1,0 +1,28 @@
+"""HTTP functions of the master-data writes and reads (spec 4.1, 4.2, 4.5, 4.6). Thin by design."""
+
+import azure.functions as func
+
+from api.http import batch_result, handle
+from ingest import mappings, products, stores
+
+bp = func.Blueprint()
+
+
+@bp.route(route="stores", methods=["PUT"])
+def put_stores(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(stores.put_stores(call.storage, call.partner, call.json_body())))
+
+
+@bp.route(route="products", methods=["PUT"])
+def put_products(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(products.put_products(call.storage, call.partner, call.json_body())))
+
+
+@bp.route(route="mappings/transaction-types", methods=["PUT"])
+def put_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(mappings.put_mapping(call.storage, call.partner, call.json_body())))
+
+
+@bp.route(route="mappings/transaction-types", methods=["GET"])
+def get_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: (200, mappings.get_mapping(call.storage, call.partner)))

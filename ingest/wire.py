@@ -1,0 +1,299 @@
+"""The wire format of the partner interface (spec sections 1, 2, 4), as strict pydantic models.
+
+Requests are parsed straight from the body bytes (`model_validate_json`). Types are strict, as the
+specification's wire format is: no string-to-number or number-to-string coercion. Checks that need
+a sibling field (money places need the currency) or stored data (store currency) live beside each
+use case, so that every problem is reported with its path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+import zoneinfo
+from typing import Annotated, Literal
+from uuid import UUID
+
+import langcodes
+import pycountry
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+
+from core.money import currency_exponent
+from reference.codes import code_list
+
+BATCH_LIMIT = 500
+
+
+# --- scalar types -------------------------------------------------------------------------------
+
+def _check_currency(code: str) -> str:
+    if currency_exponent(code) is None:
+        raise ValueError("must be an ISO 4217 currency code with minor units, such as USD or JPY")
+    return code
+
+
+def _check_country(code: str) -> str:
+    if len(code) != 2 or not code.isupper() or pycountry.countries.get(alpha_2=code) is None:
+        raise ValueError("must be an ISO 3166-1 alpha-2 country code, such as US or TW")
+    return code
+
+
+@functools.cache
+def _time_zones() -> frozenset[str]:
+    return frozenset(zoneinfo.available_timezones())
+
+
+def _check_time_zone(name: str) -> str:
+    if name not in _time_zones():
+        raise ValueError("must be an IANA time zone, such as America/New_York")
+    return name
+
+
+_TAG_SYNTAX = re.compile(r"^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$")
+
+
+def _check_language_tag(tag: str) -> str:
+    if not _TAG_SYNTAX.match(tag) or not langcodes.tag_is_valid(tag):
+        raise ValueError("must be a BCP 47 language tag, such as en-US or zh-TW")
+    return tag
+
+
+DecimalString = Annotated[
+    str,
+    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,8})?$"),
+    Field(description="Decimal number as a JSON string, for example \"2\" or \"0.5\"."),
+]
+Money = Annotated[
+    str,
+    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,8})?$"),
+    Field(description="Amount as a decimal string with exactly the currency's minor-unit places "
+                      "(USD \"12.50\", JPY \"1200\")."),
+]
+Identifier = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=100, pattern=r"^[^/\\?#\x00-\x1f\x7f]+$"),
+    Field(description="Code of up to 100 characters, without / \\ ? # or control characters."),
+]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50)]
+CurrencyCode = Annotated[str, AfterValidator(_check_currency), Field(description="ISO 4217 code.", examples=["USD"])]
+CountryCode = Annotated[str, AfterValidator(_check_country), Field(description="ISO 3166-1 alpha-2 code.")]
+TimeZone = Annotated[str, AfterValidator(_check_time_zone), Field(description="IANA time zone.")]
+LanguageTag = Annotated[str, AfterValidator(_check_language_tag), Field(description="BCP 47 language tag.")]
+LocalizedText = Annotated[
+    dict[LanguageTag, Text],
+    Field(min_length=1, description="Text by BCP 47 language tag; at least one language."),
+]
+Timestamp = Annotated[AwareDatetime, Field(description="Date-time with a UTC offset (RFC 3339).")]
+ClockTime = Annotated[str, StringConstraints(pattern=r"^([01]\d|2[0-3]):[0-5]\d$"), Field(description="HH:mm")]
+MasterStatus = Literal["ACTIVE", "INACTIVE"]
+ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]
+TaxCategory = Literal[code_list("tax-categories").codes]  # type: ignore[valid-type]
+OrderType = Literal[code_list("order-types").codes]  # type: ignore[valid-type]
+PaymentMethod = Literal[code_list("payment-methods").codes]  # type: ignore[valid-type]
+TradeStatus = Literal["OPEN", "COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"]
+
+
+class WireModel(BaseModel):
+    # Unknown fields are ignored so that partners can send fields added by later minor versions.
+    model_config = ConfigDict(strict=True, extra="ignore")
+
+
+class WriteBatch(WireModel):
+    batch_id: UUID = Field(description="Idempotency key of the batch.")
+
+
+# --- stores (PUT /stores) -----------------------------------------------------------------------
+
+class Store(WireModel):
+    store_id: Identifier
+    store_name: Text
+    country_code: CountryCode
+    currency: CurrencyCode
+    time_zone: TimeZone
+    locale: LanguageTag
+    workday_start: ClockTime
+    prices_include_tax: bool
+    status: MasterStatus
+    last_modified_at: Timestamp
+
+
+class StoresBatch(WriteBatch):
+    stores: list[Store] = Field(min_length=1, max_length=BATCH_LIMIT)
+
+
+# --- products and modifier groups (PUT /products) -----------------------------------------------
+
+class ComboComponent(WireModel):
+    product_id: Identifier
+    quantity: DecimalString
+    is_substitutable: bool
+    substitute_group_id: Identifier | None = None
+
+
+class Product(WireModel):
+    product_id: Identifier
+    store_id: Identifier | None = None
+    sku: Identifier | None = None
+    name: LocalizedText
+    category_id: Identifier | None = None
+    category_name: LocalizedText | None = None
+    unit_price: Money
+    currency: CurrencyCode
+    tax_category: TaxCategory | None = None
+    status: MasterStatus
+    effective_from: Timestamp | None = None
+    version: int = Field(ge=0)
+    last_modified_at: Timestamp
+    product_type: ProductType
+    modifier_group_ids: list[Identifier] = Field(default_factory=list)
+    combo_components: list[ComboComponent] = Field(default_factory=list)
+
+
+class ModifierOption(WireModel):
+    option_id: Identifier
+    name: LocalizedText
+    price_delta: DecimalString
+    is_default: bool = False
+
+
+class ModifierGroup(WireModel):
+    group_id: Identifier
+    name: LocalizedText
+    min_select: int = Field(ge=0)
+    max_select: int = Field(ge=0)
+    options: list[ModifierOption] = Field(min_length=1)
+
+
+class ProductsBatch(WriteBatch):
+    products: list[Product] = Field(max_length=BATCH_LIMIT)
+    modifier_groups: list[ModifierGroup] = Field(default_factory=list)
+
+
+# --- transaction type mapping (PUT/GET /mappings/transaction-types) -----------------------------
+
+class MappingEntry(WireModel):
+    source_code: Identifier
+    source_name: Text | None = None
+    standard_code: Identifier
+
+
+class MappingsBatch(WriteBatch):
+    mappings: list[MappingEntry] = Field(min_length=1)
+
+
+# --- trade records (POST /trade-records) --------------------------------------------------------
+
+class TradeModifier(WireModel):
+    group_id: Identifier
+    option_id: Identifier
+    option_name: Text | None = None
+    quantity: DecimalString
+    price_delta: Money
+
+
+class TradeItem(WireModel):
+    line_no: int = Field(ge=1)
+    parent_line_no: int | None = Field(default=None, ge=1)
+    product_id: Identifier
+    product_name: Text
+    product_type: ProductType
+    quantity: DecimalString
+    unit_price: Money
+    discount_amount: Money
+    line_amount: Money
+    tax_category: TaxCategory | None = None
+    modifiers: list[TradeModifier]
+    is_voided: bool
+
+
+class Payment(WireModel):
+    payment_id: Identifier
+    payment_type: FreeString50
+    payment_method: PaymentMethod
+    payment_method_detail: FreeString50 | None = None
+    card_last4: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}$")] | None = None
+    amount: Money
+    tip_amount: Money | None = None
+    paid_at: Timestamp
+    original_payment_id: Identifier | None = None
+
+
+class TaxLine(WireModel):
+    tax_code: Identifier
+    tax_rate: DecimalString
+    taxable_amount: Money
+    tax_amount: Money
+    is_inclusive: bool
+
+
+class TradeRecord(WireModel):
+    trade_record_id: Identifier
+    version: int = Field(ge=1)
+    store_id: Identifier
+    business_date: dt.date
+    source_transaction_type: Identifier
+    order_type: OrderType
+    order_source: FreeString50 | None = None
+    order_source_detail: FreeString50 | None = None
+    status: TradeStatus
+    opened_at: Timestamp
+    closed_at: Timestamp | None = None
+    currency: CurrencyCode
+    prices_include_tax: bool
+    subtotal_amount: Money
+    discount_amount: Money
+    tax_amount: Money
+    service_charge_amount: Money
+    tip_amount: Money
+    rounding_amount: Money
+    total_amount: Money
+    original_trade_record_id: Identifier | None = None
+    fiscal_document_no: Identifier | None = None
+    employee_id: Identifier | None = None
+    guest_count: int | None = Field(default=None, ge=0)
+    member_id: FreeString50 | None = None
+    last_modified_at: Timestamp
+    items: list[TradeItem] = Field(min_length=1)
+    payments: list[Payment]
+    tax_lines: list[TaxLine] = Field(default_factory=list)
+
+
+class TradeRecordsBatch(WriteBatch):
+    store_id: Identifier
+    business_date: dt.date
+    batch_seq: int = Field(ge=1)
+    trade_records: list[TradeRecord] = Field(min_length=1, max_length=BATCH_LIMIT)
+
+
+# --- daily close (POST /daily-close) ------------------------------------------------------------
+
+class DailyClose(WriteBatch):
+    store_id: Identifier
+    business_date: dt.date
+    batch_count: int = Field(ge=0)
+    trade_record_count: int = Field(ge=0)
+    item_row_count: int = Field(ge=0)
+    payment_row_count: int = Field(ge=0)
+    net_sales_amount: Money
+    tax_amount: Money
+    tip_amount: Money
+    payment_total_amount: Money
+    currency: CurrencyCode
+    closed_at: Timestamp
+
+
+# --- responses ----------------------------------------------------------------------------------
+
+class BatchWarning(WireModel):
+    code: str
+    path: str
+    message: str
+
+
+class BatchResponse(WireModel):
+    batch_id: UUID
+    status: Literal["ACCEPTED", "ALREADY_RECEIVED"]
+    record_count: int
+    warnings: list[BatchWarning]

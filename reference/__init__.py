@@ -1,0 +1,1 @@
+"""HQ's standard code lists, read from the versioned data files in reference/data/."""

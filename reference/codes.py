@@ -1,0 +1,66 @@
+"""The standard code lists: one JSON data file per code type, each with its version date.
+
+Editing a list means editing its file and bumping its "version"; partners compare that version
+with the one they stored to notice changes (spec 4.3, 9).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+TRANSACTION_TYPES = "transaction-types"
+# The code types served by GET /reference/{code_type}; transaction-types has its own route.
+CODE_TYPES = ("order-types", "order-sources", "payment-methods", "payment-types", "tax-categories")
+
+# Fields of each entry that partners see; anything else in a data file is HQ-internal
+# (for example the direction of a payment type).
+_PUBLIC_FIELDS = {
+    TRANSACTION_TYPES: ("code", "name", "is_revenue", "amount_sign", "description"),
+}
+_DEFAULT_PUBLIC_FIELDS = ("code", "name")
+
+
+@dataclass(frozen=True)
+class CodeList:
+    code_type: str
+    version: str
+    entries: tuple[dict, ...]
+
+    @functools.cached_property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(entry["code"] for entry in self.entries)
+
+    @functools.cached_property
+    def by_code(self) -> dict[str, dict]:
+        return {entry["code"]: entry for entry in self.entries}
+
+    def public_view(self) -> dict:
+        fields = _PUBLIC_FIELDS.get(self.code_type, _DEFAULT_PUBLIC_FIELDS)
+        return {
+            "version": self.version,
+            "data": [{field: entry[field] for field in fields} for entry in self.entries],
+        }
+
+
+@functools.cache
+def code_list(code_type: str) -> CodeList:
+    """The code list of `code_type`; KeyError when there is no such list."""
+    if code_type not in CODE_TYPES and code_type != TRANSACTION_TYPES:
+        raise KeyError(code_type)
+    document = json.loads((DATA_DIR / f"{code_type}.json").read_text(encoding="utf-8"))
+    return CodeList(code_type, document["version"], tuple(document["data"]))
+
+
+def standard_transaction_type(code: str) -> dict | None:
+    return code_list(TRANSACTION_TYPES).by_code.get(code)
+
+
+def standard_payment_direction(payment_type: str) -> int | None:
+    """+1, -1 or 0 (not counted) for a suggested payment_type; None for a custom value."""
+    entry = code_list("payment-types").by_code.get(payment_type)
+    return None if entry is None else entry["direction"]

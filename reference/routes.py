@@ -1,0 +1,43 @@
+"""HTTP functions of the code lists (spec 4.3, 4.4) and the health check (4.10)."""
+
+import azure.functions as func
+
+from api.http import handle
+from core import errors
+from core.ports import BackendUnavailable
+from reference.codes import CODE_TYPES, TRANSACTION_TYPES, code_list
+
+bp = func.Blueprint()
+
+
+@bp.route(route="reference/transaction-types", methods=["GET"])
+def get_transaction_types(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: (200, code_list(TRANSACTION_TYPES).public_view()))
+
+
+def _code_list(code_type: str):
+    if code_type not in CODE_TYPES:
+        raise errors.not_found(f"Unknown code_type; use one of: transaction-types, {', '.join(CODE_TYPES)}.")
+    return 200, code_list(code_type).public_view()
+
+
+@bp.route(route="reference/{code_type}", methods=["GET"])
+def get_code_list(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: _code_list(call.route("code_type")))
+
+
+def _health(call):
+    checks = {}
+    for name, part in (("storage", call.backend.storage), ("queue", call.backend.queue)):
+        try:
+            part.ping()
+            checks[name] = "ok"
+        except BackendUnavailable:
+            checks[name] = "unavailable"
+    healthy = all(state == "ok" for state in checks.values())
+    return (200 if healthy else 503), {"status": "ok" if healthy else "unavailable", "checks": checks}
+
+
+@bp.route(route="health", methods=["GET"])
+def health(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, _health, authenticated=False)

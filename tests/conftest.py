@@ -1,0 +1,152 @@
+"""Test fixtures: the real local host over real HTTP, on a temporary SQLite backend.
+
+One host process serves the whole session; each test makes its own partner (unique ids), so
+tests stay independent without restarting the host. HQ set-up goes through the real `hq` code
+against the same database the host uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LocalHost:
+    """A running `python -m devhost` process."""
+
+    base_url: str
+    data_dir: Path
+    env: dict
+    process: subprocess.Popen
+    log_path: Path
+
+    def url(self, path: str) -> str:
+        return f"{self.base_url}/{path.lstrip('/')}"
+
+    def hq(self, *args: str) -> subprocess.CompletedProcess:
+        """Run the real command line as HQ would, against this host's data."""
+        return subprocess.run([sys.executable, "-m", "hq", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def start_host(tmp: Path, **settings: str) -> LocalHost:
+    port = free_port()
+    data_dir = tmp / "data"
+    env = {**os.environ, "POS_DATA_DIR": str(data_dir), "PORT": str(port), "POS_CREATE_DEMO_PARTNER": "false",
+           "RATE_LIMIT_PER_MINUTE": "0", "RECONCILE_DELAY_SECONDS": "1", "PYTHONUNBUFFERED": "1", **settings}
+    log_path = tmp / "host.log"
+    process = subprocess.Popen([sys.executable, "-m", "devhost"], cwd=ROOT, env=env,
+                               stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+    host = LocalHost(f"http://127.0.0.1:{port}/pos/v1", data_dir, env, process, log_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"local host exited:\n{host.log()}")
+        with contextlib.suppress(requests.ConnectionError):
+            if requests.get(host.url("health"), timeout=2).status_code == 200:
+                return host
+        time.sleep(0.1)
+    host.stop()
+    raise RuntimeError(f"local host did not start:\n{host.log()}")
+
+
+@pytest.fixture(scope="session")
+def host(tmp_path_factory) -> LocalHost:
+    running = start_host(tmp_path_factory.mktemp("host"))
+    yield running
+    running.stop()
+
+
+@dataclass
+class PartnerClient:
+    """A partner with one key, calling the host over HTTP."""
+
+    host: LocalHost
+    partner_id: str
+    key: str
+    key_id: str
+    stores: list[str] = field(default_factory=list)
+
+    def headers(self, key: str | None = None) -> dict:
+        return {"x-functions-key": self.key if key is None else key}
+
+    def get(self, path: str, **kwargs) -> requests.Response:
+        kwargs.setdefault("headers", self.headers())
+        return requests.get(self.host.url(path), timeout=30, **kwargs)
+
+    def put(self, path: str, body, **kwargs) -> requests.Response:
+        return self._send("put", path, body, **kwargs)
+
+    def post(self, path: str, body, **kwargs) -> requests.Response:
+        return self._send("post", path, body, **kwargs)
+
+    def _send(self, method: str, path: str, body, **kwargs) -> requests.Response:
+        headers = {**self.headers(), **kwargs.pop("headers", {})}
+        if isinstance(body, (bytes, str)):
+            headers.setdefault("Content-Type", "application/json")
+            return requests.request(method, self.host.url(path), data=body, headers=headers, timeout=60, **kwargs)
+        return requests.request(method, self.host.url(path), json=body, headers=headers, timeout=60, **kwargs)
+
+
+def issue_key(host: LocalHost, partner_id: str) -> tuple[str, str]:
+    issued = host.hq("key", "issue", partner_id)
+    assert issued.returncode == 0, issued.stderr
+    lines = issued.stdout.strip().splitlines()
+    key_id = lines[0].split()[2]
+    return key_id, lines[-1]
+
+
+def make_partner(host: LocalHost, stores: tuple[str, ...] = ("S1",), prefix: str = "p") -> PartnerClient:
+    partner_id = f"{prefix}-{uuid.uuid4().hex[:10]}"
+    added = host.hq("partner", "add", partner_id, "--name", f"Test {partner_id}")
+    assert added.returncode == 0, added.stderr
+    if stores:
+        registered = host.hq("store", "register", partner_id, *stores)
+        assert registered.returncode == 0, registered.stderr
+    key_id, key = issue_key(host, partner_id)
+    return PartnerClient(host, partner_id, key, key_id, list(stores))
+
+
+@pytest.fixture
+def partner(host) -> PartnerClient:
+    return make_partner(host)
+
+
+@pytest.fixture
+def new_partner(host):
+    """Factory for more partners in one test: new_partner(stores=("A", "B"))."""
+    return lambda stores=("S1",), prefix="p": make_partner(host, tuple(stores), prefix)
+
+
+def new_batch_id() -> str:
+    return str(uuid.uuid4())
