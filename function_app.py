@@ -3,6 +3,7 @@
 import azure.functions as func
 
 from ingest.routes import bp as ingest_routes
+from reconcile.routes import bp as reconcile_functions
 from reference.routes import bp as reference_routes
 
 # Keys are checked by the app itself (ingest/access.py): the host does not tell the worker which
@@ -10,3 +11,4 @@ from reference.routes import bp as reference_routes
 app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 app.register_functions(ingest_routes)
 app.register_functions(reference_routes)
+app.register_functions(reconcile_functions)

@@ -323,7 +323,7 @@ class SqliteStorage:
                     "AND excluded.last_modified_us > trade_records.last_modified_us)",
                     [(marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
                       r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
-                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), _json(r.document))
+                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json)
                      for r in rows])
             return existing
 

@@ -116,8 +116,8 @@ class TradeRecordRow:
     total_minor: int
     tax_minor: int
     tip_minor: int
-    payments_minor: dict[str, int]  # payment_type -> sum of amounts (unsigned, as sent)
-    document: dict = field(default_factory=dict, compare=False)
+    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
+    document_json: str = field(default="", compare=False)  # the record as received, serialised once
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,18 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
 
 
+# App settings that binding expressions (%NAME%) of function_app.py refer to, with the value used
+# when neither the environment nor local.settings.json sets them. infra/ sets them in Azure.
+BINDING_SETTING_DEFAULTS = {"RECONCILE_SWEEP_SCHEDULE": "0 */5 * * * *"}
+
+
 def load_local_settings(path: Path = LOCAL_SETTINGS_FILE) -> None:
-    if not path.exists():
-        return
-    values = json.loads(path.read_text(encoding="utf-8")).get("Values", {})
-    for name, value in values.items():
-        os.environ.setdefault(name, str(value))
+    if path.exists():
+        values = json.loads(path.read_text(encoding="utf-8")).get("Values", {})
+        for name, value in values.items():
+            os.environ.setdefault(name, str(value))
+    for name, value in BINDING_SETTING_DEFAULTS.items():
+        os.environ.setdefault(name, value)
 
 
 def _int(name: str, default: int) -> int:

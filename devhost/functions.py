@@ -7,6 +7,7 @@ host serves exactly what Azure would.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +80,16 @@ def _compile(template: str) -> tuple[re.Pattern, int]:
     return re.compile("/".join(parts)), literals
 
 
+def resolve(expression: str) -> str:
+    """Replace %NAME% with the app setting NAME, as the Functions host does in bindings."""
+    def setting(matched: re.Match) -> str:
+        name = matched.group(1)
+        if name not in os.environ:
+            raise ValueError(f"binding expression %{name}% names an app setting that is not set")
+        return os.environ[name]
+    return re.sub(r"%(\w+)%", setting, expression or "")
+
+
 def read_functions(app: func.FunctionApp) -> FunctionTable:
     table = FunctionTable()
     for function in app.get_functions():
@@ -92,9 +103,9 @@ def read_functions(app: func.FunctionApp) -> FunctionTable:
             methods = frozenset(str(getattr(m, "value", m)).upper() for m in (trigger.methods or ["GET", "POST"]))
             table.http.append(HttpFunction(name, methods, template, pattern, literals, handler))
         elif kind == "queueTrigger":
-            table.queues.append(QueueFunction(name, trigger.queue_name, handler))
+            table.queues.append(QueueFunction(name, resolve(trigger.queue_name), handler))
         elif kind == "timerTrigger":
-            table.timers.append(TimerFunction(name, trigger.schedule, bool(trigger.run_on_startup), handler))
+            table.timers.append(TimerFunction(name, resolve(trigger.schedule), bool(trigger.run_on_startup), handler))
         else:
             raise ValueError(f"the local host cannot run {kind} function {name}")
     return table

@@ -3,7 +3,7 @@
 import azure.functions as func
 
 from api.http import batch_result, handle
-from ingest import mappings, products, stores
+from ingest import daily_close, mappings, products, stores, trade_records
 
 bp = func.Blueprint()
 
@@ -26,3 +26,16 @@ def put_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
 @bp.route(route="mappings/transaction-types", methods=["GET"])
 def get_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
     return handle(req, lambda call: (200, mappings.get_mapping(call.storage, call.partner)))
+
+
+@bp.route(route="trade-records", methods=["POST"])
+def post_trade_records(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(
+        trade_records.post_trade_records(call.storage, call.partner, call.json_body())))
+
+
+@bp.route(route="daily-close", methods=["POST"])
+def post_daily_close(req: func.HttpRequest) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(daily_close.post_daily_close(
+        call.storage, call.backend.queue, call.partner, call.json_body(),
+        call.backend.settings.reconcile_delay_seconds)))

@@ -1,0 +1,46 @@
+"""POST /daily-close: a store-day's control totals; schedules its reconciliation (spec 3, 4.8).
+
+The last close received for a store-day wins: it replaces the previous one and puts the result
+back to RECEIVED. The delayed queue message is sent before the close and its marker commit, so a
+crash in between leaves either nothing (the partner's retry redoes it) or a message naming a
+close that is not stored (the worker ignores it); the sweep re-sends any close left RECEIVED.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
+from ingest import access
+from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.parsing import money_problems, parse, raise_if_any
+from ingest.trade_records import require_store_master, store_currency_problem
+from ingest.wire import DailyClose
+from reconcile import messages
+
+AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
+
+
+def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
+                     delay_seconds: int) -> BatchOutcome:
+    close = parse(DailyClose, body)
+    access.require_registered(storage, partner.partner_id, [close.store_id])
+    store = require_store_master(storage, partner.partner_id, close.store_id)
+    problems = store_currency_problem("currency", close.currency, store)
+    problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
+    raise_if_any(problems)
+
+    marker = new_marker(partner.partner_id, close.batch_id, "daily-close", 1, body,
+                        store_id=close.store_id, business_date=close.business_date)
+    expected = close.model_dump(mode="json", include={"batch_count", "trade_record_count", "item_row_count",
+                                                      "payment_row_count", *AMOUNTS})
+    day = ClosedDay(close.store_id, close.business_date, marker.batch_id, close.currency, expected,
+                    received_at=marker.received_at,
+                    due_at=marker.received_at + dt.timedelta(seconds=delay_seconds), status="RECEIVED")
+    request = ReconcileRequest(partner.partner_id, close.store_id, close.business_date, marker.batch_id)
+
+    def save(marker):
+        queue.send(messages.encode(request), delay_seconds)
+        return storage.save_daily_close(marker, day)
+
+    return accept(storage, marker, save)

@@ -1,0 +1,96 @@
+"""Control totals of a store-day, computed from the latest version of each transaction.
+
+Definitions (DESIGN.md): counts over latest versions (combo children and voided lines included);
+net sales = sum(total - tax - tip) over transactions whose mapped standard type is revenue;
+payment total = sum(amount x direction of its payment_type), DEPOSIT_APPLIED (direction 0) not
+counted again, unknown directions left out until HQ records them. Amounts within one minor unit
+match; counts must be equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from core.money import format_minor_units, to_minor_units
+from core.ports import TradeRecordRow
+from reference.codes import code_list, standard_transaction_type
+
+COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
+AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
+TOTAL_FIELDS = COUNT_FIELDS + AMOUNT_FIELDS
+
+
+def payment_directions(partner_directions: dict[str, int]) -> dict[str, int]:
+    """Directions of the suggested payment types, overridden or extended by the partner's own."""
+    suggested = {entry["code"]: entry["direction"] for entry in code_list("payment-types").entries}
+    return {**suggested, **partner_directions}
+
+
+@dataclass
+class DayTotals:
+    trade_record_count: int = 0
+    item_row_count: int = 0
+    payment_row_count: int = 0
+    net_sales_amount: int = 0  # minor units
+    tax_amount: int = 0
+    tip_amount: int = 0
+    payment_total_amount: int = 0
+    unmapped_source_codes: set[str] = field(default_factory=set)
+    unknown_payment_types: set[str] = field(default_factory=set)
+    source_codes: set[str] = field(default_factory=set)
+
+    def as_wire(self, exponent: int) -> dict:
+        counts = {name: getattr(self, name) for name in COUNT_FIELDS}
+        amounts = {name: format_minor_units(getattr(self, name), exponent) for name in AMOUNT_FIELDS}
+        return {**counts, **amounts}
+
+
+def compute_totals(rows: Iterable[TradeRecordRow], standard_of: dict[str, str],
+                   directions: dict[str, int]) -> DayTotals:
+    totals = DayTotals()
+    revenue_types = {code for code in set(standard_of.values())
+                     if (standard_transaction_type(code) or {}).get("is_revenue")}
+    for row in rows:
+        totals.trade_record_count += 1
+        totals.item_row_count += row.item_rows
+        totals.payment_row_count += row.payment_rows
+        totals.tax_amount += row.tax_minor
+        totals.tip_amount += row.tip_minor
+        totals.source_codes.add(row.source_transaction_type)
+        standard = standard_of.get(row.source_transaction_type)
+        if standard is None:
+            totals.unmapped_source_codes.add(row.source_transaction_type)
+        elif standard in revenue_types:
+            totals.net_sales_amount += row.total_minor - row.tax_minor - row.tip_minor
+        for payment_type, amount in row.payments_minor.items():
+            direction = directions.get(payment_type)
+            if direction is None:
+                totals.unknown_payment_types.add(payment_type)
+            else:
+                totals.payment_total_amount += amount * direction
+    return totals
+
+
+def expected_minor(expected: dict, exponent: int) -> dict[str, int]:
+    """The daily close's control totals as integers (amounts in minor units)."""
+    values = {name: expected[name] for name in COUNT_FIELDS}
+    values.update({name: to_minor_units(expected[name], exponent) for name in AMOUNT_FIELDS})
+    return values
+
+
+def differences(expected: dict[str, int], actual: DayTotals) -> list[str]:
+    """Names of the fields that do not match: counts exactly, amounts within one minor unit."""
+    names = [name for name in COUNT_FIELDS if expected[name] != getattr(actual, name)]
+    names += [name for name in AMOUNT_FIELDS if abs(expected[name] - getattr(actual, name)) > 1]
+    return names
+
+
+def raw_differences(expected: dict[str, int], actual: DayTotals, exponent: int) -> dict[str, str | int]:
+    """actual - expected for every field that differs at all (also within tolerance)."""
+    raw: dict[str, str | int] = {}
+    for name in TOTAL_FIELDS:
+        delta = getattr(actual, name) - expected[name]
+        if delta:
+            raw[name] = delta if name in COUNT_FIELDS else format_minor_units(delta, exponent)
+    return raw
