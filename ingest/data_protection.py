@@ -1,3 +1,190 @@
-# placeholder until the data protection rules land (being written now)
-def protection_problems(path, record, country_code):
+"""Partner data protection: personal and card data that HQ must never store (spec 2, TradeRecord).
+
+A record that carries such data is rejected (400 INVALID_PAYLOAD) and nothing of the batch is stored.
+Problems name the field and the kind of data found, never the value: a rejected value must not reach
+a response, and through it a log.
+
+- member_id is an internal member number or a salted hash, never an e-mail address or a phone number.
+  A phone number is a value made only of digits and phone punctuation that `phonenumbers` reads as a
+  valid number of the store's country (or of any country when written with a leading +). Values with
+  letters are never phone numbers here, so salted hashes such as "a1b2c3d4e5f6" and prefixed sequence
+  numbers such as "M-000123" pass (phonenumbers would otherwise read letters as a phone keypad).
+- No string field of the record, its items, modifiers, payments or tax lines holds a payment card
+  number. The fields are found by walking the model, so a field added later is covered; amounts
+  (decimal strings) and enum codes are left out, and timestamps and dates are not strings.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import types
+from typing import Annotated, Any, Iterator, Literal, Union, get_args, get_origin
+
+import phonenumbers
+from pydantic import BaseModel
+
+from core.errors import FieldProblem
+from ingest.wire import DecimalString, Money, TradeRecord
+
+# A simple, robust shape of local@domain.tld: the top-level domain holds letters only.
+_EMAIL = re.compile(r"[^@\s]+@(?:[^@\s.]+\.)+[^\W\d_]{2,}")
+# Digits and the punctuation people write phone numbers with; a leading + for the international form.
+# \d, not [0-9]: digits typed in another script (full-width "０９１２...") are still the same number.
+_PHONE_SHAPE = re.compile(r"\+?[\d ().\-/]+")
+# Runs of digits separated by single spaces or dashes; card numbers are looked for inside them.
+_DIGIT_RUN = re.compile(r"\d+(?:[ \-]\d+)*")
+_DIGIT_GROUP = re.compile(r"\d+")
+CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
+
+# Patterns of the decimal-string types: amounts and quantities are numbers, not text.
+_NUMBER_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money)
+                             for meta in get_args(kind)[1:]) - {None}
+
+
+def protection_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
+    """Every data protection problem of one record; country_code is the store's country (None: unknown)."""
+    problems = member_id_problems(path, record, country_code)
+    problems += card_number_problems(path, record)
+    return problems
+
+
+# --- member_id ------------------------------------------------------------------------------------
+
+def member_id_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
+    member_id = record.member_id
+    if member_id is None:
+        return []
+    field_path = f"{path}.member_id"
+    if is_email_address(member_id):
+        return [FieldProblem(field_path, "must be an internal member number or a salted hash, not an e-mail "
+                                         "address; the value is not echoed")]
+    if is_phone_number(member_id, country_code):
+        return [FieldProblem(field_path, "must be an internal member number or a salted hash, not a phone "
+                                         "number; the value is not echoed")]
     return []
+
+
+def is_email_address(value: str) -> bool:
+    return _EMAIL.fullmatch(value.strip()) is not None
+
+
+def is_phone_number(value: str, country_code: str | None) -> bool:
+    """Whether value is a valid phone number of country_code, or of any country in the + form.
+
+    Without a country only the international form (+...) can be read as a number.
+    """
+    text = value.strip()
+    if not _PHONE_SHAPE.fullmatch(text):
+        return False
+    try:
+        number = phonenumbers.parse(text, country_code)
+    except phonenumbers.NumberParseException:
+        return False
+    return phonenumbers.is_valid_number(number)
+
+
+# --- card numbers ---------------------------------------------------------------------------------
+
+def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
+    return [
+        FieldProblem(field_path, "must not contain a payment card number (13 to 19 digits passing the Luhn "
+                                 "check); send at most card_last4 on the payment. The value is not echoed")
+        for field_path, text in text_fields(record, path)
+        if contains_card_number(text)
+    ]
+
+
+def contains_card_number(text: str) -> bool:
+    """Whether text holds 13 to 19 digits, alone or in groups separated by single spaces or dashes,
+    that pass the Luhn check and start like a card of a payment network.
+
+    A card number is delimited from other digits: inside a run of groups ("ref 12 4111 1111 1111
+    1111") every span of whole groups is tried, but a longer unbroken digit string is not cut up.
+    """
+    for run in _DIGIT_RUN.finditer(text):
+        groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run.group())]
+        for start in range(len(groups)):
+            digits = ""
+            for group in groups[start:]:
+                digits += group
+                if len(digits) > CARD_MAX_DIGITS:
+                    break
+                if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits) and has_card_prefix(digits):
+                    return True
+    return False
+
+
+def _ascii_digits(digits: str) -> str:
+    return "".join(str(int(char)) for char in digits)
+
+
+def luhn_valid(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        digit = int(char)
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def has_card_prefix(digits: str) -> bool:
+    """Whether digits start like a card of a payment network (the issuer identification number).
+
+    Visa 4; Mastercard 51-55 and 2221-2720; Maestro 5 and 6; Mir 2200-2204; American Express 34, 37;
+    JCB 35; Diners Club 30, 36, 38, 39; Discover, UnionPay and RuPay 6. Checking it as well as the Luhn
+    digit keeps a numeric identifier (which passes Luhn one time in ten) from being refused when it
+    starts with 0, 1, 7, 8, 9 or a year such as 2026.
+    """
+    first = digits[0]
+    if first in "456":
+        return True
+    if first == "3":
+        return digits[1] in "0456789"
+    if first == "2":
+        four = int(digits[:4])
+        return 2200 <= four <= 2204 or 2221 <= four <= 2720
+    return False
+
+
+# --- walking the record ---------------------------------------------------------------------------
+
+def text_fields(model: BaseModel, path: str) -> Iterator[tuple[str, str]]:
+    """(path, value) of every free-text or identifier string in model and the models it holds."""
+    for name, is_text in _text_field_names(type(model)).items():
+        yield from _strings_in(getattr(model, name), f"{path}.{name}", is_text)
+
+
+def _strings_in(value: Any, path: str, is_text: bool) -> Iterator[tuple[str, str]]:
+    if isinstance(value, BaseModel):
+        yield from text_fields(value, path)
+    elif isinstance(value, str):
+        if is_text:
+            yield path, value
+    elif isinstance(value, (list, tuple)):
+        for index, element in enumerate(value):
+            yield from _strings_in(element, f"{path}[{index}]", is_text)
+    elif isinstance(value, dict):
+        for key, element in value.items():
+            yield from _strings_in(element, f"{path}.{key}", is_text)
+
+
+@functools.cache
+def _text_field_names(model: type[BaseModel]) -> dict[str, bool]:
+    return {name: _holds_text(info.annotation, tuple(info.metadata)) for name, info in model.model_fields.items()}
+
+
+def _holds_text(annotation: Any, metadata: tuple = ()) -> bool:
+    """Whether strings of this type are text (scanned): not enum codes (Literal), not decimal strings."""
+    if any(getattr(meta, "pattern", None) in _NUMBER_PATTERNS for meta in metadata):
+        return False
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *more = get_args(annotation)
+        return _holds_text(base, tuple(more))
+    if origin is Literal:
+        return False
+    if origin in (Union, types.UnionType, list, tuple, set, frozenset, dict):
+        return any(_holds_text(argument) for argument in get_args(annotation))
+    return annotation is str

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
-from core.ports import Partner, Storage
+from core.ports import DelayedQueue, Partner, Storage
 from ingest.batches import BatchOutcome, accept, new_marker
 from ingest.parsing import duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch
+from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
 
-def put_mapping(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
     batch = parse(MappingsBatch, body)
     raise_if_any(duplicates([m.source_code for m in batch.mappings], lambda i: f"mappings[{i}].source_code"))
     unknown = [FieldProblem(f"mappings[{i}].standard_code", "not in the standard transaction type list "
@@ -27,7 +28,13 @@ def put_mapping(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome
                        "A standard_code is not in the standard transaction type list.", errors=unknown)
     entries = [m.model_dump(mode="json") for m in batch.mappings]
     marker = new_marker(partner.partner_id, batch.batch_id, "mappings", len(entries), body)
-    return accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
+    before = storage.get_mapping(partner.partner_id).standard_code_of()
+    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
+    if not outcome.replayed:
+        after = {entry["source_code"]: entry["standard_code"] for entry in entries}
+        changed = {code for code in before.keys() | after.keys() if before.get(code) != after.get(code)}
+        rerun_after_mapping(storage, queue, partner.partner_id, changed)
+    return outcome
 
 
 def get_mapping(storage: Storage, partner: Partner) -> dict:

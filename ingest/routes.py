@@ -20,7 +20,8 @@ def put_products(req: func.HttpRequest) -> func.HttpResponse:
 
 @bp.route(route="mappings/transaction-types", methods=["PUT"])
 def put_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(mappings.put_mapping(call.storage, call.partner, call.json_body())))
+    return handle(req, lambda call: batch_result(
+        mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())))
 
 
 @bp.route(route="mappings/transaction-types", methods=["GET"])

@@ -1,3 +1,351 @@
-# placeholder until the recording rules land (being written now)
-def record_warnings(path, record, exponent, standard_type, known_payment_types, store_time_zone, workday_start):
+"""The recording rules of trade records (spec 4.7) that warn without rejecting.
+
+A record that breaks one of these rules is still stored; the 202 response lists one warning per broken
+rule, located by a path such as `trade_records[3].items[1].line_amount`. Every rule is a small pure
+function over the parsed record; `record_warnings` runs them all in a fixed order (the order of the
+rules below, then the order of lines and payments), so the same record always gets the same list.
+
+Money is compared in integer minor units (`core.money.to_minor_units`): the caller has already checked
+that every amount carries exactly the currency's places. Quantities are free decimal strings, so a line's
+quantity x unit_price is computed exactly with integers scaled by the quantity's own places.
+
+Messages name the expected and the actual amounts but never echo member_id or free text.
+
+Decisions the specification leaves open:
+
+- Voided lines (`is_voided`, deleted before checkout) take no part in the money rules (line amount,
+  signs, exchange sides): POS systems record their amounts differently and they carry no revenue. They
+  are still checked as combo children, which is about the structure of the record.
+- Zero carries no direction: a sign rule never flags a zero quantity or amount (a combo child of a
+  returned combo, a free or fully discounted item, a zero tip).
+- In RETURN and REFUND transactions every transaction amount except rounding_amount (which may go
+  either way) is expected negative or zero, as spec 4.7 says ("subtotal_amount, discount_amount,
+  tax_amount, total_amount and the rest").
+- A record that refers to an earlier transaction (original_trade_record_id set, or a RETURN or REFUND)
+  may keep the business date of that transaction (spec 4.7, refunds rule 1), so its business date is
+  not derived from opened_at.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+from decimal import Decimal
+from typing import Iterator
+
+from core.money import format_minor_units, places_of, to_minor_units
+from ingest.batches import Warning
+from ingest.wire import TradeItem, TradeRecord
+
+AMOUNT_MISMATCH = "AMOUNT_MISMATCH"
+LINE_AMOUNT_MISMATCH = "LINE_AMOUNT_MISMATCH"
+COMBO_CHILD_INVALID = "COMBO_CHILD_INVALID"
+SIGN_EXPECTED_NEGATIVE = "SIGN_EXPECTED_NEGATIVE"
+SIGN_EXPECTED_POSITIVE = "SIGN_EXPECTED_POSITIVE"
+EXCHANGE_LINES_ONE_SIDED = "EXCHANGE_LINES_ONE_SIDED"
+PAYMENT_AMOUNT_NEGATIVE = "PAYMENT_AMOUNT_NEGATIVE"
+PAYMENT_TYPE_UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
+BUSINESS_DATE_MISMATCH = "BUSINESS_DATE_MISMATCH"
+
+# What each warning code means, for documentation and for anyone reading a response.
+WARNING_CODES = {
+    AMOUNT_MISMATCH: "total_amount differs from the amount identity of spec 4.7",
+    LINE_AMOUNT_MISMATCH: "an item's line_amount differs from quantity x unit_price - discount_amount",
+    COMBO_CHILD_INVALID: "a combo child line points at no combo line, or its unit_price is not zero",
+    SIGN_EXPECTED_NEGATIVE: "a quantity or amount of a RETURN or REFUND transaction is positive",
+    SIGN_EXPECTED_POSITIVE: "an item quantity of a SALE transaction is negative",
+    EXCHANGE_LINES_ONE_SIDED: "an EXCHANGE lacks a returned (negative) or a new (positive) line",
+    PAYMENT_AMOUNT_NEGATIVE: "a payment amount is negative although its payment_type is not ADJUSTMENT",
+    PAYMENT_TYPE_UNKNOWN_DIRECTION: "HQ does not know the direction of a payment_type; the payment is "
+                                    "left out of payment totals until HQ records it",
+    BUSINESS_DATE_MISMATCH: "business_date differs from the one opened_at gives in the store's time zone "
+                            "and workday_start",
+}
+
+NEGATIVE_TYPES = frozenset({"RETURN", "REFUND"})
+# Transaction amounts that are negative in RETURN and REFUND transactions; rounding may go either way.
+NEGATIVE_AMOUNT_FIELDS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount",
+                          "tip_amount", "total_amount")
+SIGNED_PAYMENT_TYPE = "ADJUSTMENT"
+
+
+def record_warnings(path: str, record: TradeRecord, exponent: int, standard_type: str | None,
+                    known_payment_types: set[str], store_time_zone: str | None,
+                    workday_start: str | None) -> list[Warning]:
+    """Every recording-rule warning of one record, in a stable order.
+
+    path: where the record sits in the request ("trade_records[17]"); exponent: the currency's
+    minor-unit places; standard_type: the HQ type the partner's mapping gives the record's
+    source_transaction_type (None when unmapped: no sign rules); known_payment_types: payment types
+    whose direction HQ knows; store_time_zone, workday_start: from the store master (None when the
+    store is unknown: no business date rule).
+    """
+    return [
+        *amount_identity(path, record, exponent),
+        *combo_children(path, record),
+        *line_amounts(path, record, exponent),
+        *transaction_signs(path, record, exponent, standard_type),
+        *payment_amounts(path, record, exponent),
+        *payment_directions(path, record, known_payment_types),
+        *business_date(path, record, standard_type, store_time_zone, workday_start),
+    ]
+
+
+# --- amounts --------------------------------------------------------------------------------------
+
+def amount_identity(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+    """AMOUNT_MISMATCH: total = subtotal - discount (+ tax when added on top) + service + tip + rounding."""
+    def minor(amount: str) -> int:
+        return to_minor_units(amount, exponent)
+
+    def text(value: int) -> str:
+        return format_minor_units(value, exponent)
+
+    subtotal, discount, tax = minor(record.subtotal_amount), minor(record.discount_amount), minor(record.tax_amount)
+    service, tip = minor(record.service_charge_amount), minor(record.tip_amount)
+    rounding, total = minor(record.rounding_amount), minor(record.total_amount)
+    if record.prices_include_tax:
+        expected = subtotal - discount + service + tip + rounding
+        formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
+                   f"+ service_charge_amount {text(service)} + tip_amount {text(tip)} "
+                   f"+ rounding_amount {text(rounding)}")
+        basis = "prices include tax (prices_include_tax is true), so tax_amount is not added"
+    else:
+        expected = subtotal - discount + tax + service + tip + rounding
+        formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
+                   f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
+                   f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}")
+        basis = "tax is added on top (prices_include_tax is false)"
+    if total == expected:
+        return []
+    return [Warning(AMOUNT_MISMATCH, f"{path}.total_amount",
+                    f"total_amount is {text(total)} but {formula} = {text(expected)}; {basis}")]
+
+
+def line_amounts(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+    """LINE_AMOUNT_MISMATCH: line_amount = quantity x unit_price - discount_amount, for each line.
+
+    The product is computed exactly. When it has more places than the currency (quantity 0.333 x
+    unit_price 1.00 = 0.333), line_amount may be either neighbouring amount (0.33 or 0.34): the
+    specification names no rounding mode and POS systems round half-up, half-even or down, so any
+    line_amount less than one minor unit away from the exact value is accepted; a larger difference is
+    a mismatch. When the exact value fits the currency's places, line_amount must equal it.
+
+    A combo child line has a zero price, so its line_amount is 0 - discount_amount whatever its
+    unit_price says (a non-zero unit_price is COMBO_CHILD_INVALID, not reported twice). Voided lines
+    are not checked.
+    """
+    warnings = []
+    for index, item in enumerate(record.items):
+        if item.is_voided:
+            continue
+        warning = _line_amount_warning(f"{path}.items[{index}].line_amount", item, exponent)
+        if warning is not None:
+            warnings.append(warning)
+    return warnings
+
+
+def _line_amount_warning(line_path: str, item: TradeItem, exponent: int) -> Warning | None:
+    line = to_minor_units(item.line_amount, exponent)
+    discount = to_minor_units(item.discount_amount, exponent)
+    if _is_combo_child(item):
+        expected = -discount
+        if line == expected:
+            return None
+        return Warning(LINE_AMOUNT_MISMATCH, line_path,
+                       f"line_amount is {_money(line, exponent)} but a combo child line has a zero price, so "
+                       f"line_amount = 0 - discount_amount {_money(discount, exponent)} = "
+                       f"{_money(expected, exponent)}; the combo's price belongs on the combo line")
+    # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
+    quantity_places = places_of(item.quantity)
+    scale = 10**quantity_places
+    exact = to_minor_units(item.quantity, quantity_places) * to_minor_units(item.unit_price, exponent) \
+        - discount * scale
+    if abs(line * scale - exact) < scale:
+        return None
+    formula = (f"quantity {item.quantity} x unit_price {_money(to_minor_units(item.unit_price, exponent), exponent)} "
+               f"- discount_amount {_money(discount, exponent)} = {_exact(exact, exponent + quantity_places, exponent)}")
+    if exact % scale == 0:
+        expected = f"expected {_money(exact // scale, exponent)}"
+    else:
+        low = exact // scale
+        expected = (f"expected {_money(low, exponent)} or {_money(low + 1, exponent)} "
+                    f"(the exact value rounded to {exponent} decimal places either way)")
+    return Warning(LINE_AMOUNT_MISMATCH, line_path,
+                   f"line_amount is {_money(line, exponent)} but {formula}; {expected}")
+
+
+# --- combos ---------------------------------------------------------------------------------------
+
+def combo_children(path: str, record: TradeRecord) -> list[Warning]:
+    """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
+    lines: dict[int, TradeItem] = {}
+    for item in record.items:
+        lines.setdefault(item.line_no, item)
+    warnings = []
+    for index, item in enumerate(record.items):
+        if not _is_combo_child(item):
+            continue
+        item_path = f"{path}.items[{index}]"
+        parent = lines.get(item.parent_line_no)
+        if item.parent_line_no == item.line_no:
+            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+                                    f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
+                                    "child line points at its combo line"))
+        elif parent is None:
+            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+                                    f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
+                                    "combo child line points at its combo line"))
+        elif parent.product_type != "COMBO":
+            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+                                    f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
+                                    f"{parent.product_type}, not COMBO"))
+        if Decimal(item.unit_price) != 0:
+            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.unit_price",
+                                    f"a combo child line has a zero unit_price (the revenue sits on the combo "
+                                    f"line); this one has {item.unit_price}"))
+    return warnings
+
+
+def _is_combo_child(item: TradeItem) -> bool:
+    return item.parent_line_no is not None
+
+
+# --- signs ----------------------------------------------------------------------------------------
+
+def transaction_signs(path: str, record: TradeRecord, exponent: int, standard_type: str | None) -> list[Warning]:
+    """The signs the standard type asks for; nothing for an unmapped type (its meaning is unknown yet)."""
+    if standard_type in NEGATIVE_TYPES:
+        return negative_signs(path, record, exponent, standard_type)
+    if standard_type == "SALE":
+        return sale_quantities(path, record)
+    if standard_type == "EXCHANGE":
+        return exchange_sides(path, record)
     return []
+
+
+def negative_signs(path: str, record: TradeRecord, exponent: int, standard_type: str) -> list[Warning]:
+    """SIGN_EXPECTED_NEGATIVE: RETURN and REFUND lines and amounts are negative (zero has no sign)."""
+    warnings = []
+    for index, item in _counted_lines(record):
+        if Decimal(item.quantity) > 0:
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].quantity",
+                                    f"item quantities of a {standard_type} transaction are negative; this line "
+                                    f"has quantity {item.quantity}"))
+        line = to_minor_units(item.line_amount, exponent)
+        if line > 0:
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].line_amount",
+                                    f"line amounts of a {standard_type} transaction are negative; this line has "
+                                    f"line_amount {_money(line, exponent)}"))
+    for name in NEGATIVE_AMOUNT_FIELDS:
+        amount = to_minor_units(getattr(record, name), exponent)
+        if amount > 0:
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.{name}",
+                                    f"{name} of a {standard_type} transaction is negative or zero; it is "
+                                    f"{_money(amount, exponent)}"))
+    return warnings
+
+
+def sale_quantities(path: str, record: TradeRecord) -> list[Warning]:
+    """SIGN_EXPECTED_POSITIVE: a SALE sells; returned items belong in a RETURN, REFUND or EXCHANGE."""
+    return [
+        Warning(SIGN_EXPECTED_POSITIVE, f"{path}.items[{index}].quantity",
+                f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
+                "Send returned items as a RETURN, REFUND or EXCHANGE transaction")
+        for index, item in _counted_lines(record)
+        if Decimal(item.quantity) < 0
+    ]
+
+
+def exchange_sides(path: str, record: TradeRecord) -> list[Warning]:
+    """EXCHANGE_LINES_ONE_SIDED: an exchange returns something (negative) and gives something (positive)."""
+    returned = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) < 0)
+    given = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) > 0)
+    if returned and given:
+        return []
+    return [Warning(EXCHANGE_LINES_ONE_SIDED, f"{path}.items",
+                    "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
+                    f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
+                    "send a RETURN and a SALE")]
+
+
+def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
+    return ((index, item) for index, item in enumerate(record.items) if not item.is_voided)
+
+
+# --- payments -------------------------------------------------------------------------------------
+
+def payment_amounts(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+    """PAYMENT_AMOUNT_NEGATIVE: amounts are positive, the direction comes from payment_type."""
+    warnings = []
+    for index, payment in enumerate(record.payments):
+        amount = to_minor_units(payment.amount, exponent)
+        if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
+            warnings.append(Warning(PAYMENT_AMOUNT_NEGATIVE, f"{path}.payments[{index}].amount",
+                                    f"payment amounts are positive and payment_type gives the direction (REFUND "
+                                    f"for money given back); only ADJUSTMENT may be negative. This amount is "
+                                    f"{_money(amount, exponent)}"))
+    return warnings
+
+
+def payment_directions(path: str, record: TradeRecord, known_payment_types: set[str]) -> list[Warning]:
+    """PAYMENT_TYPE_UNKNOWN_DIRECTION: HQ counts a payment only once it knows its type's direction."""
+    return [
+        Warning(PAYMENT_TYPE_UNKNOWN_DIRECTION, f"{path}.payments[{index}].payment_type",
+                "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
+                "left out of payment totals until HQ records its direction; tell HQ what the value means")
+        for index, payment in enumerate(record.payments)
+        if payment.payment_type not in known_payment_types
+    ]
+
+
+# --- business date --------------------------------------------------------------------------------
+
+def business_date(path: str, record: TradeRecord, standard_type: str | None, store_time_zone: str | None,
+                  workday_start: str | None) -> list[Warning]:
+    """BUSINESS_DATE_MISMATCH: business_date is the local date of opened_at, minus a day before workday_start.
+
+    Skipped when the store master is unknown, and for records that may keep the business date of an
+    earlier transaction (original_trade_record_id set, or a RETURN or REFUND).
+    """
+    if store_time_zone is None or workday_start is None:
+        return []
+    if record.original_trade_record_id is not None or standard_type in NEGATIVE_TYPES:
+        return []
+    local = record.opened_at.astimezone(zoneinfo.ZoneInfo(store_time_zone))
+    expected = derived_business_date(local, workday_start)
+    if expected == record.business_date:
+        return []
+    before = "before" if local.time() < _clock(workday_start) else "at or after"
+    return [Warning(BUSINESS_DATE_MISMATCH, f"{path}.business_date",
+                    f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
+                    f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
+                    f"business_date is {record.business_date.isoformat()}")]
+
+
+def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
+    """The business date of a store-local time: its date, or the day before when before workday_start."""
+    if local.replace(tzinfo=None).time() < _clock(workday_start):
+        return local.date() - dt.timedelta(days=1)
+    return local.date()
+
+
+def _clock(hh_mm: str) -> dt.time:
+    hours, minutes = hh_mm.split(":")
+    return dt.time(int(hours), int(minutes))
+
+
+# --- formatting -----------------------------------------------------------------------------------
+
+def _money(minor: int, exponent: int) -> str:
+    return format_minor_units(minor, exponent)
+
+
+def _exact(value: int, places: int, exponent: int) -> str:
+    """An exact scaled integer as a decimal, without trailing zeros beyond the currency's places."""
+    text = format_minor_units(value, places)
+    if places > exponent:
+        whole, _, fraction = text.partition(".")
+        fraction = fraction[:exponent] + fraction[exponent:].rstrip("0")
+        text = f"{whole}.{fraction}" if fraction else whole
+    return text

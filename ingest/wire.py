@@ -23,6 +23,9 @@ from core.money import currency_exponent
 from reference.codes import code_list
 
 BATCH_LIMIT = 500
+# Integers stay within I-JSON's exact range (RFC 7493): larger ones are not exact in many JSON
+# parsers, and would overflow the 64-bit integers of storage (a 500 instead of a 400).
+MAX_SAFE_INT = 2**53 - 1
 
 
 # --- scalar types -------------------------------------------------------------------------------
@@ -59,14 +62,16 @@ def _check_language_tag(tag: str) -> str:
     return tag
 
 
+# [0-9], not \d: the pattern engine's \d also matches other scripts' digits (such as "٥"), which
+# int() would then read as a number.
 DecimalString = Annotated[
     str,
-    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,8})?$"),
+    StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
     Field(description="Decimal number as a JSON string, for example \"2\" or \"0.5\"."),
 ]
 Money = Annotated[
     str,
-    StringConstraints(pattern=r"^-?\d{1,15}(\.\d{1,8})?$"),
+    StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
     Field(description="Amount as a decimal string with exactly the currency's minor-unit places "
                       "(USD \"12.50\", JPY \"1200\")."),
 ]
@@ -86,7 +91,7 @@ LocalizedText = Annotated[
     Field(min_length=1, description="Text by BCP 47 language tag; at least one language."),
 ]
 Timestamp = Annotated[AwareDatetime, Field(description="Date-time with a UTC offset (RFC 3339).")]
-ClockTime = Annotated[str, StringConstraints(pattern=r"^([01]\d|2[0-3]):[0-5]\d$"), Field(description="HH:mm")]
+ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), Field(description="HH:mm")]
 MasterStatus = Literal["ACTIVE", "INACTIVE"]
 ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]
 TaxCategory = Literal[code_list("tax-categories").codes]  # type: ignore[valid-type]
@@ -144,7 +149,7 @@ class Product(WireModel):
     tax_category: TaxCategory | None = None
     status: MasterStatus
     effective_from: Timestamp | None = None
-    version: int = Field(ge=0)
+    version: int = Field(ge=0, le=MAX_SAFE_INT)
     last_modified_at: Timestamp
     product_type: ProductType
     modifier_group_ids: list[Identifier] = Field(default_factory=list)
@@ -161,8 +166,8 @@ class ModifierOption(WireModel):
 class ModifierGroup(WireModel):
     group_id: Identifier
     name: LocalizedText
-    min_select: int = Field(ge=0)
-    max_select: int = Field(ge=0)
+    min_select: int = Field(ge=0, le=MAX_SAFE_INT)
+    max_select: int = Field(ge=0, le=MAX_SAFE_INT)
     options: list[ModifierOption] = Field(min_length=1)
 
 
@@ -194,8 +199,8 @@ class TradeModifier(WireModel):
 
 
 class TradeItem(WireModel):
-    line_no: int = Field(ge=1)
-    parent_line_no: int | None = Field(default=None, ge=1)
+    line_no: int = Field(ge=1, le=MAX_SAFE_INT)
+    parent_line_no: int | None = Field(default=None, ge=1, le=MAX_SAFE_INT)
     product_id: Identifier
     product_name: Text
     product_type: ProductType
@@ -230,7 +235,7 @@ class TaxLine(WireModel):
 
 class TradeRecord(WireModel):
     trade_record_id: Identifier
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, le=MAX_SAFE_INT)
     store_id: Identifier
     business_date: dt.date
     source_transaction_type: Identifier
@@ -252,7 +257,7 @@ class TradeRecord(WireModel):
     original_trade_record_id: Identifier | None = None
     fiscal_document_no: Identifier | None = None
     employee_id: Identifier | None = None
-    guest_count: int | None = Field(default=None, ge=0)
+    guest_count: int | None = Field(default=None, ge=0, le=MAX_SAFE_INT)
     member_id: FreeString50 | None = None
     last_modified_at: Timestamp
     items: list[TradeItem] = Field(min_length=1)
@@ -263,7 +268,7 @@ class TradeRecord(WireModel):
 class TradeRecordsBatch(WriteBatch):
     store_id: Identifier
     business_date: dt.date
-    batch_seq: int = Field(ge=1)
+    batch_seq: int = Field(ge=1, le=MAX_SAFE_INT)
     trade_records: list[TradeRecord] = Field(min_length=1, max_length=BATCH_LIMIT)
 
 
@@ -272,10 +277,10 @@ class TradeRecordsBatch(WriteBatch):
 class DailyClose(WriteBatch):
     store_id: Identifier
     business_date: dt.date
-    batch_count: int = Field(ge=0)
-    trade_record_count: int = Field(ge=0)
-    item_row_count: int = Field(ge=0)
-    payment_row_count: int = Field(ge=0)
+    batch_count: int = Field(ge=0, le=MAX_SAFE_INT)
+    trade_record_count: int = Field(ge=0, le=MAX_SAFE_INT)
+    item_row_count: int = Field(ge=0, le=MAX_SAFE_INT)
+    payment_row_count: int = Field(ge=0, le=MAX_SAFE_INT)
     net_sales_amount: Money
     tax_amount: Money
     tip_amount: Money
