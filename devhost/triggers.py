@@ -10,6 +10,7 @@ import re
 import threading
 
 import azure.functions as func
+from azure.functions.timer import TimerRequest
 from croniter import croniter
 
 from backends.sqlite_queue import SqliteQueue
@@ -84,6 +85,6 @@ class TimerTriggerRunner(threading.Thread):
 
     def _fire(self, past_due: bool) -> None:
         try:
-            self.function.handler(func.TimerRequest(past_due=past_due))
+            self.function.handler(TimerRequest(past_due=past_due))
         except Exception:
             log.exception("timer function %s failed", self.function.name)

@@ -136,11 +136,59 @@ def _check_store_ids(store_ids: list[str]) -> None:
         raise AdminError("a store id is given twice")
 
 
+# -- reconciliation --------------------------------------------------------------------------------
+
+def _day(args):
+    from reconcile.status import parse_business_date
+
+    try:
+        return parse_business_date(args.business_date)
+    except Exception:
+        raise AdminError(f"business date {args.business_date!r} is not a date in the form YYYY-MM-DD") from None
+
+
+def _require_close(backend, args):
+    backend.storage.get_partner(args.partner_id) or _raise(f"unknown partner {args.partner_id}")
+    day = backend.storage.get_closed_day(args.partner_id, args.store_id, _day(args))
+    if day is None:
+        raise AdminError(f"no daily close received for {args.partner_id} {args.store_id} {args.business_date}")
+    return day
+
+
+def _raise(message: str):
+    raise AdminError(message)
+
+
+@command("reconcile", "run")
+def reconcile_run(backend, args) -> None:
+    from reconcile.service import reconcile, request_for
+
+    day = _require_close(backend, args)
+    reconcile(backend.storage, request_for(args.partner_id, day))
+    reconcile_show(backend, args)
+
+
+@command("reconcile", "show")
+def reconcile_show(backend, args) -> None:
+    day = _require_close(backend, args)
+    print(f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
+          + (f" (checked {to_api_text(day.checked_at)})" if day.checked_at else " (not reconciled yet)"))
+    from reconcile.totals import TOTAL_FIELDS
+
+    actual = day.actual or {}
+    rows = [[name, str(day.expected.get(name, "-")), str(actual.get(name, "-")),
+             "DIFFERS" if name in day.differences else ""] for name in TOTAL_FIELDS]
+    print(_table(["FIELD", "EXPECTED", "ACTUAL", ""], rows))
+    for name, value in (day.details or {}).items():
+        if value and name != "source_codes":
+            print(f"{name}: {value}")
+
+
 # -- parser -----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hq", description="HQ operations for the partner POS ingestion service.")
-    groups = parser.add_subparsers(dest="group", required=True, metavar="{partner,key,store}")
+    groups = parser.add_subparsers(dest="group", required=True, metavar="{partner,key,store,reconcile}")
 
     partner = groups.add_parser("partner", help="add, list, activate and deactivate partners")
     sub = partner.add_subparsers(dest="action", required=True)
@@ -168,6 +216,14 @@ def build_parser() -> argparse.ArgumentParser:
         command_parser.add_argument("partner_id")
         command_parser.add_argument("store_ids", nargs="+", metavar="STORE_ID")
     sub.add_parser("list", help="list registered stores").add_argument("partner_id")
+
+    reconcile = groups.add_parser("reconcile", help="reconcile a store-day now, or show its result")
+    sub = reconcile.add_subparsers(dest="action", required=True)
+    for name, text in (("run", "reconcile the latest daily close now and show the result"),
+                       ("show", "expected, actual and differences side by side")):
+        command_parser = sub.add_parser(name, help=text)
+        for argument in ("partner_id", "store_id", "business_date"):
+            command_parser.add_argument(argument)
     return parser
 
 

@@ -165,14 +165,13 @@ def _line_amount_warning(line_path: str, item: TradeItem, exponent: int) -> Warn
         return None
     formula = (f"quantity {item.quantity} x unit_price {_money(to_minor_units(item.unit_price, exponent), exponent)} "
                f"- discount_amount {_money(discount, exponent)} = {_exact(exact, exponent + quantity_places, exponent)}")
-    if exact % scale == 0:
-        expected = f"expected {_money(exact // scale, exponent)}"
-    else:
+    message = f"line_amount is {_money(line, exponent)} but {formula}"
+    if exact % scale:
         low = exact // scale
-        expected = (f"expected {_money(low, exponent)} or {_money(low + 1, exponent)} "
-                    f"(the exact value rounded to {exponent} decimal places either way)")
-    return Warning(LINE_AMOUNT_MISMATCH, line_path,
-                   f"line_amount is {_money(line, exponent)} but {formula}; {expected}")
+        places = f"{exponent} decimal places" if exponent else "whole units"
+        message += (f", so line_amount is {_money(low, exponent)} or {_money(low + 1, exponent)} (the exact value "
+                    f"rounded to {places} either way)")
+    return Warning(LINE_AMOUNT_MISMATCH, line_path, message)
 
 
 # --- combos ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -67,6 +68,17 @@ class LocalHost:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
+
+    def storage(self):
+        """The host's SQLite storage, opened from the test process to check what was stored."""
+        from backends.sqlite_storage import SqliteStorage
+
+        return SqliteStorage(self.data_dir)
+
+    def query(self, sql: str, *args) -> list[tuple]:
+        """A read-only query on the host's database, for what the storage port does not read back."""
+        with contextlib.closing(sqlite3.connect(f"file:{self.data_dir / 'pos.sqlite3'}?mode=ro", uri=True)) as db:
+            return db.execute(sql, args).fetchall()
 
     def stop(self) -> None:
         self.process.terminate()

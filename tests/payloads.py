@@ -106,3 +106,22 @@ def changed(body: dict, path: str, value) -> dict:
 
 
 DELETE = object()
+
+
+# -- reading answers ----------------------------------------------------------------------------
+
+def problem_of(response, status: int, code: str) -> dict:
+    """The RFC 9457 problem document of an error answer, after checking its status, media type,
+    the specification's code and the members every problem carries."""
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"].split(";")[0].strip() == "application/problem+json", response.headers
+    body = response.json()
+    assert body["status"] == status and body["code"] == code, body
+    for member in ("type", "title", "detail"):
+        assert isinstance(body[member], str) and body[member], (member, body)
+    return body
+
+
+def error_paths(response, status: int = 400, code: str = "INVALID_PAYLOAD") -> list[str]:
+    """The paths of the problems listed in an error answer, in order."""
+    return [error["path"] for error in problem_of(response, status, code)["errors"]]

@@ -195,3 +195,43 @@ def test_closes_and_results_are_per_partner(new_partner):
     assert second.get(f"daily-close/S1/{DAY}").json()["status"] == "NOT_RECEIVED"
     assert close_and_wait(second, "S1", totals_of([], {"01"}, DIRECTIONS))["status"] == "MATCHED"
     assert first.get("daily-close/S2/2026-11-20").status_code == 403
+
+
+def test_hq_reconcile_run_and_show(new_partner, host):
+    partner = new_partner(stores=("S1",))
+    open_store(partner)
+    record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)])
+    push(partner, "S1", [record])
+    totals = totals_of([record], {"01"}, DIRECTIONS)
+    close_and_wait(partner, "S1", {**totals, "tip_amount": "1.00"})
+    shown = host.hq("reconcile", "show", partner.partner_id, "S1", DAY)
+    assert shown.returncode == 0, shown.stderr
+    assert "MISMATCHED" in shown.stdout
+    tip_row = next(line for line in shown.stdout.splitlines() if line.startswith("tip_amount"))
+    assert tip_row.split() == ["tip_amount", "1.00", "0.00", "DIFFERS"]
+    ran = host.hq("reconcile", "run", partner.partner_id, "S1", DAY)
+    assert ran.returncode == 0 and "MISMATCHED" in ran.stdout
+    missing = host.hq("reconcile", "run", partner.partner_id, "S1", "2026-01-01")
+    assert missing.returncode == 1 and "no daily close" in missing.stderr
+    bad = host.hq("reconcile", "show", partner.partner_id, "S1", "01/01/2026")
+    assert bad.returncode == 1 and "YYYY-MM-DD" in bad.stderr
+
+
+def test_the_sweep_reenqueues_a_close_whose_message_was_lost(tmp_path, new_partner):
+    import sqlite3
+
+    from tests.conftest import issue_key, make_partner, start_host
+
+    sweeping = start_host(tmp_path, RECONCILE_DELAY_SECONDS="2", RECONCILE_SWEEP_GRACE_SECONDS="1",
+                          RECONCILE_SWEEP_SCHEDULE="* * * * * *")
+    try:
+        partner = make_partner(sweeping)
+        open_store(partner)
+        assert partner.post("daily-close", daily_close("S1", DAY, totals_of([], {"01"}, DIRECTIONS))).status_code == 202
+        with sqlite3.connect(sweeping.data_dir / "queue.sqlite3") as queue:
+            lost = queue.execute("DELETE FROM queue_messages").rowcount
+        assert lost == 1
+        assert wait_for_result(partner, "S1", DAY)["status"] == "MATCHED"
+        assert "sweep re-enqueued 1 overdue" in sweeping.log()
+    finally:
+        sweeping.stop()
