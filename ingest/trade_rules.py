@@ -159,13 +159,12 @@ def _line_amount_warning(line_path: str, item: TradeItem, exponent: int) -> Warn
     # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
     quantity_places = places_of(item.quantity)
     scale = 10**quantity_places
-    exact = to_minor_units(item.quantity, quantity_places) * to_minor_units(item.unit_price, exponent) \
-        - discount * scale
+    quantity = to_minor_units(item.quantity, quantity_places)
+    exact = quantity * to_minor_units(item.unit_price, exponent) - discount * scale
     if abs(line * scale - exact) < scale:
         return None
-    formula = (f"quantity {item.quantity} x unit_price {_money(to_minor_units(item.unit_price, exponent), exponent)} "
-               f"- discount_amount {_money(discount, exponent)} = {_exact(exact, exponent + quantity_places, exponent)}")
-    message = f"line_amount is {_money(line, exponent)} but {formula}"
+    message = (f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
+               f"- discount_amount {item.discount_amount} = {_exact(exact, exponent + quantity_places, exponent)}")
     if exact % scale:
         low = exact // scale
         places = f"{exponent} decimal places" if exponent else "whole units"

@@ -230,7 +230,8 @@ def test_card_numbers_are_found_however_they_are_written(written):
     card("2026", 16),                   # a date-like identifier: not a card network's prefix
     card("1", 16), card("9", 16), card("0", 16),
     "AB-12345678", "E-042", "M-000123",
-], ids=["not-luhn", "not-luhn-grouped", "12-digits", "20-digits", "digits-after", "digit-after", "digit-before", "date-prefix",
+], ids=["not-luhn", "not-luhn-grouped", "12-digits", "20-digits", "digits-after", "digit-after", "digit-before",
+        "date-prefix",
         "prefix-1", "prefix-9", "prefix-0", "fiscal-no", "employee", "member"])
 def test_other_digit_strings_pass(written):
     assert not contains_card_number(written)

@@ -332,7 +332,8 @@ def test_a_jpy_line_with_a_fraction_of_a_yen_may_be_rounded_either_way():
     for line_amount in (floor, floor + 1):
         assert [w for w in jpy_warnings(body_with(line_amount)) if w.code == LINE_AMOUNT_MISMATCH] == []
     (warning,) = [w for w in jpy_warnings(body_with(floor + 2)) if w.code == LINE_AMOUNT_MISMATCH]
-    assert f"= {exact}, so line_amount is {floor} or {floor + 1} (the exact value rounded to whole units" in warning.message
+    assert f"= {exact}, so line_amount is {floor} or {floor + 1} (the exact value rounded to whole units" \
+        in warning.message
 
 
 def test_large_quantities_and_prices_are_computed_exactly():
@@ -527,7 +528,8 @@ def test_a_transaction_before_workday_start_belongs_to_the_previous_business_dat
     assert codes_and_paths(warnings) == [(BUSINESS_DATE_MISMATCH, f"{PATH}.business_date")]
     message = warnings[0].message
     assert f"so the business date is {(next_morning - dt.timedelta(days=1)).isoformat()}" in message
-    assert f"business_date is {next_morning.isoformat()}" in message and f"before workday_start {WORKDAY_START}" in message
+    assert f"business_date is {next_morning.isoformat()}" in message
+    assert f"before workday_start {WORKDAY_START}" in message
 
 
 def test_workday_start_itself_opens_the_new_business_date():
