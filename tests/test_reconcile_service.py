@@ -1,0 +1,78 @@
+"""The reconciliation run against the real SQLite storage: idempotent, and never overwriting a
+newer close with a stale result."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from backends.sqlite_queue import SqliteQueue
+from backends.sqlite_storage import SqliteStorage
+from core.clock import utc_now
+from core.ports import BatchMarker, ClosedDay, TradeRecordRow
+from reconcile import messages
+from reconcile.service import reconcile, request_for, sweep
+
+DAY = dt.date(2026, 11, 20)
+EXPECTED = {"batch_count": 1, "trade_record_count": 1, "item_row_count": 1, "payment_row_count": 1,
+            "net_sales_amount": "9.20", "tax_amount": "0.80", "tip_amount": "0.00", "payment_total_amount": "10.00"}
+
+
+@pytest.fixture
+def storage(tmp_path):
+    store = SqliteStorage(tmp_path)
+    store.add_partner("p1", "P1", utc_now())
+    marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
+    row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
+    assert store.save_trade_records(marker, [row]) is None
+    store.replace_mapping(BatchMarker("p1", "b-map", "mappings", 1, "d", utc_now()),
+                          [{"source_code": "01", "standard_code": "SALE"}])
+    return store
+
+
+def close(storage, batch_id: str, expected=EXPECTED, due_in=0) -> ClosedDay:
+    now = utc_now()
+    day = ClosedDay("S1", DAY, batch_id, "USD", expected, now, now + dt.timedelta(seconds=due_in), "RECEIVED")
+    assert storage.save_daily_close(BatchMarker("p1", batch_id, "daily-close", 1, "d", now, "S1", DAY), day) is None
+    return day
+
+
+def test_running_the_same_request_twice_gives_the_same_result(storage):
+    day = close(storage, "c1")
+    first = reconcile(storage, request_for("p1", day))
+    second = reconcile(storage, request_for("p1", day))
+    assert first.status == second.status == "MATCHED"
+    assert (first.actual, first.differences) == (second.actual, second.differences)
+
+
+def test_a_request_for_a_replaced_close_changes_nothing(storage):
+    old = close(storage, "c1")
+    close(storage, "c2", {**EXPECTED, "trade_record_count": 2})
+    assert reconcile(storage, request_for("p1", old)) is None
+    assert storage.get_closed_day("p1", "S1", DAY).status == "RECEIVED"
+
+
+def test_a_close_arriving_during_a_run_is_not_overwritten_by_the_stale_result(storage, monkeypatch):
+    old = close(storage, "c1")
+    read_rows = storage.store_day_rows
+
+    def rows_then_new_close(*args):
+        rows = read_rows(*args)
+        close(storage, "c2", {**EXPECTED, "trade_record_count": 2})
+        return rows
+
+    monkeypatch.setattr(storage, "store_day_rows", rows_then_new_close)
+    assert reconcile(storage, request_for("p1", old)) is None
+    stored = storage.get_closed_day("p1", "S1", DAY)
+    assert (stored.close_batch_id, stored.status, stored.actual) == ("c2", "RECEIVED", None)
+
+
+def test_the_sweep_sends_only_closes_overdue_past_the_grace(storage, tmp_path):
+    queue = SqliteQueue(tmp_path, "reconcile-requests")
+    close(storage, "c1", due_in=-120)
+    assert sweep(storage, queue, grace_seconds=300) == 0
+    assert sweep(storage, queue, grace_seconds=60) == 1
+    message = queue.receive(30)
+    assert messages.decode(message.body).close_batch_id == "c1"
+    assert sweep(storage, queue, grace_seconds=60) == 0  # postponed: not sent again at once
