@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?=
 
 .PHONY: install run test clean
@@ -15,7 +16,13 @@ $(STAMP): requirements.txt requirements-dev.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@touch $(STAMP)
 
-install: $(STAMP)
+# The Cosmos DB and Storage emulators the tests run against come from the npm registry.
+$(NODE_STAMP): package.json package-lock.json
+	@echo "Installing the Cosmos DB and Azurite emulators into node_modules ..."
+	@npm ci --no-audit --no-fund --loglevel=error
+	@touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 run: install
 	$(PY) -m devhost
@@ -24,4 +31,4 @@ test: install
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) .data .pytest_cache
+	rm -rf $(VENV) node_modules .data .pytest_cache

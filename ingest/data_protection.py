@@ -101,6 +101,7 @@ def contains_card_number(text: str) -> bool:
 
     A card number is delimited from other digits: inside a run of groups ("ref 12 4111 1111 1111
     1111") every span of whole groups is tried, but a longer unbroken digit string is not cut up.
+    Digits of any script count (a card number typed with full-width digits is still one).
     """
     for run in _DIGIT_RUN.finditer(text):
         groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run.group())]
