@@ -24,7 +24,7 @@ $(NODE_STAMP): package.json package-lock.json
 
 install: $(STAMP) $(NODE_STAMP)
 
-run: install
+run: $(STAMP)
 	$(PY) -m devhost
 
 test: install

@@ -35,6 +35,8 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 @command("partner", "add")
 def partner_add(backend, args) -> None:
+    # The id names the partner in every answer and log line: no empty id, no "/" or control characters.
+    _check_ids("partner", [args.partner_id])
     partner = backend.storage.add_partner(args.partner_id, args.name or args.partner_id, utc_now())
     print(f"Added partner {partner.partner_id} ({partner.name}), active.")
 
@@ -96,7 +98,7 @@ def key_list(backend, args) -> None:
 
 @command("store", "register")
 def store_register(backend, args) -> None:
-    _check_store_ids(args.store_ids)
+    _check_ids("store", args.store_ids)
     backend.storage.register_stores(args.partner_id, args.store_ids, utc_now())
     print(f"Registered for {args.partner_id}: {', '.join(args.store_ids)}")
 
@@ -120,20 +122,20 @@ def store_list(backend, args) -> None:
     print(_table(["STORE_ID", "CURRENCY", "TIME_ZONE"], rows))
 
 
-def _check_store_ids(store_ids: list[str]) -> None:
+def _check_ids(what: str, ids: list[str]) -> None:
     from pydantic import TypeAdapter, ValidationError
 
     from ingest.wire import Identifier
 
     adapter = TypeAdapter(Identifier)
-    for store_id in store_ids:
+    for value in ids:
         try:
-            adapter.validate_python(store_id)
+            adapter.validate_python(value)
         except ValidationError:
-            raise AdminError(f"invalid store id {store_id!r}: 1 to 100 characters, without / \\ ? # "
+            raise AdminError(f"invalid {what} id {value!r}: 1 to 100 characters, without / \\ ? # "
                              "or control characters") from None
-    if len(set(store_ids)) != len(store_ids):
-        raise AdminError("a store id is given twice")
+    if len(set(ids)) != len(ids):
+        raise AdminError(f"a {what} id is given twice")
 
 
 # -- reconciliation --------------------------------------------------------------------------------
