@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -25,6 +26,9 @@ def _problem(status: int, code: str, detail: str) -> tuple[int, dict[str, str], 
 class FunctionsHttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's default listen backlog is 5: a burst of new connections overflows it, and the
+    # dropped ones wait for the client's SYN retry (about a second) before they are even accepted.
+    request_queue_size = socket.SOMAXCONN
 
     def __init__(self, address: tuple[str, int], table: FunctionTable, prefix: str) -> None:
         self.table = table

@@ -9,9 +9,12 @@ a response, and through it a log.
   valid number of the store's country (or of any country when written with a leading +). Values with
   letters are never phone numbers here, so salted hashes such as "a1b2c3d4e5f6" and prefixed sequence
   numbers such as "M-000123" pass (phonenumbers would otherwise read letters as a phone keypad).
-- No string field of the record, its items, modifiers, payments or tax lines holds a payment card
-  number. The fields are found by walking the model, so a field added later is covered; amounts
-  (decimal strings) and enum codes are left out, and timestamps and dates are not strings.
+- No free-text field of the record, its items, modifiers, payments or tax lines holds a payment card
+  number: 13 to 19 digits, alone or in groups separated by single spaces or dashes, that pass the
+  Luhn check, whatever digit they start with. The free-text fields (names, order sources, payment
+  types and details, member_id) are found by walking the model, so a field added later is covered.
+  Identifiers (codes and ids such as trade_record_id, payment_id or fiscal_document_no) are not
+  scanned, nor are amounts (decimal strings) and enum codes; timestamps and dates are not strings.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import phonenumbers
 from pydantic import BaseModel
 
 from core.errors import FieldProblem
-from ingest.wire import DecimalString, Money, TradeRecord
+from ingest.wire import DecimalString, Identifier, Money, TradeRecord
 
 # A simple, robust shape of local@domain.tld: the top-level domain holds letters only.
 _EMAIL = re.compile(r"[^@\s]+@(?:[^@\s.]+\.)+[^\W\d_]{2,}")
@@ -37,9 +40,12 @@ _DIGIT_RUN = re.compile(r"\d+(?:[ \-]\d+)*")
 _DIGIT_GROUP = re.compile(r"\d+")
 CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 
-# Patterns of the decimal-string types: amounts and quantities are numbers, not text.
-_NUMBER_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money)
-                             for meta in get_args(kind)[1:]) - {None}
+# Patterns of the string types that are not free text, and so are not scanned for card numbers:
+# amounts and quantities (decimal strings) are numbers. Identifiers are left out because partner keys
+# are system-generated, and a numeric id of 13 to 19 digits passes the Luhn check one time in ten:
+# scanning ids would refuse valid batches at random.
+_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Identifier)
+                               for meta in get_args(kind)[1:]) - {None}
 
 
 def protection_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
@@ -97,7 +103,7 @@ def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
 
 def contains_card_number(text: str) -> bool:
     """Whether text holds 13 to 19 digits, alone or in groups separated by single spaces or dashes,
-    that pass the Luhn check and start like a card of a payment network.
+    that pass the Luhn check (whatever digit they start with).
 
     A card number is delimited from other digits: inside a run of groups ("ref 12 4111 1111 1111
     1111") every span of whole groups is tried, but a longer unbroken digit string is not cut up.
@@ -111,7 +117,7 @@ def contains_card_number(text: str) -> bool:
                 digits += group
                 if len(digits) > CARD_MAX_DIGITS:
                     break
-                if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits) and has_card_prefix(digits):
+                if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits):
                     return True
     return False
 
@@ -130,29 +136,10 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
-def has_card_prefix(digits: str) -> bool:
-    """Whether digits start like a card of a payment network (the issuer identification number).
-
-    Visa 4; Mastercard 51-55 and 2221-2720; Maestro 5 and 6; Mir 2200-2204; American Express 34, 37;
-    JCB 35; Diners Club 30, 36, 38, 39; Discover, UnionPay and RuPay 6. Checking it as well as the Luhn
-    digit keeps a numeric identifier (which passes Luhn one time in ten) from being refused when it
-    starts with 0, 1, 7, 8, 9 or a year such as 2026.
-    """
-    first = digits[0]
-    if first in "456":
-        return True
-    if first == "3":
-        return digits[1] in "0456789"
-    if first == "2":
-        four = int(digits[:4])
-        return 2200 <= four <= 2204 or 2221 <= four <= 2720
-    return False
-
-
 # --- walking the record ---------------------------------------------------------------------------
 
 def text_fields(model: BaseModel, path: str) -> Iterator[tuple[str, str]]:
-    """(path, value) of every free-text or identifier string in model and the models it holds."""
+    """(path, value) of every free-text string in model and the models it holds."""
     for name, is_text in _text_field_names(type(model)).items():
         yield from _strings_in(getattr(model, name), f"{path}.{name}", is_text)
 
@@ -177,8 +164,9 @@ def _text_field_names(model: type[BaseModel]) -> dict[str, bool]:
 
 
 def _holds_text(annotation: Any, metadata: tuple = ()) -> bool:
-    """Whether strings of this type are text (scanned): not enum codes (Literal), not decimal strings."""
-    if any(getattr(meta, "pattern", None) in _NUMBER_PATTERNS for meta in metadata):
+    """Whether strings of this type are free text (scanned): not enum codes (Literal), not decimal
+    strings, not identifiers."""
+    if any(getattr(meta, "pattern", None) in _NOT_TEXT_PATTERNS for meta in metadata):
         return False
     origin = get_origin(annotation)
     if origin is Annotated:

@@ -62,6 +62,18 @@ def _check_language_tag(tag: str) -> str:
     return tag
 
 
+def _check_timestamp_range(moment: dt.datetime) -> dt.datetime:
+    # Timestamps are turned into UTC, store local time and epoch microseconds: a year of headroom at
+    # both ends of the datetime range keeps every conversion in range (otherwise a 500, not a 400).
+    try:
+        year = moment.astimezone(dt.timezone.utc).year
+    except OverflowError:
+        year = 0
+    if not 2 <= year <= 9998:
+        raise ValueError("must be a date-time between the years 0002 and 9998")
+    return moment
+
+
 # [0-9], not \d: the pattern engine's \d also matches other scripts' digits (such as "٥"), which
 # int() would then read as a number.
 DecimalString = Annotated[
@@ -90,7 +102,8 @@ LocalizedText = Annotated[
     dict[LanguageTag, Text],
     Field(min_length=1, description="Text by BCP 47 language tag; at least one language."),
 ]
-Timestamp = Annotated[AwareDatetime, Field(description="Date-time with a UTC offset (RFC 3339).")]
+Timestamp = Annotated[AwareDatetime, AfterValidator(_check_timestamp_range),
+                      Field(description="Date-time with a UTC offset (RFC 3339).")]
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), Field(description="HH:mm")]
 MasterStatus = Literal["ACTIVE", "INACTIVE"]
 ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]

@@ -1,7 +1,8 @@
 """Partner data protection (ingest/data_protection.py): member ids and card numbers are refused.
 
 Card numbers are made here from a prefix and a computed Luhn check digit, so that every number the
-tests use is valid (or invalid) by construction.
+tests use is valid (or invalid) by construction. A card number is refused in free-text fields only
+(Text and FreeString50), never in identifiers (codes and ids).
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ from pydantic import Field
 
 from ingest.data_protection import (
     contains_card_number,
-    has_card_prefix,
     is_email_address,
     is_phone_number,
     luhn_valid,
     protection_problems,
     text_fields,
 )
-from ingest.wire import FreeString50, TradeRecord
+from ingest.wire import FreeString50, Identifier, Text, TradeRecord
 
 PATH = "trade_records[7]"
 OPENED = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=-5)))
@@ -59,6 +59,9 @@ AMEX = card("37", 15)
 MASTERCARD_2_SERIES = card("2221", 16)
 VISA_13 = card("4", 13)
 UNIONPAY_19 = card("62", 19)
+# Luhn-valid numbers that start like no card network's number: cards all the same, by the definition.
+NO_NETWORK_PREFIXES = ("1", "7", "8", "9")
+CARD_LENGTHS = range(13, 20)  # the issue's definition: 13 to 19 digits
 
 
 def record_body(**changes) -> dict:
@@ -187,31 +190,75 @@ def test_values_that_are_not_local_at_domain_dot_tld_are_not_email_addresses(val
 
 def test_the_generated_card_numbers_are_what_they_claim():
     for number, length in ((VISA, 16), (AMEX, 15), (MASTERCARD_2_SERIES, 16), (VISA_13, 13), (UNIONPAY_19, 19)):
-        assert len(number) == length and luhn_valid(number) and has_card_prefix(number)
+        assert len(number) == length and luhn_valid(number)
         assert not luhn_valid(not_luhn(number))
+    for prefix in NO_NETWORK_PREFIXES:
+        for length in range(12, 21):
+            number = card(prefix, length)
+            assert len(number) == length and number.startswith(prefix) and luhn_valid(number)
 
 
+# Every Text or FreeString50 field of a trade record and the models it holds.
 FREE_TEXT_FIELDS = [
-    "member_id", "employee_id", "fiscal_document_no", "order_source", "order_source_detail", "trade_record_id",
-    "original_trade_record_id", "items.0.product_name", "items.0.product_id", "items.0.modifiers.0.option_name",
-    "items.0.modifiers.0.option_id", "payments.0.payment_method_detail", "payments.0.payment_type",
+    "member_id", "order_source", "order_source_detail", "items.0.product_name", "items.0.modifiers.0.option_name",
+    "payments.0.payment_type", "payments.0.payment_method_detail",
+]
+# Every Identifier field: codes and ids, which are not scanned.
+IDENTIFIER_FIELDS = [
+    "trade_record_id", "store_id", "source_transaction_type", "original_trade_record_id", "fiscal_document_no",
+    "employee_id", "items.0.product_id", "items.0.modifiers.0.group_id", "items.0.modifiers.0.option_id",
     "payments.0.payment_id", "payments.0.original_payment_id", "tax_lines.0.tax_code",
 ]
 
 
 @pytest.mark.parametrize("field_path", FREE_TEXT_FIELDS)
-def test_a_card_number_in_any_text_field_is_refused_at_that_field(field_path):
+def test_a_card_number_in_any_free_text_field_is_refused_at_that_field(field_path):
     found = problems(with_value(field_path, grouped(VISA)))
     assert [problem.path for problem in found] == [wire_path(field_path)]
     assert "card number" in found[0].message
+
+
+@pytest.mark.parametrize("number", [VISA, card("1", 16), card("9", 16)], ids=["visa", "prefix-1", "prefix-9"])
+@pytest.mark.parametrize("field_path", IDENTIFIER_FIELDS)
+def test_a_luhn_valid_number_in_an_identifier_is_not_refused(field_path, number):
+    assert len(number) == 16 and luhn_valid(number) and contains_card_number(number)
+    assert problems(with_value(field_path, number)) == []
+
+
+@pytest.mark.parametrize("length", CARD_LENGTHS)
+@pytest.mark.parametrize("prefix", NO_NETWORK_PREFIXES)
+def test_a_luhn_valid_number_is_a_card_number_whatever_its_first_digit(prefix, length):
+    number = card(prefix, length)
+    assert contains_card_number(number) and contains_card_number(grouped(number))
+    (problem,) = problems(with_value("items.0.product_name", f"note {grouped(number)}"))
+    assert problem.path == f"{PATH}.items[0].product_name"
+    assert number not in problem.message and number[-4:] not in problem.message
+
+
+@pytest.mark.parametrize("length", [CARD_LENGTHS[0] - 1, CARD_LENGTHS[-1] + 1])
+@pytest.mark.parametrize("prefix", ("4",) + NO_NETWORK_PREFIXES)
+def test_too_short_and_too_long_digit_strings_pass(prefix, length):
+    number = card(prefix, length)
+    assert luhn_valid(number)
+    assert not contains_card_number(number)
+    assert problems(with_value("items.0.product_name", number)) == []
+
+
+@pytest.mark.parametrize("prefix", ("4",) + NO_NETWORK_PREFIXES)
+def test_a_luhn_invalid_16_digit_number_passes(prefix):
+    number = not_luhn(card(prefix, 16))
+    assert len(number) == 16 and not luhn_valid(number)
+    assert not contains_card_number(number) and not contains_card_number(grouped(number, "-"))
+    assert problems(with_value("items.0.product_name", number)) == []
 
 
 @pytest.mark.parametrize("written", [
     VISA, grouped(VISA), grouped(VISA, "-"), f"paid with {grouped(VISA)} thanks", f"ref 12 {VISA}",
     f"{grouped(VISA)} 2", AMEX, f"{AMEX[:4]} {AMEX[4:10]} {AMEX[10:]}", MASTERCARD_2_SERIES, VISA_13, UNIONPAY_19,
     "".join(chr(ord(char) + 0xFEE0) for char in VISA),  # full-width digits
+    card("0", 16), card("2026", 16),  # no card network's prefix: a card number all the same
 ], ids=["plain", "spaces", "dashes", "in-text", "after-a-number", "before-a-number", "amex", "amex-grouped",
-        "mastercard-2", "visa-13", "unionpay-19", "full-width"])
+        "mastercard-2", "visa-13", "unionpay-19", "full-width", "prefix-0", "date-prefix"])
 def test_card_numbers_are_found_however_they_are_written(written):
     assert contains_card_number(written)
     (problem,) = problems(with_value("items.0.product_name", written))
@@ -226,16 +273,13 @@ def test_card_numbers_are_found_however_they_are_written(written):
     card("4", 20),                      # too long
     VISA + "0000",                      # a longer digit string is not cut up
     next(VISA + d for d in "0123456789" if not luhn_valid(VISA + d)),
-    "7" + VISA,
-    card("2026", 16),                   # a date-like identifier: not a card network's prefix
-    card("1", 16), card("9", 16), card("0", 16),
+    next(d + VISA for d in "123456789" if not luhn_valid(d + VISA)),
     "AB-12345678", "E-042", "M-000123",
 ], ids=["not-luhn", "not-luhn-grouped", "12-digits", "20-digits", "digits-after", "digit-after", "digit-before",
-        "date-prefix",
-        "prefix-1", "prefix-9", "prefix-0", "fiscal-no", "employee", "member"])
+        "fiscal-no", "employee", "member"])
 def test_other_digit_strings_pass(written):
     assert not contains_card_number(written)
-    assert problems(with_value("fiscal_document_no", written)) == []
+    assert problems(with_value("items.0.product_name", written)) == []
 
 
 def test_amounts_and_quantities_are_numbers_not_text():
@@ -246,12 +290,14 @@ def test_amounts_and_quantities_are_numbers_not_text():
     assert problems(body) == []
 
 
-def test_every_card_number_of_the_record_is_reported_in_walk_order():
-    body = record_body(member_id=VISA, employee_id=grouped(AMEX, "-"))
+def test_every_card_number_of_the_free_text_is_reported_in_walk_order():
+    body = record_body(member_id=VISA, order_source=grouped(AMEX, "-"), employee_id=VISA, trade_record_id=AMEX)
     body["items"][0]["modifiers"][0]["option_name"] = f"note {grouped(VISA)}"
+    body["items"][0]["modifiers"][0]["option_id"] = VISA
     body["payments"][0]["payment_method_detail"] = UNIONPAY_19
+    body["payments"][0]["payment_id"] = UNIONPAY_19
     assert [problem.path for problem in problems(body)] == [
-        f"{PATH}.employee_id", f"{PATH}.member_id", f"{PATH}.items[0].modifiers[0].option_name",
+        f"{PATH}.order_source", f"{PATH}.member_id", f"{PATH}.items[0].modifiers[0].option_name",
         f"{PATH}.payments[0].payment_method_detail",
     ]
 
@@ -261,17 +307,27 @@ def test_member_id_problems_come_before_card_numbers():
     assert [problem.path for problem in problems(body)] == [f"{PATH}.member_id", f"{PATH}.order_source_detail"]
 
 
-def test_a_field_added_to_the_model_later_is_covered():
+def test_a_free_text_field_added_to_the_model_later_is_covered_and_an_identifier_is_not():
     class LaterTradeRecord(TradeRecord):
         delivery_note: FreeString50 | None = Field(default=None)
+        courier_remark: Text | None = None
+        platform_order_id: Identifier | None = None
+        platform_refs: list[Identifier] = Field(default_factory=list)
 
-    record = LaterTradeRecord.model_validate(record_body(delivery_note=f"card {grouped(VISA)}"))
-    assert [problem.path for problem in protection_problems(PATH, record, "US")] == [f"{PATH}.delivery_note"]
+    record = LaterTradeRecord.model_validate(record_body(
+        delivery_note=f"card {grouped(VISA)}", courier_remark=card("8", 19), platform_order_id=VISA,
+        platform_refs=[card("1", 16), AMEX]))
+    assert [problem.path for problem in protection_problems(PATH, record, "US")] == [
+        f"{PATH}.delivery_note", f"{PATH}.courier_remark"]
 
 
-def test_the_walk_leaves_out_enums_amounts_and_timestamps():
-    walked = {path.removeprefix(f"{PATH}.") for path, _ in text_fields(TradeRecord.model_validate(record_body()), PATH)}
-    assert {"member_id", "items[0].product_name", "payments[0].payment_type", "tax_lines[0].tax_code"} <= walked
+def test_the_walk_leaves_out_identifiers_enums_amounts_and_timestamps():
+    body = record_body(original_trade_record_id="T-1000")
+    body["payments"][0]["original_payment_id"] = "PAY-0"
+    walked = {path.removeprefix(f"{PATH}.") for path, _ in text_fields(TradeRecord.model_validate(body), PATH)}
+    assert {wire_path(field).removeprefix(f"{PATH}.") for field in FREE_TEXT_FIELDS} <= walked
+    for identifier in IDENTIFIER_FIELDS:
+        assert wire_path(identifier).removeprefix(f"{PATH}.") not in walked
     for left_out in ("order_type", "status", "items[0].product_type", "items[0].tax_category",
                      "payments[0].payment_method", "total_amount", "items[0].quantity", "items[0].unit_price",
                      "tax_lines[0].tax_rate", "payments[0].amount", "opened_at", "business_date"):

@@ -136,6 +136,8 @@ def test_a_store_specific_product_is_priced_in_its_store_currency(partner):
     ("effective_from", "2026-11-01T09:00:00"),   # no UTC offset
     ("last_modified_at", "2026-11-01 09:00"),
     ("last_modified_at", 1762000000),
+    ("last_modified_at", "9999-12-31T23:59:59-01:00"),  # after year 9999 in UTC
+    ("effective_from", "0001-01-01T00:00:00+01:00"),    # before year 1 in UTC
 ])
 def test_an_invalid_value_is_reported_at_its_path(partner, field, value):
     response = partner.put("products", products_batch([product(**{field: value})]))

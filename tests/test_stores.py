@@ -109,6 +109,8 @@ def test_a_missing_required_field_is_reported_at_its_path(partner, field):
     ("last_modified_at", "2026-11-01"),
     ("last_modified_at", 1762000000),
     ("last_modified_at", "yesterday"),
+    ("last_modified_at", "0001-01-01T00:00:00+01:00"),  # before year 1 in UTC
+    ("last_modified_at", "9999-12-31T23:59:59-01:00"),  # after year 9999 in UTC
 ])
 def test_an_invalid_value_is_reported_at_its_path(partner, field, value):
     body = changed(stores_batch(store("S1")), f"stores.0.{field}", value)

@@ -1,0 +1,204 @@
+"""The `hq` command line, run as HQ runs it: a separate process on the host's data."""
+
+import re
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.payloads import problem_of, store, stores_batch
+
+KEY = re.compile(r"^posk_[A-Za-z0-9_-]{43}$")
+
+
+def new_id(prefix: str = "cli") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def ok(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def refused(result: subprocess.CompletedProcess, *words: str) -> str:
+    """A refusal: exit code 1, nothing on stdout, one clear line on stderr naming `words`."""
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    message = result.stderr.strip()
+    assert message.startswith("error: ") and "\n" not in message and "Traceback" not in message, message
+    for word in words:
+        assert word in message, (word, message)
+    return message
+
+
+def rows_of(table: str) -> dict[str, list[str]]:
+    """A printed table by its first column."""
+    return {line.split()[0]: line.split() for line in table.strip().splitlines()[1:]}
+
+
+# --- partners -----------------------------------------------------------------------------------
+
+def test_partner_add_then_list(host):
+    partner_id = new_id()
+    assert f"Added partner {partner_id} (Burger Co)" in ok(host.hq("partner", "add", partner_id, "--name", "Burger Co"))
+    listed = ok(host.hq("partner", "list"))
+    assert listed.splitlines()[0].split() == ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT"]
+    row = next(line for line in listed.splitlines() if line.startswith(partner_id + " "))
+    assert "Burger Co" in row and "ACTIVE" in row and "INACTIVE" not in row
+
+
+def test_a_partner_without_a_name_is_named_by_its_id(host):
+    partner_id = new_id()
+    ok(host.hq("partner", "add", partner_id))
+    assert host.storage().get_partner(partner_id).name == partner_id
+
+
+def test_a_duplicate_partner_is_refused(host):
+    partner_id = new_id()
+    ok(host.hq_in_process("partner", "add", partner_id, "--name", "First"))
+    refused(host.hq("partner", "add", partner_id, "--name", "Second"), partner_id, "already exists")
+    assert host.storage().get_partner(partner_id).name == "First"
+
+
+@pytest.mark.parametrize("partner_id", ["", "a/b", "tab\there", "x" * 101])
+def test_an_invalid_partner_id_is_refused(host, partner_id):
+    refused(host.hq("partner", "add", partner_id), "invalid partner id")
+    assert host.storage().get_partner(partner_id) is None
+
+
+def test_deactivate_and_activate(partner):
+    hq = partner.host.hq
+    assert "PARTNER_INACTIVE" in ok(hq("partner", "deactivate", partner.partner_id))
+    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-2] == "INACTIVE"
+    problem_of(partner.get("mappings/transaction-types"), 403, "PARTNER_INACTIVE")
+    ok(hq("partner", "activate", partner.partner_id))
+    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-2] == "ACTIVE"
+    assert partner.get("mappings/transaction-types").status_code == 200
+
+
+@pytest.mark.parametrize("command", [
+    ("partner", "activate"), ("partner", "deactivate"), ("key", "issue"), ("key", "list"), ("store", "list"),
+])
+def test_an_unknown_partner_is_refused(host, command):
+    partner_id = new_id("nobody")
+    refused(host.hq(*command, partner_id), "unknown partner", partner_id)
+    assert host.storage().get_partner(partner_id) is None  # activate/deactivate did not create it
+
+
+def test_partner_list_on_an_empty_database_says_how_to_add_one(host, tmp_path):
+    env = {**host.env, "POS_DATA_DIR": str(tmp_path / "empty")}
+    result = subprocess.run([sys.executable, "-m", "hq", "partner", "list"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert "partner add" in ok(result)
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+def test_key_issue_prints_the_key_last_and_its_id_before(partner):
+    issued = ok(partner.host.hq("key", "issue", partner.partner_id)).strip().splitlines()
+    key = issued[-1]
+    assert KEY.match(key), issued
+    key_id = re.search(r"\bkey_[0-9a-f]+\b", "\n".join(issued[:-1])).group(0)
+    assert key not in "\n".join(issued[:-1])
+    response = partner.get("mappings/transaction-types", headers=partner.headers(key))
+    assert response.status_code == 200 and response.json()["partner_id"] == partner.partner_id
+    assert key_id in rows_of(ok(partner.host.hq("key", "list", partner.partner_id)))
+
+
+def test_every_issued_key_is_new(partner):
+    keys = {ok(partner.host.hq("key", "issue", partner.partner_id)).strip().splitlines()[-1] for _ in range(2)}
+    assert len(keys) == 2 and partner.key not in keys
+
+
+def test_key_list_shows_ids_and_dates_but_never_a_key(partner):
+    hq = partner.host.hq_in_process
+    second = ok(hq("key", "issue", partner.partner_id)).strip().splitlines()
+    ok(hq("key", "revoke", partner.partner_id, partner.key_id))
+    listed = ok(partner.host.hq("key", "list", partner.partner_id))
+    assert listed.splitlines()[0].split() == ["KEY_ID", "CREATED_AT", "REVOKED_AT"]
+    rows = rows_of(listed)
+    assert len(rows) == 2
+    assert rows[partner.key_id][2] != "-"  # revoked, with its date
+    assert [row[2] for key_id, row in rows.items() if key_id != partner.key_id] == ["-"]
+    assert partner.key not in listed and second[-1] not in listed and "posk_" not in listed
+
+
+def test_key_list_of_a_partner_without_keys_says_how_to_issue_one(host):
+    partner_id = new_id()
+    ok(host.hq_in_process("partner", "add", partner_id))
+    assert f"key issue {partner_id}" in ok(host.hq("key", "list", partner_id))
+
+
+def test_key_revoke(partner):
+    assert "401" in ok(partner.host.hq("key", "revoke", partner.partner_id, partner.key_id))
+    problem_of(partner.get("mappings/transaction-types"), 401, "UNAUTHORIZED")
+
+
+def test_revoking_a_revoked_key_is_refused(partner):
+    ok(partner.host.hq_in_process("key", "revoke", partner.partner_id, partner.key_id))
+    refused(partner.host.hq("key", "revoke", partner.partner_id, partner.key_id), partner.key_id, "already revoked")
+
+
+def test_revoking_an_unknown_key_is_refused(partner):
+    refused(partner.host.hq("key", "revoke", partner.partner_id, "key_000000000000"), "key_000000000000")
+    assert partner.get("mappings/transaction-types").status_code == 200
+
+
+def test_revoking_another_partners_key_is_refused(new_partner):
+    owner, other = new_partner(), new_partner()
+    refused(owner.host.hq("key", "revoke", other.partner_id, owner.key_id), owner.key_id)
+    assert owner.get("mappings/transaction-types").status_code == 200
+
+
+# --- stores -------------------------------------------------------------------------------------
+
+def test_store_register_list_and_unregister(new_partner):
+    partner = new_partner(stores=())
+    hq = partner.host.hq
+    assert "No stores" in ok(hq("store", "list", partner.partner_id))
+    assert "S1, S2" in ok(hq("store", "register", partner.partner_id, "S1", "S2"))
+    assert partner.put("stores", stores_batch(store("S1", currency="JPY", time_zone="Asia/Tokyo"))).status_code == 202
+    rows = rows_of(ok(hq("store", "list", partner.partner_id)))
+    assert rows["S1"] == ["S1", "JPY", "Asia/Tokyo"]
+    assert set(rows) == {"S1", "S2"} and "no master data" in " ".join(rows["S2"])
+    ok(hq("store", "unregister", partner.partner_id, "S2"))
+    assert set(rows_of(ok(hq("store", "list", partner.partner_id)))) == {"S1"}
+    problem_of(partner.put("stores", stores_batch(store("S2"))), 403, "STORE_NOT_ALLOWED")
+
+
+def test_registering_a_registered_store_is_refused_and_registers_nothing(partner):
+    refused(partner.host.hq("store", "register", partner.partner_id, "S2", "S1"), "already registered", "S1")
+    assert partner.host.storage().registered_stores(partner.partner_id) == ["S1"]  # not S2 either
+
+
+def test_unregistering_an_unknown_store_is_refused_and_unregisters_nothing(partner):
+    refused(partner.host.hq("store", "unregister", partner.partner_id, "S1", "S9"), "not registered", "S9")
+    assert partner.host.storage().registered_stores(partner.partner_id) == ["S1"]
+
+
+@pytest.mark.parametrize("store_id", ["", "a/b", "a?b", "a#b", "a\\b", "new\nline", "x" * 101])
+def test_an_invalid_store_id_is_refused(partner, store_id):
+    refused(partner.host.hq("store", "register", partner.partner_id, store_id), "invalid store id")
+    assert partner.host.storage().registered_stores(partner.partner_id) == ["S1"]
+
+
+def test_a_store_id_given_twice_is_refused(partner):
+    refused(partner.host.hq("store", "register", partner.partner_id, "S7", "S7"), "twice")
+
+
+def test_register_for_an_unknown_partner_is_refused(host):
+    partner_id = new_id("nobody")
+    refused(host.hq("store", "register", partner_id, "S1"), "unknown partner", partner_id)
+
+
+# --- usage --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [(), ("partner",), ("partner", "add"), ("key", "revoke", "p-1"), ("shop", "list"),
+                                  ("store", "register", "p-1")])
+def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
+    result = host.hq(*args)
+    assert result.returncode == 2
+    assert "usage:" in result.stderr and result.stdout == ""

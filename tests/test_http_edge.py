@@ -1,0 +1,169 @@
+"""The HTTP edge of every write: bodies, media types, size limit, problem documents, request ids,
+rate limit (spec 1, 7, 8)."""
+
+import json
+
+import pytest
+import requests
+
+from tests.conftest import make_partner, start_host
+from tests.payloads import error_paths, mapping_batch, problem_of, products_batch, store, stores_batch
+
+MAX_BODY = 5 * 1024 * 1024
+WRITES = [("stores", stores_batch), ("products", products_batch), ("mappings/transaction-types", mapping_batch)]
+
+
+def raw_put(partner, path: str, data, content_type: str | None = "application/json", **headers) -> requests.Response:
+    headers = {**partner.headers(), **headers}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
+    return requests.put(partner.host.url(path), data=data, headers=headers, timeout=60)
+
+
+def padded_to(body: dict, size: int) -> bytes:
+    """`body` as JSON of exactly `size` bytes, grown by a field the service ignores."""
+    body = {**body, "padding": ""}
+    bare = len(json.dumps(body, separators=(",", ":")).encode())
+    body["padding"] = "x" * (size - bare)
+    encoded = json.dumps(body, separators=(",", ":")).encode()
+    assert len(encoded) == size
+    return encoded
+
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+@pytest.mark.parametrize("data", [b"{", b'{"batch_id": }', b"not json", b"\xff\xfe{}", b'{"batch_id": "a"}x'],
+                         ids=["unclosed", "no-value", "text", "not-utf8", "trailing"])
+def test_malformed_json_is_invalid(partner, path, make_body, data):
+    assert error_paths(raw_put(partner, path, data)) == ["$"]
+
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+@pytest.mark.parametrize("data", [b"[]", b'"text"', b"42", b"null", b"true", b'[{"batch_id": "x"}]'])
+def test_a_body_that_is_not_an_object_is_invalid(partner, path, make_body, data):
+    assert error_paths(raw_put(partner, path, data)) == ["$"]
+
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+def test_an_empty_body_is_invalid(partner, path, make_body):
+    response = raw_put(partner, path, b"")
+    assert error_paths(response) == ["$"]
+    assert "empty" in response.json()["errors"][0]["message"]
+
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded", "text/json",
+                                          "application/jsonx", "multipart/form-data; boundary=x"])
+def test_a_body_not_sent_as_application_json_is_invalid(partner, path, make_body, content_type):
+    body = make_body()
+    response = raw_put(partner, path, json.dumps(body).encode(), content_type)
+    assert error_paths(response) == ["$"]
+    assert "application/json" in response.json()["detail"]
+    # Nothing was stored: the same batch sent properly is a first acceptance.
+    assert partner.put(path, body).status_code == 202
+
+
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON", "application/json ;charset=UTF-8"])
+def test_application_json_with_parameters_or_other_case_is_accepted(partner, content_type):
+    response = raw_put(partner, "stores", json.dumps(stores_batch(store("S1"))).encode(), content_type)
+    assert response.status_code == 202, response.text
+
+
+def test_non_ascii_text_arrives_intact(partner):
+    body = stores_batch(store("S1", store_name="台北車站店 – Café ☕"))
+    assert raw_put(partner, "stores", json.dumps(body, ensure_ascii=False).encode("utf-8")).status_code == 202
+    assert partner.host.storage().get_store(partner.partner_id, "S1").document["store_name"] == "台北車站店 – Café ☕"
+
+
+# --- body size ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+def test_a_body_just_over_5_mib_is_too_large(partner, path, make_body):
+    body = make_body()
+    response = raw_put(partner, path, padded_to(body, MAX_BODY + 1))
+    problem = problem_of(response, 413, "PAYLOAD_TOO_LARGE")
+    assert str(MAX_BODY) in problem["detail"]
+    assert partner.put(path, body).status_code == 202  # nothing of it was stored
+
+
+@pytest.mark.parametrize("path, make_body", WRITES)
+def test_a_body_of_exactly_5_mib_is_accepted(partner, path, make_body):
+    body = make_body()
+    response = raw_put(partner, path, padded_to(body, MAX_BODY))
+    assert response.status_code == 202, response.text[:500]
+    assert response.json()["batch_id"] == body["batch_id"]
+
+
+def test_a_chunked_body_just_over_5_mib_is_too_large(partner):
+    data = padded_to(stores_batch(store("S1")), MAX_BODY + 1)
+    chunks = (data[start:start + 65536] for start in range(0, len(data), 65536))  # no Content-Length
+    response = requests.put(partner.host.url("stores"), data=chunks, timeout=60,
+                            headers={**partner.headers(), "Content-Type": "application/json"})
+    problem_of(response, 413, "PAYLOAD_TOO_LARGE")
+
+
+def test_a_chunked_body_within_the_limit_is_accepted(partner):
+    data = json.dumps(stores_batch(store("S1"))).encode()
+    response = requests.put(partner.host.url("stores"), data=iter([data[:10], data[10:]]), timeout=60,
+                            headers={**partner.headers(), "Content-Type": "application/json"})
+    assert response.status_code == 202, response.text
+
+
+def test_a_large_body_without_a_key_is_unauthorized_not_too_large(partner):
+    response = raw_put(partner, "stores", padded_to(stores_batch(), MAX_BODY + 1), **{"x-functions-key": ""})
+    problem_of(response, 401, "UNAUTHORIZED")
+
+
+# --- problem documents and request ids ----------------------------------------------------------
+
+def test_a_problem_document_carries_the_request_id(partner):
+    response = raw_put(partner, "stores", b"{")
+    problem = problem_of(response, 400, "INVALID_PAYLOAD")
+    assert problem["type"].startswith("https://") or problem["type"] == "about:blank"
+    assert problem["title"] == "Bad Request"
+    assert problem["request_id"] == response.headers["x-request-id"]
+
+
+def test_a_plain_request_id_of_the_caller_is_kept(partner):
+    response = partner.get("mappings/transaction-types", headers={**partner.headers(), "x-request-id": "pos-42.a_b"})
+    assert response.headers["x-request-id"] == "pos-42.a_b"
+
+
+@pytest.mark.parametrize("given", ["has space", "x" * 65, "new\tline", "<script>"])
+def test_an_unsafe_request_id_is_replaced(partner, given):
+    response = raw_put(partner, "stores", b"[]", **{"x-request-id": given})
+    replaced = response.headers["x-request-id"]
+    assert replaced != given and replaced.isalnum()
+    assert response.json()["request_id"] == replaced
+    assert given not in partner.host.log()
+
+
+def test_problem_details_do_not_echo_what_was_sent(partner):
+    secret = "4111111111111111"
+    body = stores_batch(store("S1", store_name=secret, currency=secret))
+    response = partner.put("stores", body)
+    problem_of(response, 400, "INVALID_PAYLOAD")
+    assert secret not in response.text
+
+
+# --- rate limit ---------------------------------------------------------------------------------
+
+def test_too_many_requests_are_rate_limited_per_partner(tmp_path):
+    limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="3")
+    try:
+        busy, calm = make_partner(limited_host), make_partner(limited_host)
+        # A one-minute window may turn over during the loop: with 7 requests one window still sees 4.
+        statuses = [busy.get("reference/order-types").status_code for _ in range(7)]
+        assert statuses[0] == 200 and 429 in statuses, statuses
+        assert 3 <= statuses.index(429) <= 6, statuses
+        assert set(statuses) == {200, 429}
+        limited = busy.put("stores", stores_batch(store("S1")))
+        if limited.status_code != 429:  # the window turned over just now; use up the new one
+            for _ in range(4):
+                limited = busy.put("stores", stores_batch(store("S1")))
+        problem = problem_of(limited, 429, "RATE_LIMITED")
+        assert 1 <= int(limited.headers["Retry-After"]) <= 60
+        assert limited.headers["Retry-After"] in problem["detail"]
+        assert calm.get("reference/order-types").status_code == 200  # the limit is per partner
+        assert requests.get(limited_host.url("health"), timeout=10).status_code == 200  # no key, no limit
+    finally:
+        limited_host.stop()
