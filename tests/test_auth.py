@@ -33,7 +33,8 @@ def test_the_partners_key_opens_every_endpoint(partner, endpoint):
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=ids)
-@pytest.mark.parametrize("key", [None, "", "posk_not-a-key-anyone-was-given", "x" * 5000], ids=["missing", "empty", "unknown", "long"])
+@pytest.mark.parametrize("key", [None, "", "posk_not-a-key-anyone-was-given", "x" * 5000],
+                         ids=["missing", "empty", "unknown", "long"])
 def test_without_a_valid_key_every_endpoint_is_unauthorized(partner, endpoint, key):
     problem_of(call(partner, *endpoint, key), 401, "UNAUTHORIZED")
 

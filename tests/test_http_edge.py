@@ -62,7 +62,8 @@ def test_a_body_not_sent_as_application_json_is_invalid(partner, path, make_body
     assert partner.put(path, body).status_code == 202
 
 
-@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON", "application/json ;charset=UTF-8"])
+@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON",
+                                          "application/json ;charset=UTF-8"])
 def test_application_json_with_parameters_or_other_case_is_accepted(partner, content_type):
     response = raw_put(partner, "stores", json.dumps(stores_batch(store("S1"))).encode(), content_type)
     assert response.status_code == 202, response.text

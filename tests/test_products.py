@@ -106,7 +106,8 @@ def test_a_price_that_is_not_a_decimal_string_is_invalid(partner, price):
 @pytest.mark.parametrize("currency", ["usd", "US", "XXX", "ABC", 840])
 def test_a_currency_that_is_not_iso_4217_is_invalid(partner, currency):
     # The price's places cannot be judged without a currency: only the currency is reported.
-    assert error_paths(partner.put("products", products_batch([product(currency=currency)]))) == ["products[0].currency"]
+    response = partner.put("products", products_batch([product(currency=currency)]))
+    assert error_paths(response) == ["products[0].currency"]
 
 
 def test_a_store_specific_product_is_priced_in_its_store_currency(partner):
