@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 
 from backends.sqlite_db import SqliteDatabase
-from core.clock import epoch_micros, from_utc_text, to_utc_text
+from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
 from core.ports import (
     AdminError,
     ApiKeyInfo,
@@ -350,7 +350,7 @@ class SqliteStorage:
             return None
         return StoreMaster(row["store_id"], row["currency"], row["country_code"], row["time_zone"],
                            row["workday_start"], bool(row["prices_include_tax"]),
-                           dt.datetime.fromtimestamp(row["last_modified_us"] / 1e6, dt.timezone.utc),
+                           from_epoch_micros(row["last_modified_us"]),
                            orjson.loads(row["document"]))
 
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
@@ -360,7 +360,7 @@ class SqliteStorage:
         if row is None:
             return None
         return ProductMaster(row["product_id"], row["store_key"] or None, row["version"],
-                             dt.datetime.fromtimestamp(row["last_modified_us"] / 1e6, dt.timezone.utc),
+                             from_epoch_micros(row["last_modified_us"]),
                              orjson.loads(row["document"]))
 
     def get_mapping(self, partner_id: str) -> Mapping:
@@ -392,7 +392,7 @@ class SqliteStorage:
                 "total_minor, tax_minor, tip_minor, payments FROM trade_records "
                 "WHERE partner_id = ? AND store_id = ? AND business_date = ?",
                 (partner_id, store_id, business_date.isoformat())).fetchall()
-        return [TradeRecordRow(r[0], r[1], dt.datetime.fromtimestamp(r[2] / 1e6, dt.timezone.utc), store_id,
+        return [TradeRecordRow(r[0], r[1], from_epoch_micros(r[2]), store_id,
                                business_date, r[3], r[4], r[5], r[6], r[7], r[8], orjson.loads(r[9]))
                 for r in rows]
 

@@ -29,3 +29,8 @@ def to_api_text(moment: dt.datetime) -> str:
 def epoch_micros(moment: dt.datetime) -> int:
     delta = moment - dt.datetime(1970, 1, 1, tzinfo=UTC)
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_epoch_micros(micros: int) -> dt.datetime:
+    # Integer arithmetic: a float division loses microseconds and can overflow near year 9999.
+    return dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=micros)
