@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install run test clean
+.PHONY: install run test clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,3 +32,7 @@ test: install
 
 clean:
 	rm -rf $(VENV) node_modules .data .pytest_cache
+
+# Regenerate the checked-in OpenAPI document from the app (a test fails when it drifts).
+openapi: $(STAMP)
+	$(PY) -m api.openapi > docs/openapi.json

@@ -2,6 +2,7 @@
 
 import azure.functions as func
 
+from api.routes import bp as api_document
 from ingest.routes import bp as ingest_routes
 from reconcile.routes import bp as reconcile_functions
 from reference.routes import bp as reference_routes
@@ -12,3 +13,4 @@ app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 app.register_functions(ingest_routes)
 app.register_functions(reference_routes)
 app.register_functions(reconcile_functions)
+app.register_functions(api_document)

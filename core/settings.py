@@ -29,6 +29,15 @@ def load_local_settings(path: Path = LOCAL_SETTINGS_FILE) -> None:
         os.environ.setdefault(name, value)
 
 
+def host_settings(path: Path = PROJECT_ROOT / "host.json") -> dict:
+    """host.json: the Functions host's own settings (route prefix, queue trigger behaviour)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def route_prefix(settings: dict) -> str:
+    return settings.get("extensions", {}).get("http", {}).get("routePrefix", "api").strip("/")
+
+
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:

@@ -10,12 +10,11 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import azure.functions as func
 
-from core.settings import PROJECT_ROOT
+from core.settings import host_settings, route_prefix  # noqa: F401 (re-exported for the host)
 
 
 @dataclass(frozen=True)
@@ -58,14 +57,6 @@ class FunctionTable:
             if matched:
                 found.append((function, matched.groupdict()))
         return sorted(found, key=lambda pair: -pair[0].literal_segments)
-
-
-def host_settings(path: Path = PROJECT_ROOT / "host.json") -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def route_prefix(settings: dict) -> str:
-    return settings.get("extensions", {}).get("http", {}).get("routePrefix", "api").strip("/")
 
 
 def _compile(template: str) -> tuple[re.Pattern, int]:

@@ -14,6 +14,14 @@ from core.clock import utc_now
 from core.ports import BatchMarker, Storage
 
 
+RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
+BATCH_ID_REUSED = "BATCH_ID_REUSED"
+BATCH_WARNING_CODES = {
+    RESEND_BODY_IGNORED: "this batch_id was already received with a different body; the new body was ignored",
+    BATCH_ID_REUSED: "this batch_id was first used on another endpoint; this request was ignored",
+}
+
+
 @dataclass(frozen=True)
 class Warning:
     code: str
@@ -55,10 +63,10 @@ def new_marker(partner_id: str, batch_id, kind: str, record_count: int, body: by
 def replay(stored: BatchMarker, attempted: BatchMarker) -> BatchOutcome:
     warnings = []
     if stored.kind != attempted.kind:
-        warnings.append(Warning("BATCH_ID_REUSED", "batch_id",
+        warnings.append(Warning(BATCH_ID_REUSED, "batch_id",
                                 f"this batch_id was first used for {stored.kind}; this request was ignored"))
     elif stored.body_digest != attempted.body_digest:
-        warnings.append(Warning("RESEND_BODY_IGNORED", "$",
+        warnings.append(Warning(RESEND_BODY_IGNORED, "$",
                                 "this batch_id was already received with a different body; the new body was "
                                 "ignored. Send changed data with a new batch_id."))
     return BatchOutcome(stored.batch_id, stored.record_count, replayed=True, warnings=warnings)

@@ -303,11 +303,13 @@ class DailyClose(WriteBatch):
 
 
 # --- responses ----------------------------------------------------------------------------------
+# What the service answers. The use cases build plain dicts of this shape; these models describe
+# them for the OpenAPI document, and the tests validate real responses against them.
 
 class BatchWarning(WireModel):
-    code: str
-    path: str
-    message: str
+    code: str = Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")
+    path: str = Field(description="Location in the request, for example trade_records[17].total_amount.")
+    message: str = Field(description="Human-readable; may change; must not be parsed.")
 
 
 class BatchResponse(WireModel):
@@ -315,3 +317,94 @@ class BatchResponse(WireModel):
     status: Literal["ACCEPTED", "ALREADY_RECEIVED"]
     record_count: int
     warnings: list[BatchWarning]
+
+
+class CodeEntry(WireModel):
+    code: str
+    name: dict[str, str]
+
+
+class CodeListResponse(WireModel):
+    version: str = Field(description="Date of the code list; changes whenever the list changes.")
+    data: list[CodeEntry]
+
+
+class TransactionType(CodeEntry):
+    is_revenue: bool
+    amount_sign: Literal[1, -1, 0] | None
+    description: str
+
+
+class TransactionTypesResponse(WireModel):
+    version: str = Field(description="Date of the code list; changes whenever the list changes.")
+    data: list[TransactionType]
+
+
+class MappingResponse(WireModel):
+    partner_id: str
+    batch_id: UUID | None
+    updated_at: Timestamp | None
+    mappings: list[MappingEntry]
+
+
+class ControlTotals(WireModel):
+    trade_record_count: int
+    item_row_count: int
+    payment_row_count: int
+    net_sales_amount: Money
+    tax_amount: Money
+    tip_amount: Money
+    payment_total_amount: Money
+
+
+class ReconciliationDetails(WireModel):
+    """What HQ knows beyond the specification's fields, to help find the cause of a mismatch."""
+
+    raw_differences: dict[str, int | str] = Field(description="actual - expected of every field that differs.")
+    batch_count_received: int
+    batch_count_expected: int
+    batch_seqs_received: list[int]
+    missing_batch_seqs: list[int]
+    unmapped_source_codes: list[str]
+    unknown_payment_types: list[str]
+    source_codes: list[str]
+
+
+class DailyCloseStatus(WireModel):
+    store_id: str
+    business_date: dt.date
+    status: Literal["NOT_RECEIVED", "RECEIVED", "MATCHED", "MISMATCHED"]
+    checked_at: Timestamp | None
+    expected: ControlTotals | None
+    actual: ControlTotals | None
+    differences: list[str]
+    details: ReconciliationDetails | None = None
+
+
+class HealthResponse(WireModel):
+    status: Literal["ok", "unavailable"]
+    checks: dict[str, Literal["ok", "unavailable"]]
+
+
+class ProblemItem(WireModel):
+    path: str
+    message: str
+
+
+class Problem(WireModel):
+    """RFC 9457 problem document (application/problem+json)."""
+
+    type: str
+    title: str
+    status: int
+    code: str = Field(description="The specification's error code, for example INVALID_PAYLOAD.")
+    detail: str
+    request_id: str = Field(description="Quote it to HQ support.")
+    errors: list[ProblemItem] | None = Field(default=None, description="Every problem found, with its path.")
+
+
+class OpenApiDocument(BaseModel):
+    """GET /openapi.json: this interface as an OpenAPI 3.1 document."""
+
+    model_config = ConfigDict(extra="allow")
+    openapi: str

@@ -1,0 +1,228 @@
+"""The OpenAPI 3.1 document of the partner interface, generated from the app itself.
+
+Paths and methods come from the HTTP functions registered in function_app.py; request and response
+schemas from the pydantic models in ingest/wire.py; warning codes from the rules; examples from the
+example business day in examples/day/ (which a test pushes through the service). Nothing here is a
+second copy of a route or a model: `OPERATIONS` only says, per function, which model it reads and
+writes and which errors it can answer, and a test fails when a function has no entry.
+
+`python -m api.openapi` prints the document; `docs/openapi.json` is that output, checked in and served
+as it is by GET /openapi.json (a test fails when it drifts from the code).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from core.settings import PROJECT_ROOT, host_settings, route_prefix
+from ingest import wire
+from ingest.batches import BATCH_WARNING_CODES
+from ingest.trade_rules import WARNING_CODES
+
+EXAMPLES = PROJECT_ROOT / "examples" / "day"
+DOCUMENT = PROJECT_ROOT / "docs" / "openapi.json"
+ERRORS = {
+    "INVALID_PAYLOAD": (400, "Invalid type, missing field, invalid enum or code, wrong decimal places, duplicates, "
+                             "values differing from the outer or the store's, badly formatted date; `errors` "
+                             "lists every problem with its path."),
+    "BATCH_TOO_LARGE": (400, "More items than the batch limit (500)."),
+    "UNKNOWN_STANDARD_CODE": (400, "A standard_code is not in the standard transaction type list."),
+    "UNAUTHORIZED": (401, "API key missing, unknown or revoked."),
+    "STORE_NOT_ALLOWED": (403, "A store_id is not registered for the partner."),
+    "PARTNER_INACTIVE": (403, "The partner account is not active."),
+    "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
+    "PAYLOAD_TOO_LARGE": (413, "Body larger than 5 MiB (5,242,880 bytes)."),
+    "RATE_LIMITED": (429, "Too many requests for this partner; retry after Retry-After seconds."),
+    "SERVICE_UNAVAILABLE": (503, "Storage temporarily unavailable; nothing was stored; retry the same request."),
+}
+_AUTHENTICATED = ("UNAUTHORIZED", "PARTNER_INACTIVE", "RATE_LIMITED", "SERVICE_UNAVAILABLE")
+_WRITE = _AUTHENTICATED + ("INVALID_PAYLOAD", "PAYLOAD_TOO_LARGE")
+
+
+@dataclass(frozen=True)
+class Operation:
+    summary: str
+    response: type[BaseModel]
+    errors: tuple[str, ...]
+    request: type[BaseModel] | None = None
+    example: str | None = None  # file in examples/day/
+    success: int = 200
+    authenticated: bool = True
+    description: str = ""
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+OPERATIONS = {
+    "put_stores": Operation("Upsert stores", wire.BatchResponse, _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
+                            wire.StoresBatch, "stores.json", 202),
+    "put_products": Operation("Create or update products and modifier groups", wire.BatchResponse,
+                              _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), wire.ProductsBatch,
+                              "products.json", 202),
+    "put_transaction_type_mapping": Operation(
+        "Replace the transaction type mapping", wire.BatchResponse, _WRITE + ("UNKNOWN_STANDARD_CODE",),
+        wire.MappingsBatch, "mapping.json", 202, description="Full replacement: entries not sent are removed."),
+    "get_transaction_type_mapping": Operation("The mapping in effect", wire.MappingResponse, _AUTHENTICATED),
+    "get_transaction_types": Operation("Standard transaction types", wire.TransactionTypesResponse, _AUTHENTICATED),
+    "get_code_list": Operation("A code list", wire.CodeListResponse, _AUTHENTICATED + ("NOT_FOUND",),
+                               parameters={"code_type": "order-types, order-sources, payment-methods, "
+                                                        "payment-types or tax-categories"}),
+    "post_trade_records": Operation(
+        "Push a batch of transactions of one store and business date", wire.BatchResponse,
+        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), wire.TradeRecordsBatch, "trade-records-NYC-001.json", 202,
+        description="Recording rules that HQ can check are reported as warnings; the records are still accepted."),
+    "post_daily_close": Operation(
+        "Send a store-day's control totals", wire.BatchResponse, _WRITE + ("STORE_NOT_ALLOWED",), wire.DailyClose,
+        "daily-close-NYC-001.json", 202,
+        description="Reconciliation starts after RECONCILE_DELAY_SECONDS (15 minutes by default); the last "
+                    "close received for a store-day wins."),
+    "get_daily_close": Operation(
+        "Reconciliation status of a store-day", wire.DailyCloseStatus,
+        _AUTHENTICATED + ("INVALID_PAYLOAD", "STORE_NOT_ALLOWED"),
+        parameters={"store_id": "Store code, registered for the partner", "business_date": "YYYY-MM-DD"}),
+    "health": Operation("Health of the service and its storage", wire.HealthResponse, (), authenticated=False,
+                        description="200 when storage and queue answer, 503 (same body) when not."),
+    "get_openapi": Operation("This document", wire.OpenApiDocument, (), authenticated=False),
+}
+
+
+def _schemas() -> dict:
+    models = {op.request for op in OPERATIONS.values() if op.request} | {op.response for op in OPERATIONS.values()}
+    pairs = [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)]
+    pairs.append((wire.Problem, "validation"))
+    _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
+    schemas = document["$defs"]
+    codes = {**WARNING_CODES, **BATCH_WARNING_CODES}
+    schemas["BatchWarning"]["properties"]["code"]["description"] = "Warning code. " + "; ".join(
+        f"{code}: {meaning}" for code, meaning in codes.items()) + "."
+    schemas["BatchWarning"]["properties"]["code"]["examples"] = list(codes)
+    schemas["Problem"]["properties"]["code"]["examples"] = list(ERRORS)
+    return schemas
+
+
+def _ref(model: type[BaseModel]) -> dict:
+    return {"$ref": f"#/components/schemas/{model.__name__}"}
+
+
+_HEADERS = {
+    "x-request-id": {"description": "Id of this request; quote it to HQ support.", "schema": {"type": "string"}},
+}
+
+
+def _responses(op: Operation) -> dict:
+    responses: dict = {}
+    ok = {"description": "OK" if op.success == 200 else "Accepted", "headers": _HEADERS,
+          "content": {"application/json": {"schema": _ref(op.response)}}}
+    responses[str(op.success)] = ok
+    if op.success == 202:
+        responses["200"] = {
+            "description": "ALREADY_RECEIVED: this batch_id was received before; the original record_count is "
+                           "returned and nothing is stored again.",
+            "headers": {**_HEADERS, "Idempotent-Replayed": {"description": "Always true on a replay.",
+                                                            "schema": {"type": "string", "enum": ["true"]}}},
+            "content": {"application/json": {"schema": _ref(op.response)}}}
+    if op.response is wire.HealthResponse:
+        responses["503"] = {"description": "Storage or queue unreachable.", "headers": _HEADERS,
+                            "content": {"application/json": {"schema": _ref(op.response)}}}
+    by_status: dict[int, list[str]] = {}
+    for code in op.errors:
+        by_status.setdefault(ERRORS[code][0], []).append(code)
+    for status, codes in sorted(by_status.items()):
+        headers = dict(_HEADERS)
+        if status in (429, 503):
+            headers["Retry-After"] = {"description": "Seconds to wait before retrying.",
+                                      "schema": {"type": "integer"}}
+        responses[str(status)] = {
+            "description": " ".join(f"{code}: {ERRORS[code][1]}" for code in codes),
+            "headers": headers,
+            "content": {"application/problem+json": {"schema": _ref(wire.Problem)}},
+        }
+    return responses
+
+
+def _example(name: str) -> dict:
+    example = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+    return example[0] if isinstance(example, list) else example
+
+
+def _operation(name: str, op: Operation, template: str) -> dict:
+    operation: dict = {"operationId": name, "summary": op.summary, "responses": _responses(op)}
+    if op.description:
+        operation["description"] = op.description
+    operation["security"] = [{"FunctionsKey": []}] if op.authenticated else []
+    parameters = [{"name": param, "in": "path", "required": True, "description": op.parameters.get(param, ""),
+                   "schema": {"type": "string"}}
+                  for param in _path_parameters(template)]
+    if parameters:
+        operation["parameters"] = parameters
+    if op.request is not None:
+        content = {"schema": _ref(op.request)}
+        if op.example:
+            content["example"] = _example(op.example)
+        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
+    return operation
+
+
+def _path_parameters(template: str) -> list[str]:
+    return [segment.strip("{}").split(":")[0] for segment in template.split("/") if segment.startswith("{")]
+
+
+def http_functions(functions) -> list[tuple[str, str, list[str]]]:
+    """(function name, route template, methods) of every HTTP function among `app.get_functions()`."""
+    found = []
+    for function in functions:
+        trigger = function.get_trigger()
+        if trigger.get_binding_name() == "httpTrigger":
+            methods = [str(getattr(m, "value", m)).lower() for m in trigger.methods]
+            found.append((function.get_function_name(), trigger.route, methods))
+    return found
+
+
+def build_document(functions) -> dict:
+    """The document for the functions of `app.get_functions()` (which may be called only once per
+    process: it registers the function names it returns)."""
+    paths: dict = {}
+    for name, template, methods in sorted(http_functions(functions), key=lambda f: f[1]):
+        if name not in OPERATIONS:
+            raise KeyError(f"HTTP function {name} has no entry in api.openapi.OPERATIONS")
+        for method in methods:
+            paths.setdefault(f"/{template}", {})[method] = _operation(name, OPERATIONS[name], template)
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "Partner POS Ingestion Service",
+            "version": "1.0.0",
+            "description": "Partners push stores, products, transaction type mappings, trade records and daily "
+                           "closes; HQ reconciles each store and business date. Every write carries a batch_id "
+                           "(UUID): resending it is safe and answers 200 ALREADY_RECEIVED. Errors are RFC 9457 "
+                           "problem documents with the specification's `code`.",
+        },
+        "servers": [{"url": f"/{route_prefix(host_settings())}"}],
+        "security": [{"FunctionsKey": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"FunctionsKey": {"type": "apiKey", "in": "header", "name": "x-functions-key",
+                                                 "description": "The partner's API key, issued by HQ."}},
+            "schemas": _schemas(),
+        },
+    }
+
+
+def render(document: dict) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+
+
+def main() -> int:
+    from function_app import app
+
+    sys.stdout.write(render(build_document(app.get_functions())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
