@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema

@@ -6,7 +6,6 @@ host serves exactly what Azure would.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field

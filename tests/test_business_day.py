@@ -220,7 +220,7 @@ def test_hq_reconcile_run_and_show(new_partner, host):
 def test_the_sweep_reenqueues_a_close_whose_message_was_lost(tmp_path, new_partner):
     import sqlite3
 
-    from tests.conftest import issue_key, make_partner, start_host
+    from tests.conftest import make_partner, start_host
 
     sweeping = start_host(tmp_path, RECONCILE_DELAY_SECONDS="2", RECONCILE_SWEEP_GRACE_SECONDS="1",
                           RECONCILE_SWEEP_SCHEDULE="* * * * * *")
