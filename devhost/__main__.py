@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     port = args.port if args.port is not None else int(os.environ.get("PORT") or 7071)
 
     from backends.factory import current_backend
-    from backends.sqlite_queue import SqliteQueue
+    from backends.queues import open_queue
     from devhost.functions import host_settings, read_functions, route_prefix
     from devhost.server import FunctionsHttpServer
     from devhost.triggers import QueueTriggerRunner, TimerTriggerRunner
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     table = read_functions(app)
     stop = threading.Event()
     queue_settings = host.get("extensions", {}).get("queues", {})
-    runners = [QueueTriggerRunner(f, SqliteQueue(settings.data_dir, f.queue_name), queue_settings, stop)
+    runners = [QueueTriggerRunner(f, open_queue(settings, f.queue_name), queue_settings, stop)
                for f in table.queues]
     runners += [TimerTriggerRunner(f, stop) for f in table.timers]
 

@@ -1,6 +1,7 @@
-"""Runs the app's queue and timer triggers against the embedded queue, as the Functions host does:
-poll, hide the message for the visibility timeout, delete on success, move it to `<queue>-poison`
-after maxDequeueCount failed attempts (host.json)."""
+"""Runs the app's queue and timer triggers against a queue, as the Functions host does: poll, hide the
+message for the visibility timeout, delete on success, move it to `<queue>-poison` after
+maxDequeueCount failed attempts (host.json). The queue is the embedded SqliteQueue or an AzureQueue:
+anything with their receive/delete/move_to_poison methods and poison_name."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import azure.functions as func
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from backends.sqlite_queue import SqliteQueue
 from devhost.functions import QueueFunction, TimerFunction
 
 log = logging.getLogger("pos.devhost")
@@ -28,7 +28,7 @@ def _timespan_seconds(text: str, default: float) -> float:
 
 
 class QueueTriggerRunner(threading.Thread):
-    def __init__(self, function: QueueFunction, queue: SqliteQueue, queue_settings: dict, stop: threading.Event) -> None:
+    def __init__(self, function: QueueFunction, queue, queue_settings: dict, stop: threading.Event) -> None:
         super().__init__(name=f"queue:{function.name}", daemon=True)
         self.function = function
         self.queue = queue
@@ -52,9 +52,10 @@ class QueueTriggerRunner(threading.Thread):
         message = self.queue.receive(self.visibility)
         if message is None:
             return False
+        # The body as the host hands it over: the bytes the sender wrote (SqliteQueue keeps text).
+        body = message.body if isinstance(message.body, bytes) else message.body.encode()
         try:
-            self.function.handler(func.QueueMessage(id=message.message_id, body=message.body.encode(),
-                                                    pop_receipt=message.pop_receipt))
+            self.function.handler(func.QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt))
         except Exception:
             log.exception("function %s failed on message %s (attempt %d of %d)", self.function.name,
                           message.message_id, message.dequeue_count, self.max_dequeue)

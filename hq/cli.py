@@ -186,11 +186,55 @@ def reconcile_show(backend, args) -> None:
             print(f"{name}: {value}")
 
 
+# -- queue ----------------------------------------------------------------------------------------
+# These take the reconciliation queue (SQLite or Azure Storage, as the settings select), not storage.
+
+def _request_columns(body: bytes | str) -> list[str]:
+    from reconcile import messages
+
+    try:
+        request = messages.decode(body)
+    except ValueError:
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        return ["(not a reconciliation request)", repr(text[:60]), "", ""]
+    return [request.partner_id, request.store_id, request.business_date.isoformat(), request.close_batch_id]
+
+
+@command("queue", "poison list")
+def queue_poison_list(queue, args) -> None:
+    import datetime as dt
+
+    poisoned = queue.poison_messages()
+    if not poisoned:
+        print(f"No poisoned messages on {queue.poison_name}.")
+        return
+    rows = [[m.message_id, to_api_text(dt.datetime.fromtimestamp(m.inserted_at_us / 1e6, dt.timezone.utc)),
+             *_request_columns(m.body)] for m in poisoned]
+    print(_table(["MESSAGE_ID", "INSERTED_AT", "PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "CLOSE_BATCH_ID"], rows))
+    total = queue.poison_count() if hasattr(queue, "poison_count") else len(poisoned)
+    if total > len(poisoned):
+        print(f"Showing the first {len(poisoned)} of about {total}; replay them to see the rest, "
+              "or replay all with: python -m hq queue poison replay --all")
+
+
+@command("queue", "poison replay")
+def queue_poison_replay(queue, args) -> None:
+    if args.all:
+        count = (queue.replay_all_poison() if hasattr(queue, "replay_all_poison")
+                 else sum(queue.replay_poison(m.message_id) for m in queue.poison_messages()))
+        print(f"Replayed {count} poisoned message(s) onto {queue.queue_name}.")
+        return
+    if not queue.replay_poison(args.message_id):
+        raise AdminError(f"no poisoned message {args.message_id} on {queue.poison_name}")
+    print(f"Replayed message {args.message_id} onto {queue.queue_name}: it is visible now, "
+          "with a fresh dequeue count.")
+
+
 # -- parser -----------------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hq", description="HQ operations for the partner POS ingestion service.")
-    groups = parser.add_subparsers(dest="group", required=True, metavar="{partner,key,store,reconcile}")
+    groups = parser.add_subparsers(dest="group", required=True, metavar="{partner,key,store,reconcile,queue}")
 
     partner = groups.add_parser("partner", help="add, list, activate and deactivate partners")
     sub = partner.add_subparsers(dest="action", required=True)
@@ -226,17 +270,33 @@ def build_parser() -> argparse.ArgumentParser:
         command_parser = sub.add_parser(name, help=text)
         for argument in ("partner_id", "store_id", "business_date"):
             command_parser.add_argument(argument)
+
+    queue = groups.add_parser("queue", help="inspect and replay poisoned reconciliation requests")
+    sub = queue.add_subparsers(dest="action", required=True)
+    poison = sub.add_parser("poison", help="messages that failed maxDequeueCount times (host.json)")
+    sub = poison.add_subparsers(dest="subaction", required=True)
+    sub.add_parser("list", help="poisoned messages and the store-day each one names")
+    replay = sub.add_parser("replay", help="put a poisoned message back on the queue, visible now")
+    target = replay.add_mutually_exclusive_group(required=True)
+    target.add_argument("message_id", nargs="?", help="the MESSAGE_ID that `queue poison list` shows")
+    target.add_argument("--all", action="store_true", help="replay every poisoned message")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     load_local_settings()
+    action = " ".join(filter(None, (args.action, getattr(args, "subaction", None))))
     try:
+        settings = Settings.from_env()
+        if args.group == "queue":
+            from backends.queues import open_reconcile_queue
+
+            COMMANDS[(args.group, action)](open_reconcile_queue(settings), args)
+            return 0
         from backends.factory import open_backend
 
-        backend = open_backend(Settings.from_env())
-        COMMANDS[(args.group, args.action)](backend, args)
+        COMMANDS[(args.group, action)](open_backend(settings), args)
     except AdminError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -24,6 +24,8 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytest_plugins = ["tests.emulator_azurite", "tests.emulator_cosmos"]
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -1,0 +1,28 @@
+"""Opens the queue the settings name: the embedded SQLite queue or Azure Storage Queue.
+
+Both classes have the same producer side (the DelayedQueue port) and consumer side (receive, delete,
+move_to_poison, poison_messages, replay_poison), so the local host and `hq` work on either.
+"""
+
+from __future__ import annotations
+
+from core.settings import Settings
+
+
+def open_queue(settings: Settings, queue_name: str):
+    if settings.backend == "sqlite":
+        from backends.sqlite_queue import SqliteQueue
+
+        return SqliteQueue(settings.data_dir, queue_name)
+    if settings.backend == "azure":
+        from backends.azure_queue import AzureQueue
+
+        return AzureQueue.from_settings(settings, queue_name)
+    raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
+
+
+def open_reconcile_queue(settings: Settings):
+    """The queue of reconciliation requests, consumed by the queue-triggered `reconcile_store_day`."""
+    from backends.factory import RECONCILE_QUEUE  # imported here: factory may import this module
+
+    return open_queue(settings, RECONCILE_QUEUE)

@@ -1,0 +1,113 @@
+"""Azurite's queue service for the tests: installed from the npm registry by the project's package.json
+(`make install`), started in memory on a free loopback port, stopped when the session ends.
+
+Registered as a pytest plugin in tests/conftest.py, it gives the session-scoped fixture `azurite`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+AZURITE_QUEUE = ROOT / "node_modules" / ".bin" / "azurite-queue"
+ACCOUNT = "devstoreaccount1"
+# Azurite's published development key: the emulator accepts only this one; it protects nothing.
+ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+
+
+def connection_string(port: int) -> str:
+    return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
+            f"QueueEndpoint=http://127.0.0.1:{port}/{ACCOUNT};")
+
+
+@dataclass(frozen=True)
+class Azurite:
+    port: int
+    process: subprocess.Popen
+    log_path: Path
+
+    @property
+    def queue_endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.port}/{ACCOUNT}"
+
+    @property
+    def connection_string(self) -> str:
+        return connection_string(self.port)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    """Ready when the queue service answers a real request (listing queues), not just a TCP connect."""
+    from azure.core.exceptions import AzureError
+    from azure.storage.queue import LinearRetry, QueueServiceClient
+
+    service = QueueServiceClient.from_connection_string(
+        connection_string(port), retry_policy=LinearRetry(retry_total=0),
+        connection_timeout=1, read_timeout=2)
+    with contextlib.suppress(AzureError):
+        list(service.list_queues(results_per_page=1))
+        return True
+    return False
+
+
+def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
+    """Start azurite-queue in memory; a port taken between choosing and binding it is retried."""
+    if not AZURITE_QUEUE.exists():
+        raise RuntimeError(f"{AZURITE_QUEUE} is missing: run `make install` (npm ci) to install the emulators")
+    for _ in range(attempts):
+        port = _free_port()
+        log_path = work_dir / f"azurite-{port}.log"
+        # cwd is a scratch directory: Azurite writes nothing to the project even if it writes debug files.
+        process = subprocess.Popen(
+            [str(AZURITE_QUEUE), "--queueHost", "127.0.0.1", "--queuePort", str(port), "--inMemoryPersistence",
+             "--extentMemoryLimit", "64", "--silent", "--skipApiVersionCheck", "--disableTelemetry"],
+            cwd=work_dir, stdout=log_path.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        emulator = Azurite(port, process, log_path)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and process.poll() is None:
+            if _answers(port):
+                return emulator
+            time.sleep(0.1)
+        emulator.stop()
+        if "EADDRINUSE" not in emulator.log():
+            raise RuntimeError(f"Azurite did not start on port {port}:\n{emulator.log()}")
+    raise RuntimeError("Azurite could not find a free port")
+
+
+@pytest.fixture(scope="session")
+def azurite():
+    """A running Azurite queue service for the whole session (one per xdist worker)."""
+    work_dir = Path(tempfile.mkdtemp(prefix="azurite-"))
+    emulator = start_azurite(work_dir)
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
+        if not os.environ.get("KEEP_EMULATOR_LOGS"):
+            shutil.rmtree(work_dir, ignore_errors=True)

@@ -1,0 +1,104 @@
+"""The Cosmos DB emulator for tests: @vercel/cosmosdb-server from node_modules (`make install`), on a
+free loopback port over HTTPS (self-signed certificate), started once per test session.
+
+The emulator accepts any key; the published key of Microsoft's emulator is used so that the code path
+is the one of a real account key. `tests/cosmosdb_server_fixes.js` is preloaded into the emulator to
+close two gaps with Cosmos DB (a 404 for a missing item, keep-alive connections): see that file.
+
+Registered as a pytest plugin in tests/conftest.py; a test asks for the `cosmos_emulator` fixture.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "node_modules" / ".bin" / "cosmosdb-server"
+FIXES = Path(__file__).resolve().with_name("cosmosdb_server_fixes.js")
+EMULATOR_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU9DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class CosmosEmulator:
+    endpoint: str
+    key: str
+    process: subprocess.Popen
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def command(port: int) -> list[str]:
+    """How to run the emulator on `port` (also usable for a local run against the emulator)."""
+    node = shutil.which("node")
+    if node is None or not SERVER.exists():
+        raise RuntimeError("the Cosmos DB emulator is not installed: run `make install` (needs node and npm)")
+    return [node, "--require", str(FIXES), str(SERVER), "--port", str(port), "--host", "127.0.0.1"]
+
+
+def _answers(endpoint: str) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the emulator's self-signed certificate
+        try:
+            requests.get(endpoint, verify=False, timeout=2)
+            return True
+        except requests.ConnectionError:
+            return False
+
+
+def start_cosmos_emulator(log_path: Path, timeout_seconds: float = 30) -> CosmosEmulator:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):  # another process may take the free port before the emulator binds it
+        emulator = _start_on(_free_port(), log_path, timeout_seconds)
+        if emulator is not None:
+            return emulator
+    raise RuntimeError(f"the Cosmos DB emulator found no free port:\n{log_path.read_text(errors='replace')}")
+
+
+def _start_on(port: int, log_path: Path, timeout_seconds: float) -> CosmosEmulator | None:
+    with log_path.open("wb") as log_file:
+        process = subprocess.Popen(command(port), cwd=ROOT, stdout=log_file, stderr=subprocess.STDOUT)
+    emulator = CosmosEmulator(f"https://127.0.0.1:{port}/", EMULATOR_KEY, process, log_path)
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            if "EADDRINUSE" in emulator.log():
+                return None
+            raise RuntimeError(f"the Cosmos DB emulator exited:\n{emulator.log()}")
+        if _answers(emulator.endpoint):
+            return emulator
+        time.sleep(0.1)
+    emulator.stop()
+    raise RuntimeError(f"the Cosmos DB emulator did not answer within {timeout_seconds} s:\n{emulator.log()}")
+
+
+@pytest.fixture(scope="session")
+def cosmos_emulator(tmp_path_factory) -> CosmosEmulator:
+    emulator = start_cosmos_emulator(tmp_path_factory.mktemp("cosmos") / "emulator.log")
+    yield emulator
+    emulator.stop()

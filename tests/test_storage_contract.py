@@ -1,0 +1,547 @@
+"""One contract for the Storage port (core/ports.py), run against every adapter: SQLite, and Cosmos DB on
+the emulator. Each test makes its own partners (unique ids), so the Cosmos DB adapter shares one
+database per module while SQLite gets a fresh file per test; the answers must be the same."""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+import uuid
+from dataclasses import replace
+
+import pytest
+
+from backends.cosmos_storage import CosmosStorage
+from backends.sqlite_storage import SqliteStorage
+from core.ports import (
+    AdminError,
+    ApiKeyInfo,
+    BatchMarker,
+    ClosedDay,
+    KeyOwner,
+    Mapping,
+    ModifierGroupMaster,
+    Partner,
+    ProductMaster,
+    StoreMaster,
+    TradeRecordRow,
+)
+
+UTC = dt.timezone.utc
+T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
+DAY = dt.date(2026, 11, 20)
+NEXT_DAY = dt.date(2026, 11, 21)
+RACERS = 8
+
+# The emulator's self-signed certificate (verification is off for loopback endpoints only).
+pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+
+
+@pytest.fixture(scope="module")
+def cosmos_storage(cosmos_emulator):
+    storage = CosmosStorage(cosmos_emulator.endpoint, f"contract-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
+                            create_containers=True)
+    yield storage
+    storage.close()
+
+
+@pytest.fixture(params=["sqlite", "cosmos"])
+def storage(request, tmp_path):
+    if request.param == "sqlite":
+        return SqliteStorage(tmp_path)
+    return request.getfixturevalue("cosmos_storage")
+
+
+def new_id(prefix: str = "p") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture
+def partner(storage) -> str:
+    partner_id = new_id()
+    storage.add_partner(partner_id, "Partner", T0)
+    storage.register_stores(partner_id, ["S1", "S2"], T0)
+    return partner_id
+
+
+def marker(partner_id: str, kind: str, count: int = 1, *, digest: str = "digest", batch_id: str | None = None,
+           store_id: str | None = None, business_date: dt.date | None = None, seq: int | None = None) -> BatchMarker:
+    return BatchMarker(partner_id, batch_id or str(uuid.uuid4()), kind, count, digest, T0, store_id, business_date, seq)
+
+
+def record(trade_record_id: str, version: int = 1, modified: dt.datetime = T0, store_id: str = "S1",
+           business_date: dt.date = DAY, total: int = 1000, **fields) -> TradeRecordRow:
+    values = {"source_transaction_type": "01", "item_rows": 2, "payment_rows": 1, "total_minor": total,
+              "tax_minor": 80, "tip_minor": 0, "payments_minor": {"SALE": total},
+              "document_json": f'{{"v": {version}}}'}
+    values.update(fields)
+    return TradeRecordRow(trade_record_id, version, modified, store_id, business_date, **values)
+
+
+def save_records(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1) -> BatchMarker | None:
+    first = rows[0]
+    return storage.save_trade_records(
+        marker(partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date,
+               seq=seq), list(rows))
+
+
+def day_rows(storage, partner_id: str, store_id: str = "S1", business_date: dt.date = DAY) -> dict:
+    return {row.trade_record_id: row for row in storage.store_day_rows(partner_id, store_id, business_date)}
+
+
+def run_together(count: int, work) -> list:
+    """Run work(i) on `count` threads released at the same moment; the results in order."""
+    barrier = threading.Barrier(count)
+    results: list = [None] * count
+    failures: list = []
+
+    def run(index: int) -> None:
+        barrier.wait()
+        try:
+            results[index] = work(index)
+        except Exception as error:  # reported below, in the test's thread
+            failures.append(error)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures, failures
+    return results
+
+
+# -- HQ administration ----------------------------------------------------------------------------
+
+def test_partners_are_added_once_listed_and_read(storage):
+    partner_id = new_id()
+    assert storage.get_partner(partner_id) is None
+    assert storage.add_partner(partner_id, "Name", T0) == Partner(partner_id, "Name", True, T0)
+    assert storage.get_partner(partner_id) == Partner(partner_id, "Name", True, T0)
+    with pytest.raises(AdminError, match=f"^partner {partner_id} already exists$"):
+        storage.add_partner(partner_id, "Other", T0)
+    assert storage.get_partner(partner_id).name == "Name"
+    listed = [p for p in storage.list_partners() if p.partner_id == partner_id]
+    assert listed == [Partner(partner_id, "Name", True, T0)]
+    ids = [p.partner_id for p in storage.list_partners()]
+    assert ids == sorted(ids)
+
+
+def test_a_partner_is_deactivated_and_reactivated(storage, partner):
+    assert storage.set_partner_active(partner, False).active is False
+    assert storage.get_partner(partner).active is False
+    assert storage.set_partner_active(partner, True) == Partner(partner, "Partner", True, T0)
+    with pytest.raises(AdminError, match="^unknown partner nobody$"):
+        storage.set_partner_active("nobody", False)
+
+
+def test_keys_are_found_by_hash_listed_and_revoked(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    later = T0 + dt.timedelta(minutes=1)
+    hash_a, hash_b = uuid.uuid4().hex * 2, uuid.uuid4().hex * 2
+    assert storage.add_key(partner, "key_b", hash_b, later) == ApiKeyInfo("key_b", partner, later, None)
+    storage.add_key(partner, "key_a", hash_a, T0)
+    assert storage.list_keys(partner) == [ApiKeyInfo("key_a", partner, T0, None),
+                                          ApiKeyInfo("key_b", partner, later, None)]
+    assert storage.list_keys(other) == []
+    owner = Partner(partner, "Partner", True, T0)
+    assert storage.find_key(hash_a) == KeyOwner(owner, "key_a", hash_a, False)
+    assert storage.find_key(uuid.uuid4().hex * 2) is None
+
+    revoked_at = T0 + dt.timedelta(hours=1)
+    assert storage.revoke_key(partner, "key_a", revoked_at) == ApiKeyInfo("key_a", partner, T0, revoked_at)
+    assert storage.find_key(hash_a) == KeyOwner(owner, "key_a", hash_a, True)
+    assert storage.find_key(hash_b).revoked is False
+    assert storage.list_keys(partner)[0] == ApiKeyInfo("key_a", partner, T0, revoked_at)
+    with pytest.raises(AdminError, match="^key key_a is already revoked$"):
+        storage.revoke_key(partner, "key_a", revoked_at)
+    with pytest.raises(AdminError, match=f"^partner {other} has no key key_b$"):
+        storage.revoke_key(other, "key_b", revoked_at)
+    with pytest.raises(AdminError, match=f"^partner {partner} has no key key_x$"):
+        storage.revoke_key(partner, "key_x", revoked_at)
+
+    storage.set_partner_active(partner, False)
+    assert storage.find_key(hash_b).partner.active is False
+
+
+def test_key_operations_need_a_known_partner(storage):
+    for call in (lambda: storage.add_key("nobody", "k", "h" * 64, T0), lambda: storage.list_keys("nobody"),
+                 lambda: storage.revoke_key("nobody", "k", T0)):
+        with pytest.raises(AdminError, match="^unknown partner nobody$"):
+            call()
+
+
+def test_stores_are_registered_and_unregistered_all_or_nothing(storage):
+    partner_id = new_id()
+    storage.add_partner(partner_id, "P", T0)
+    many = [f"S{i:02d}" for i in range(6)]
+    storage.register_stores(partner_id, many[::-1], T0)
+    assert storage.registered_stores(partner_id) == many
+    with pytest.raises(AdminError, match=f"^already registered for {partner_id}: S01, S03$"):
+        storage.register_stores(partner_id, ["NEW", "S03", "S01"], T0)
+    assert "NEW" not in storage.registered_stores(partner_id)
+    with pytest.raises(AdminError, match=f"^not registered for {partner_id}: X, Y$"):
+        storage.unregister_stores(partner_id, ["S00", "Y", "X"])
+    assert storage.registered_stores(partner_id) == many
+    storage.unregister_stores(partner_id, ["S00", "S05"])
+    assert storage.registered_stores(partner_id) == many[1:5]
+    # a few stores (point reads) and many (one query) give the same answers
+    assert storage.unregistered(partner_id, {"S01", "S00"}) == {"S00"}
+    assert storage.unregistered(partner_id, set(many) | {"Z"}) == {"S00", "S05", "Z"}
+    assert storage.unregistered(partner_id, set()) == set()
+    assert storage.unregistered(new_id(), {"S01"}) == {"S01"}
+    for call in (lambda: storage.register_stores("nobody", ["S"], T0), lambda: storage.registered_stores("nobody"),
+                 lambda: storage.unregister_stores("nobody", ["S"])):
+        with pytest.raises(AdminError, match="^unknown partner nobody$"):
+            call()
+
+
+def test_identifiers_with_unusual_characters_are_kept_apart(storage):
+    first, second = new_id("a|b"), new_id("a")
+    for partner_id in (first, second):
+        storage.add_partner(partner_id, partner_id, T0)
+    storage.register_stores(first, ["c"], T0)
+    odd = ["b|c", "%7C", "~7C", "a%2Fb", "x y ", "店 1", "+=&"]
+    storage.register_stores(second, odd, T0)
+    assert storage.registered_stores(first) == ["c"]
+    assert storage.registered_stores(second) == sorted(odd)
+    assert storage.unregistered(first, {"b|c", "c"}) == {"b|c"}
+    assert storage.unregistered(second, {"a%2Fb", "a/b"}) == {"a/b"}
+    store = StoreMaster("a%2Fb", "JPY", "JP", "Asia/Tokyo", "04:00", True, T0, {"store_id": "a%2Fb"})
+    storage.save_stores(marker(second, "stores"), [store])
+    assert storage.get_store(second, "a%2Fb") == store
+    row = record("t%25 1~", store_id="店 1")
+    save_records(storage, second, row)
+    assert storage.store_day_rows(second, "店 1", DAY) == [row]
+    storage.save_products(marker(second, "products"), [ProductMaster("p|1", "x y ", 1, T0, {"n": 1})], [])
+    assert storage.get_product(second, "p|1", "x y ") == ProductMaster("p|1", "x y ", 1, T0, {"n": 1})
+    assert storage.get_product(second, "p", "1|x y ") is None
+
+
+def test_payment_directions_are_set_per_partner(storage, partner):
+    assert storage.payment_directions(partner) == {}
+    storage.set_payment_direction(partner, "GIFT", 1)
+    storage.set_payment_direction(partner, "PAYOUT", -1)
+    storage.set_payment_direction(partner, "GIFT", 0)
+    assert storage.payment_directions(partner) == {"GIFT": 0, "PAYOUT": -1}
+    assert storage.payment_directions(new_id()) == {}
+    with pytest.raises(AdminError, match="^unknown partner nobody$"):
+        storage.set_payment_direction("nobody", "GIFT", 1)
+
+
+# -- request admission ----------------------------------------------------------------------------
+
+def test_requests_are_counted_per_partner_and_window(storage, partner):
+    other = new_id()
+    assert [storage.count_request(partner, 600) for _ in range(3)] == [1, 2, 3]
+    assert storage.count_request(other, 600) == 1
+    assert storage.count_request(partner, 660) == 1
+    assert storage.count_request(partner, 660) == 2
+
+
+def test_concurrent_requests_are_all_counted(storage, partner):
+    counts = run_together(RACERS, lambda _: storage.count_request(partner, 1200))
+    assert sorted(counts) == list(range(1, RACERS + 1))
+
+
+def test_ping_answers(storage):
+    storage.ping()
+
+
+# -- batches and their markers --------------------------------------------------------------------
+
+def test_a_batch_is_accepted_once_and_a_resend_gets_the_stored_marker(storage, partner):
+    assert storage.find_batch(partner, "unknown") is None
+    first = marker(partner, "stores", digest="first")
+    store = StoreMaster("S1", "USD", "US", "America/New_York", "05:00", False, T0, {"store_id": "S1", "n": 1})
+    assert storage.save_stores(first, [store]) is None
+    assert storage.find_batch(partner, first.batch_id) == first
+    assert storage.find_batch(new_id(), first.batch_id) is None
+
+    resend = replace(first, body_digest="second", received_at=T0 + dt.timedelta(hours=1))
+    changed = replace(store, last_modified_at=T0 + dt.timedelta(days=1), document={"store_id": "S1", "n": 2})
+    assert storage.save_stores(resend, [changed]) == first  # the stored marker; the body is ignored
+    assert storage.get_store(partner, "S1") == store
+    # a batch_id first used on another endpoint answers with the marker of that endpoint
+    assert storage.replace_mapping(replace(first, kind="mappings"), [{"source_code": "x"}]) == first
+    assert storage.get_mapping(partner) == Mapping(None, None, [])
+
+
+def test_markers_keep_every_field(storage, partner):
+    full = marker(partner, "trade-records", 3, store_id="S2", business_date=NEXT_DAY, seq=7)
+    assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]) is None
+    assert storage.find_batch(partner, full.batch_id) == full
+
+
+def test_stores_keep_the_latest_modification(storage, partner):
+    assert storage.get_store(partner, "S1") is None
+    base = StoreMaster("S1", "USD", "US", "America/New_York", "05:00", True, T0, {"v": "base"})
+    storage.save_stores(marker(partner, "stores"), [base])
+    older = replace(base, currency="EUR", last_modified_at=T0 - dt.timedelta(seconds=1), document={"v": "older"})
+    storage.save_stores(marker(partner, "stores"), [older])
+    assert storage.get_store(partner, "S1") == base
+    same_time = replace(base, time_zone="America/Chicago", document={"v": "same time"})
+    storage.save_stores(marker(partner, "stores"), [same_time])
+    assert storage.get_store(partner, "S1") == same_time  # equal: the newer request wins
+    newer = replace(base, country_code="CA", prices_include_tax=False, last_modified_at=T0 + dt.timedelta(days=1),
+                    document={"v": "newer"})
+    other_store = replace(base, store_id="S2", document={"v": "S2"})
+    storage.save_stores(marker(partner, "stores", 2), [newer, other_store])
+    assert storage.get_store(partner, "S1") == newer
+    assert storage.get_store(partner, "S2") == other_store
+    assert storage.get_store(new_id(), "S1") is None
+
+
+def test_products_keep_the_highest_version_per_store_scope(storage, partner):
+    assert storage.get_product(partner, "P1", None) is None
+    everywhere = ProductMaster("P1", None, 2, T0, {"name": "v2"})
+    in_s1 = ProductMaster("P1", "S1", 1, T0, {"name": "S1 v1"})
+    group = ModifierGroupMaster("G1", {"group_id": "G1"})
+    assert storage.save_products(marker(partner, "products", 2), [everywhere, in_s1], [group]) is None
+    assert storage.get_product(partner, "P1", None) == everywhere
+    assert storage.get_product(partner, "P1", "S1") == in_s1
+    assert storage.get_product(partner, "P1", "S2") is None
+
+    lower = ProductMaster("P1", None, 1, T0 + dt.timedelta(days=1), {"name": "v1 later"})
+    equal_earlier = ProductMaster("P1", None, 2, T0 - dt.timedelta(seconds=1), {"name": "v2 earlier"})
+    storage.save_products(marker(partner, "products", 2), [lower, equal_earlier], [])
+    assert storage.get_product(partner, "P1", None) == everywhere
+    equal_later = ProductMaster("P1", None, 2, T0 + dt.timedelta(seconds=1), {"name": "v2 later"})
+    storage.save_products(marker(partner, "products"), [equal_later], [replace(group, document={"changed": True})])
+    assert storage.get_product(partner, "P1", None) == equal_later
+    higher_earlier = ProductMaster("P1", None, 3, T0 - dt.timedelta(days=1), {"name": "v3"})
+    storage.save_products(marker(partner, "products"), [higher_earlier], [])
+    assert storage.get_product(partner, "P1", None) == higher_earlier
+    assert storage.get_product(partner, "P1", "S1") == in_s1
+
+
+def test_the_mapping_is_replaced_by_each_batch(storage, partner):
+    assert storage.get_mapping(partner) == Mapping(None, None, [])
+    first = marker(partner, "mappings", 1)
+    entries = [{"source_code": "01", "standard_code": "SALE"}]
+    assert storage.replace_mapping(first, entries) is None
+    assert storage.get_mapping(partner) == Mapping(first.batch_id, T0, entries)
+    second = replace(marker(partner, "mappings", 2), received_at=T0 + dt.timedelta(hours=2))
+    new_entries = [{"source_code": "01", "standard_code": "REFUND"}, {"source_code": "02", "standard_code": "SALE"}]
+    assert storage.replace_mapping(second, new_entries) is None
+    assert storage.get_mapping(partner) == Mapping(second.batch_id, second.received_at, new_entries)
+    assert storage.get_mapping(partner).standard_code_of() == {"01": "REFUND", "02": "SALE"}
+    assert storage.replace_mapping(first, entries) == first
+    assert storage.get_mapping(partner).batch_id == second.batch_id
+
+
+# -- trade records: the latest version for the whole partner --------------------------------------
+
+def test_trade_records_are_stored_with_their_narrow_fields(storage, partner):
+    huge = 2**60 + 1  # beyond a double's exact integers
+    far = dt.datetime(9000, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)  # epoch microseconds beyond 2**53
+    rows = [record("T1"), record("T2", total=-250, tax_minor=-20, tip_minor=5, item_rows=0, payment_rows=2,
+                                 payments_minor={"REFUND": -200, "ADJUSTMENT": -50}, source_transaction_type="R"),
+            record("T3", 4, far, total=huge, payments_minor={"SALE": huge})]
+    assert save_records(storage, partner, *rows) is None
+    assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
+    assert storage.store_day_rows(partner, "S2", DAY) == []
+    assert storage.store_day_rows(partner, "S1", NEXT_DAY) == []
+    assert storage.store_day_rows(new_id(), "S1", DAY) == []
+
+
+def test_the_higher_version_wins_and_an_older_one_sent_later_changes_nothing(storage, partner):
+    save_records(storage, partner, record("T1", 2, total=200))
+    save_records(storage, partner, record("T1", 1, T0 + dt.timedelta(days=1), total=100))
+    assert day_rows(storage, partner)["T1"] == record("T1", 2, total=200)
+    save_records(storage, partner, record("T1", 3, T0 - dt.timedelta(days=1), total=300))
+    assert day_rows(storage, partner) == {"T1": record("T1", 3, T0 - dt.timedelta(days=1), total=300)}
+
+
+def test_equal_versions_need_a_strictly_later_modification(storage, partner):
+    save_records(storage, partner, record("T1", 1, total=100))
+    save_records(storage, partner, record("T1", 1, total=999))  # the same version resent: no change
+    save_records(storage, partner, record("T1", 1, T0 - dt.timedelta(microseconds=1), total=998))
+    assert day_rows(storage, partner)["T1"].total_minor == 100
+    later = record("T1", 1, T0 + dt.timedelta(microseconds=1), total=101)
+    save_records(storage, partner, later)
+    assert day_rows(storage, partner) == {"T1": later}
+
+
+def test_a_later_version_moves_the_record_to_another_store_day(storage, partner):
+    save_records(storage, partner, record("T1", 1), record("T2", 1))
+    moved = record("T1", 2, store_id="S2", business_date=NEXT_DAY, total=222)
+    save_records(storage, partner, moved)
+    assert set(day_rows(storage, partner)) == {"T2"}
+    assert day_rows(storage, partner, "S2", NEXT_DAY) == {"T1": moved}
+    # the old version resent to its old day does not come back
+    save_records(storage, partner, record("T1", 1))
+    assert set(day_rows(storage, partner)) == {"T2"}
+    # the same version and time claimed for another day: the first one received stays
+    save_records(storage, partner, record("T1", 2, store_id="S1", business_date=DAY, total=333))
+    assert set(day_rows(storage, partner)) == {"T2"}
+    back = record("T1", 3, total=333)
+    save_records(storage, partner, back)
+    assert day_rows(storage, partner) == {"T1": back, "T2": record("T2", 1)}
+    assert day_rows(storage, partner, "S2", NEXT_DAY) == {}
+
+
+def test_versions_are_per_partner(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    save_records(storage, partner, record("T1", 5))
+    save_records(storage, other, record("T1", 1))
+    assert day_rows(storage, other)["T1"].version == 1
+    assert day_rows(storage, partner)["T1"].version == 5
+
+
+def test_batch_seqs_list_the_trade_record_batches_of_a_store_day(storage, partner):
+    assert storage.batch_seqs(partner, "S1", DAY) == []
+    save_records(storage, partner, record("T1"), seq=2)
+    first = marker(partner, "trade-records", store_id="S1", business_date=DAY, seq=1)
+    storage.save_trade_records(first, [record("T2")])
+    storage.save_trade_records(replace(first, body_digest="resent"), [record("T3")])  # a resend: not counted
+    save_records(storage, partner, record("T4", store_id="S2"), seq=9)
+    close = ClosedDay("S1", DAY, "c1", "USD", {}, T0, T0, "RECEIVED")
+    storage.save_daily_close(marker(partner, "daily-close", batch_id="c1", store_id="S1", business_date=DAY), close)
+    assert storage.batch_seqs(partner, "S1", DAY) == [1, 2]
+    assert storage.batch_seqs(partner, "S2", DAY) == [9]
+    assert set(day_rows(storage, partner)) == {"T1", "T2"}
+
+
+# -- daily closes and reconciliation results ------------------------------------------------------
+
+def close_day(storage, partner_id: str, batch_id: str, store_id: str = "S1", business_date: dt.date = DAY,
+              due_at: dt.datetime = T0, expected: dict | None = None) -> ClosedDay:
+    day = ClosedDay(store_id, business_date, batch_id, "USD", expected or {"trade_record_count": 1}, T0, due_at,
+                    "RECEIVED")
+    saved = storage.save_daily_close(
+        marker(partner_id, "daily-close", batch_id=batch_id, store_id=store_id, business_date=business_date), day)
+    assert saved is None
+    return day
+
+
+def result_of(day: ClosedDay, status: str = "MATCHED") -> ClosedDay:
+    return replace(day, status=status, checked_at=T0 + dt.timedelta(minutes=20),
+                   actual={"trade_record_count": 1, "net_sales_amount": "9.20"},
+                   differences=[] if status == "MATCHED" else ["net_sales_amount"],
+                   details={"batch_seqs_received": [1], "source_codes": ["01"]})
+
+
+def test_a_result_is_saved_only_for_the_latest_close(storage, partner):
+    assert storage.get_closed_day(partner, "S1", DAY) is None
+    first = close_day(storage, partner, "close-1")
+    assert storage.get_closed_day(partner, "S1", DAY) == first
+    checked = result_of(first, "MISMATCHED")
+    assert storage.save_result(partner, checked) is True
+    assert storage.get_closed_day(partner, "S1", DAY) == checked
+
+    second = close_day(storage, partner, "close-2", expected={"trade_record_count": 2})
+    assert storage.get_closed_day(partner, "S1", DAY) == second  # the result is reset with the new close
+    assert storage.save_result(partner, result_of(first)) is False
+    assert storage.get_closed_day(partner, "S1", DAY) == second
+    assert storage.save_result(partner, result_of(second)) is True
+    assert storage.get_closed_day(partner, "S1", DAY) == result_of(second)
+    assert storage.save_result(partner, result_of(replace(second, business_date=NEXT_DAY))) is False
+
+
+def test_a_resent_close_changes_nothing(storage, partner):
+    first = close_day(storage, partner, "close-1")
+    storage.save_result(partner, result_of(first))
+    resend = marker(partner, "daily-close", batch_id="close-1", store_id="S1", business_date=DAY, digest="other")
+    stored = storage.save_daily_close(resend, replace(first, expected={"changed": True}))
+    assert stored == replace(resend, body_digest="digest")
+    assert storage.get_closed_day(partner, "S1", DAY) == result_of(first)
+
+
+def test_closed_days_are_listed_by_date_and_store_and_filtered_by_status(storage, partner):
+    later = close_day(storage, partner, "c-a", "S1", NEXT_DAY)
+    s2 = close_day(storage, partner, "c-b", "S2", DAY)
+    s1 = close_day(storage, partner, "c-c", "S1", DAY)
+    storage.save_result(partner, result_of(s2))
+    assert storage.closed_days(partner) == [s1, result_of(s2), later]
+    assert storage.closed_days(partner, "RECEIVED") == [s1, later]
+    assert storage.closed_days(partner, "MATCHED") == [result_of(s2)]
+    assert storage.closed_days(partner, "MISMATCHED") == []
+    assert storage.closed_days(new_id()) == []
+
+
+def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves_them(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    now = T0 + dt.timedelta(hours=1)
+    overdue = close_day(storage, partner, "c-1", "S1", DAY, due_at=now - dt.timedelta(seconds=1))
+    not_yet = close_day(storage, partner, "c-2", "S2", DAY, due_at=now)
+    checked = close_day(storage, partner, "c-3", "S1", NEXT_DAY, due_at=now - dt.timedelta(hours=1))
+    storage.save_result(partner, result_of(checked))
+    elsewhere = close_day(storage, other, "c-4", "S9", DAY, due_at=now - dt.timedelta(minutes=5))
+
+    def due() -> set:
+        return {(p, day.store_id, day.business_date, day.close_batch_id) for p, day in storage.days_due(now)
+                if p in (partner, other)}
+
+    assert due() == {(partner, "S1", DAY, "c-1"), (other, "S9", DAY, "c-4")}
+    assert dict(storage.days_due(now))[partner] == overdue
+    storage.postpone(partner, "S1", DAY, now + dt.timedelta(minutes=5))
+    assert storage.get_closed_day(partner, "S1", DAY) == replace(overdue, due_at=now + dt.timedelta(minutes=5))
+    assert due() == {(other, "S9", DAY, "c-4")}
+    storage.postpone(partner, "S9", DAY, now)  # no close there: nothing happens
+    assert storage.get_closed_day(partner, "S9", DAY) is None
+    assert elsewhere.status == not_yet.status == "RECEIVED"
+
+
+# -- races ----------------------------------------------------------------------------------------
+
+def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
+    batch = marker(partner, "trade-records", 5, store_id="S1", business_date=DAY, seq=1)
+    rows = [record(f"T{i}") for i in range(5)]
+    outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows))
+    assert outcomes.count(None) == 1
+    assert [outcome for outcome in outcomes if outcome is not None] == [batch] * (RACERS - 1)
+    assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
+    assert storage.batch_seqs(partner, "S1", DAY) == [1]
+
+
+def test_concurrent_duplicates_of_a_close_store_it_once(storage, partner):
+    day = ClosedDay("S1", DAY, "close-x", "USD", {"n": 1}, T0, T0, "RECEIVED")
+    batch = marker(partner, "daily-close", batch_id="close-x", store_id="S1", business_date=DAY)
+    outcomes = run_together(RACERS, lambda _: storage.save_daily_close(batch, day))
+    assert outcomes.count(None) == 1 and outcomes.count(batch) == RACERS - 1
+    assert storage.get_closed_day(partner, "S1", DAY) == day
+
+
+def test_concurrent_versions_of_a_record_leave_the_highest(storage, partner):
+    versions = run_together(RACERS, lambda i: save_records(storage, partner, record("T1", i + 1, total=i + 1)))
+    assert versions == [None] * RACERS
+    assert day_rows(storage, partner) == {"T1": record("T1", RACERS, total=RACERS)}
+
+
+def test_concurrent_versions_moving_between_days_leave_the_highest_in_its_day_only(storage, partner):
+    days = [("S1", DAY), ("S2", DAY), ("S1", NEXT_DAY)]
+    for round_ in range(3):
+        trade_record_id = f"M{round_}"
+
+        def write(i: int, trade_record_id: str = trade_record_id):
+            store_id, business_date = days[i % len(days)]
+            return save_records(storage, partner, record(trade_record_id, i + 1, store_id=store_id,
+                                                         business_date=business_date, total=i + 1))
+
+        run_together(RACERS, write)
+        final_store, final_day = days[(RACERS - 1) % len(days)]
+        for store_id, business_date in days:
+            found = day_rows(storage, partner, store_id, business_date).get(trade_record_id)
+            if (store_id, business_date) == (final_store, final_day):
+                assert found == record(trade_record_id, RACERS, store_id=store_id, business_date=business_date,
+                                       total=RACERS)
+            else:
+                assert found is None, (store_id, business_date, found)
+
+
+def test_a_result_saved_while_a_new_close_arrives_is_dropped(storage, partner):
+    first = close_day(storage, partner, "close-1")
+    second = ClosedDay("S1", DAY, "close-2", "USD", {"n": 2}, T0, T0, "RECEIVED")
+    second_marker = marker(partner, "daily-close", batch_id="close-2", store_id="S1", business_date=DAY)
+
+    def work(i: int):
+        if i % 2:
+            return storage.save_result(partner, result_of(first))
+        return storage.save_daily_close(second_marker, second)
+
+    run_together(4, work)
+    assert storage.get_closed_day(partner, "S1", DAY) == second
