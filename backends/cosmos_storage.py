@@ -25,7 +25,6 @@ import functools
 import hashlib
 import ipaddress
 import json
-import os
 import re
 import string
 import warnings
@@ -108,19 +107,6 @@ class _Contention(Exception):
 
 def load_container_definitions(path: Path = CONTAINERS_FILE) -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["containers"]
-
-
-def marker_ttl_days_from_env() -> int:
-    raw = os.environ.get("BATCH_MARKER_TTL_DAYS", "").strip()
-    if not raw:
-        return DEFAULT_MARKER_TTL_DAYS
-    try:
-        days = int(raw)
-    except ValueError:
-        raise ValueError(f"setting BATCH_MARKER_TTL_DAYS must be an integer, got {raw!r}") from None
-    if days < 0:
-        raise ValueError("setting BATCH_MARKER_TTL_DAYS must be 0 (keep markers forever) or more days")
-    return days
 
 
 def is_loopback(endpoint: str) -> bool:
@@ -313,7 +299,7 @@ class CosmosStorage:
     def from_settings(cls, settings: Settings) -> CosmosStorage:
         return cls(settings.cosmos_endpoint, settings.cosmos_database, key=settings.cosmos_key or None,
                    create_containers=settings.cosmos_create_containers,
-                   marker_ttl_days=marker_ttl_days_from_env())
+                   marker_ttl_days=settings.batch_marker_ttl_days)
 
     def _open(self, database_name: str, definitions: list[dict], create: bool) -> dict:
         if create:

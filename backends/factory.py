@@ -6,11 +6,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from backends.queues import open_reconcile_queue
 from core.ports import DelayedQueue, Storage
 from core.settings import Settings
-
-RECONCILE_QUEUE = "reconcile-requests"
-
 
 @dataclass(frozen=True)
 class Backend:
@@ -18,15 +16,19 @@ class Backend:
     storage: Storage
     queue: DelayedQueue
 
-
-def open_backend(settings: Settings) -> Backend:
+def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
-        from backends.sqlite_queue import SqliteQueue
         from backends.sqlite_storage import SqliteStorage
 
-        return Backend(settings, SqliteStorage(settings.data_dir), SqliteQueue(settings.data_dir, RECONCILE_QUEUE))
-    raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite')")
+        return SqliteStorage(settings.data_dir)
+    if settings.backend == "azure":
+        from backends.cosmos_storage import CosmosStorage
 
+        return CosmosStorage.from_settings(settings)
+    raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
+
+def open_backend(settings: Settings) -> Backend:
+    return Backend(settings, open_storage(settings), open_reconcile_queue(settings))
 
 @functools.cache
 def current_backend() -> Backend:

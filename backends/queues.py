@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from core.settings import Settings
 
+RECONCILE_QUEUE = "reconcile-requests"
+
 
 def open_queue(settings: Settings, queue_name: str):
     if settings.backend == "sqlite":
@@ -23,6 +25,4 @@ def open_queue(settings: Settings, queue_name: str):
 
 def open_reconcile_queue(settings: Settings):
     """The queue of reconciliation requests, consumed by the queue-triggered `reconcile_store_day`."""
-    from backends.factory import RECONCILE_QUEUE  # imported here: factory may import this module
-
     return open_queue(settings, RECONCILE_QUEUE)

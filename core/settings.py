@@ -68,6 +68,7 @@ class Settings:
     cosmos_database: str
     cosmos_create_containers: bool
     storage_connection: str
+    batch_marker_ttl_days: int
     log_level: str
 
     @classmethod
@@ -87,5 +88,6 @@ class Settings:
             cosmos_database=os.environ.get("COSMOS_DATABASE", "pos"),
             cosmos_create_containers=_bool("COSMOS_CREATE_CONTAINERS", False),
             storage_connection=os.environ.get("AzureWebJobsStorage", ""),
+            batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 90),  # see docs/decisions.md, Cosmos DB
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
         )

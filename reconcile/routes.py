@@ -5,7 +5,8 @@ import logging
 import azure.functions as func
 
 from api.http import handle
-from backends.factory import RECONCILE_QUEUE, current_backend
+from backends.factory import current_backend
+from backends.queues import RECONCILE_QUEUE
 from reconcile import messages, service
 from reconcile.status import daily_close_status
 

@@ -22,7 +22,7 @@ import pytest
 from azure.storage.queue import LinearRetry, QueueClient
 
 from backends.azure_queue import MAX_DELAY_SECONDS, AzureQueue, host_message_encoding
-from backends.factory import RECONCILE_QUEUE
+from backends.queues import RECONCILE_QUEUE
 from backends.queues import open_reconcile_queue
 from backends.sqlite_queue import SqliteQueue
 from backends.sqlite_storage import SqliteStorage

@@ -120,7 +120,7 @@ def test_settings_open_the_adapter(cosmos_emulator, database_name, monkeypatch):
     with pytest.raises(ValueError, match="BATCH_MARKER_TTL_DAYS"):
         CosmosStorage.from_settings(Settings.from_env())
     monkeypatch.delenv("BATCH_MARKER_TTL_DAYS")
-    assert cosmos_storage.marker_ttl_days_from_env() == cosmos_storage.DEFAULT_MARKER_TTL_DAYS
+    assert Settings.from_env().batch_marker_ttl_days == cosmos_storage.DEFAULT_MARKER_TTL_DAYS
 
 
 @pytest.mark.parametrize("endpoint, verify", [
