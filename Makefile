@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?=
 
-.PHONY: install run test clean openapi
+.PHONY: install run run-azure test clean openapi
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ install: $(STAMP) $(NODE_STAMP)
 
 run: $(STAMP)
 	$(PY) -m devhost
+
+# The same app on the Azure adapters: Cosmos DB and Storage Queue emulators, started and stopped here.
+run-azure: install
+	$(PY) -m devhost --emulators
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -4,6 +4,7 @@ matters for correctness lives here: every instance sees the same storage)."""
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 
 from backends.queues import open_reconcile_queue
@@ -28,6 +29,8 @@ def open_storage(settings: Settings) -> Storage:
     raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
 
 def open_backend(settings: Settings) -> Backend:
+    # The Azure SDKs log every HTTP request at INFO; our own log lines say what matters.
+    logging.getLogger("azure").setLevel(logging.WARNING)
     return Backend(settings, open_storage(settings), open_reconcile_queue(settings))
 
 @functools.cache

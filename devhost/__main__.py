@@ -33,8 +33,40 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m devhost", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (default $PORT or 7071)")
+    parser.add_argument("--emulators", action="store_true",
+                        help="start the Cosmos DB and Azurite emulators (in memory) and use the Azure backend")
     args = parser.parse_args(argv)
 
+    emulators = _start_emulators() if args.emulators else []
+    try:
+        return _serve(args)
+    finally:
+        for emulator in emulators:
+            emulator.stop()
+
+
+def _start_emulators() -> list:
+    """The full Azure path on one machine: Cosmos DB and Storage Queue emulators, data in memory."""
+    import tempfile
+    from pathlib import Path
+
+    from devhost.azurite_emulator import start_azurite
+    from devhost.cosmos_emulator import start_cosmos_emulator
+
+    work = Path(tempfile.mkdtemp(prefix="pos-emulators-"))
+    print("Starting the Cosmos DB and Azurite emulators (data in memory, gone when the host stops) ...", flush=True)
+    cosmos = start_cosmos_emulator(work / "cosmos.log")
+    azurite = start_azurite(work)
+    os.environ.update({"POS_BACKEND": "azure", "COSMOS_ENDPOINT": cosmos.endpoint, "COSMOS_KEY": cosmos.key,
+                       "COSMOS_CREATE_CONTAINERS": "true", "AzureWebJobsStorage": azurite.connection_string})
+    print(f"  Cosmos DB emulator at {cosmos.endpoint}, Azurite queues at {azurite.queue_endpoint}\n"
+          "  For hq in another terminal (the emulators' published development keys):\n"
+          f"  export POS_BACKEND=azure COSMOS_ENDPOINT={cosmos.endpoint} COSMOS_KEY='{cosmos.key}' "
+          f"AzureWebJobsStorage='{azurite.connection_string}'", flush=True)
+    return [cosmos, azurite]
+
+
+def _serve(args) -> int:
     load_local_settings()
     settings = Settings.from_env()
     logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,

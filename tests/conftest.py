@@ -24,7 +24,7 @@ import requests
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytest_plugins = ["tests.emulator_azurite", "tests.emulator_cosmos"]
+pytest_plugins = ["tests.emulators"]
 
 
 def free_port() -> int:
@@ -116,6 +116,28 @@ def host(tmp_path_factory) -> LocalHost:
     running = start_host(tmp_path_factory.mktemp("host"))
     yield running
     running.stop()
+
+
+@pytest.fixture(scope="session")
+def azure_host(tmp_path_factory, cosmos_emulator) -> LocalHost:
+    """The local host on the Azure adapters: Cosmos DB emulator (its own database) and its own Azurite,
+    so no other test touches its queue."""
+    from devhost.azurite_emulator import start_azurite
+
+    tmp = tmp_path_factory.mktemp("azure-host")
+    azurite = start_azurite(tmp)
+    running = start_host(tmp, POS_BACKEND="azure", COSMOS_ENDPOINT=cosmos_emulator.endpoint,
+                         COSMOS_KEY=cosmos_emulator.key, COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
+                         COSMOS_CREATE_CONTAINERS="true", AzureWebJobsStorage=azurite.connection_string)
+    yield running
+    running.stop()
+    azurite.stop()
+
+
+@pytest.fixture(scope="session", params=["sqlite", "azure"])
+def backend_host(request) -> LocalHost:
+    """The local host on each backend in turn: end-to-end tests that use it run on both."""
+    return request.getfixturevalue("host" if request.param == "sqlite" else "azure_host")
 
 
 @dataclass

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
+from tests.conftest import make_partner
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
 DAY = "2026-11-20"
+
+
+@pytest.fixture
+def partner(backend_host):
+    """Business days run on the embedded backend and on the Azure adapters (emulators)."""
+    return make_partner(backend_host)
+
+
+@pytest.fixture
+def new_partner(backend_host):
+    return lambda stores=("S1",), prefix="p": make_partner(backend_host, tuple(stores), prefix)
 DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
 
 
@@ -197,7 +211,8 @@ def test_closes_and_results_are_per_partner(new_partner):
     assert first.get("daily-close/S2/2026-11-20").status_code == 403
 
 
-def test_hq_reconcile_run_and_show(new_partner, host):
+def test_hq_reconcile_run_and_show(new_partner, backend_host):
+    host = backend_host
     partner = new_partner(stores=("S1",))
     open_store(partner)
     record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)])
@@ -217,10 +232,10 @@ def test_hq_reconcile_run_and_show(new_partner, host):
     assert bad.returncode == 1 and "YYYY-MM-DD" in bad.stderr
 
 
-def test_the_sweep_reenqueues_a_close_whose_message_was_lost(tmp_path, new_partner):
+def test_the_sweep_reenqueues_a_close_whose_message_was_lost(tmp_path):
     import sqlite3
 
-    from tests.conftest import make_partner, start_host
+    from tests.conftest import start_host
 
     sweeping = start_host(tmp_path, RECONCILE_DELAY_SECONDS="2", RECONCILE_SWEEP_GRACE_SECONDS="1",
                           RECONCILE_SWEEP_SCHEDULE="* * * * * *")

@@ -13,7 +13,7 @@ from backends import cosmos_storage
 from backends.cosmos_storage import CosmosStorage, load_container_definitions
 from core.ports import BackendUnavailable, BatchMarker
 from core.settings import Settings
-from tests.emulator_cosmos import EMULATOR_KEY, start_cosmos_emulator
+from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
 from tests.test_storage_contract import (
     DAY,
     NEXT_DAY,
@@ -144,7 +144,7 @@ def test_tls_verification_cannot_be_turned_off_for_a_remote_endpoint():
 # -- outages --------------------------------------------------------------------------------------
 
 def test_an_unreachable_account_at_start_is_backend_unavailable():
-    from tests.emulator_cosmos import _free_port
+    from devhost.cosmos_emulator import _free_port
 
     with pytest.raises(BackendUnavailable):
         CosmosStorage(f"https://127.0.0.1:{_free_port()}/", key=EMULATOR_KEY)

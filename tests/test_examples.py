@@ -24,6 +24,7 @@ BUSINESS_DATE = "2026-11-20"
 STORES = ("NYC-001", "TKY-001")
 RESPONSE_LINE = re.compile(r"^(PUT|POST) (\S+) .* -> (\d{3}) (\S+) record_count=(\d+) warnings=(\d+)$", re.M)
 EXPONENT = {"USD": 2, "JPY": 0}
+from tests.conftest import make_partner
 
 
 def load(name: str):
@@ -66,8 +67,8 @@ def checked_at(run: subprocess.CompletedProcess) -> dict[str, str]:
     return found
 
 
-def test_the_example_day_reconciles_clean_and_re_runs(new_partner):
-    partner = new_partner(stores=STORES)
+def test_the_example_day_reconciles_clean_and_re_runs(backend_host):
+    partner = make_partner(backend_host, STORES)  # on both backends: SQLite and the Azure emulators
 
     first = run_script(partner.host, partner.key)
     assert_clean_run(first, partner.key, {"ACCEPTED"})

@@ -1,11 +1,10 @@
-"""The Cosmos DB emulator for tests: @vercel/cosmosdb-server from node_modules (`make install`), on a
-free loopback port over HTTPS (self-signed certificate), started once per test session.
+"""The Cosmos DB emulator: @vercel/cosmosdb-server from node_modules (`make install`), on a free
+loopback port over HTTPS (self-signed certificate), for the tests and for `make run-azure`.
 
 The emulator accepts any key; the published key of Microsoft's emulator is used so that the code path
-is the one of a real account key. `tests/cosmosdb_server_fixes.js` is preloaded into the emulator to
+is the one of a real account key. `devhost/cosmosdb_server_fixes.js` is preloaded into the emulator to
 close two gaps with Cosmos DB (a 404 for a missing item, keep-alive connections): see that file.
 
-Registered as a pytest plugin in tests/conftest.py; a test asks for the `cosmos_emulator` fixture.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 import requests
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,10 +93,3 @@ def _start_on(port: int, log_path: Path, timeout_seconds: float) -> CosmosEmulat
         time.sleep(0.1)
     emulator.stop()
     raise RuntimeError(f"the Cosmos DB emulator did not answer within {timeout_seconds} s:\n{emulator.log()}")
-
-
-@pytest.fixture(scope="session")
-def cosmos_emulator(tmp_path_factory) -> CosmosEmulator:
-    emulator = start_cosmos_emulator(tmp_path_factory.mktemp("cosmos") / "emulator.log")
-    yield emulator
-    emulator.stop()

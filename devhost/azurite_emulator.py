@@ -1,22 +1,16 @@
-"""Azurite's queue service for the tests: installed from the npm registry by the project's package.json
-(`make install`), started in memory on a free loopback port, stopped when the session ends.
-
-Registered as a pytest plugin in tests/conftest.py, it gives the session-scoped fixture `azurite`.
+"""Azurite's queue service: installed from the npm registry by the project's package.json
+(`make install`), started in memory on a free loopback port, for the tests and for `make run-azure`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 AZURITE_QUEUE = ROOT / "node_modules" / ".bin" / "azurite-queue"
@@ -98,16 +92,3 @@ def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
         if "EADDRINUSE" not in emulator.log():
             raise RuntimeError(f"Azurite did not start on port {port}:\n{emulator.log()}")
     raise RuntimeError("Azurite could not find a free port")
-
-
-@pytest.fixture(scope="session")
-def azurite():
-    """A running Azurite queue service for the whole session (one per xdist worker)."""
-    work_dir = Path(tempfile.mkdtemp(prefix="azurite-"))
-    emulator = start_azurite(work_dir)
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
-        if not os.environ.get("KEEP_EMULATOR_LOGS"):
-            shutil.rmtree(work_dir, ignore_errors=True)
