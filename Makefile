@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 4
 
 .PHONY: install run run-azure test clean openapi
 
