@@ -3,12 +3,14 @@
 import azure.functions as func
 
 from api.routes import bp as api_document
+from api.telemetry import configure_telemetry
 from ingest.routes import bp as ingest_routes
 from reconcile.routes import bp as reconcile_functions
 from reference.routes import bp as reference_routes
 
 # Keys are checked by the app itself (ingest/access.py): the host does not tell the worker which
 # function key was used, and partners must map to their own identity.
+configure_telemetry()  # Application Insights when APPLICATIONINSIGHTS_CONNECTION_STRING is set
 app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
 app.register_functions(ingest_routes)
 app.register_functions(reference_routes)

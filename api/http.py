@@ -16,6 +16,7 @@ from typing import Callable
 import azure.functions as func
 import orjson
 
+from api import telemetry
 from backends.factory import Backend, current_backend
 from core import errors
 from core.errors import ApiError
@@ -92,10 +93,13 @@ def _request_id(req: func.HttpRequest) -> str:
     return uuid.uuid4().hex
 
 
-def handle(req: func.HttpRequest, action: Callable[[Call], Result], *, authenticated: bool = True) -> func.HttpResponse:
+def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: func.Context | None = None, *,
+           authenticated: bool = True) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
     partner_id = None
+    body: object = None
+    error_code = None
     try:
         backend = current_backend()
         partner = None
@@ -107,19 +111,23 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], *, authentic
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
     except ApiError as error:
+        error_code = error.code
         response = problem_response(error, request_id)
     except BackendUnavailable:
-        log.exception("backend unavailable request_id=%s", request_id)
+        log.exception("backend unavailable", extra={"request_id": request_id})
+        error_code = "SERVICE_UNAVAILABLE"
         response = problem_response(errors.service_unavailable(
             "Storage is temporarily unavailable; nothing was stored. Retry the same request later."), request_id)
     except Exception:
-        log.exception("unexpected error request_id=%s", request_id)
+        log.exception("unexpected error", extra={"request_id": request_id})
+        error_code = "INTERNAL_ERROR"
         response = problem_response(ApiError(500, "INTERNAL_ERROR",
                                              "Unexpected error; nothing is lost if you retry the same request. "
                                              "Quote the request_id to HQ support."), request_id)
-    log.info("request method=%s url_path=%s partner_id=%s status=%s duration_ms=%.1f request_id=%s",
-             req.method, _path_of(req.url), partner_id, response.status_code,
-             (time.perf_counter() - started) * 1000, request_id)
+    telemetry.record_request(
+        function=context.function_name if context else "", invocation_id=context.invocation_id if context else "",
+        request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,
+        duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, body=body, error_code=error_code)
     return response
 
 

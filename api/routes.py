@@ -21,5 +21,5 @@ def _document() -> dict:
 
 
 @bp.route(route="openapi.json", methods=["GET"])
-def get_openapi(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: (200, _document()), authenticated=False)
+def get_openapi(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: (200, _document()), context, authenticated=False)

@@ -69,8 +69,11 @@ def _start_emulators() -> list:
 def _serve(args) -> int:
     load_local_settings()
     settings = Settings.from_env()
-    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from api.telemetry import JsonFormatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter())  # structured, like Application Insights customDimensions
+    logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     port = args.port if args.port is not None else int(os.environ.get("PORT") or 7071)
 
     from backends.factory import current_backend

@@ -6,14 +6,17 @@ host serves exactly what Azure would.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
 import azure.functions as func
 
-from core.settings import host_settings, route_prefix  # noqa: F401 (re-exported for the host)
+from core.settings import PROJECT_ROOT, host_settings, route_prefix  # noqa: F401 (re-exported for the host)
 
 
 @dataclass(frozen=True)
@@ -99,3 +102,47 @@ def read_functions(app: func.FunctionApp) -> FunctionTable:
         else:
             raise ValueError(f"the local host cannot run {kind} function {name}")
     return table
+
+
+class InvocationContext(func.Context):
+    """What the Functions worker gives a function that asks for `context`: one id per invocation."""
+
+    def __init__(self, function_name: str) -> None:
+        self._function_name = function_name
+        self._invocation_id = str(uuid.uuid4())
+
+    @property
+    def invocation_id(self) -> str:
+        return self._invocation_id
+
+    @property
+    def function_name(self) -> str:
+        return self._function_name
+
+    @property
+    def function_directory(self) -> str:
+        return str(PROJECT_ROOT)
+
+    @property
+    def trace_context(self):
+        return None
+
+    @property
+    def retry_context(self):
+        return None
+
+    @property
+    def thread_local_storage(self):
+        return None
+
+
+@functools.cache
+def _wants_context(handler: Callable) -> bool:
+    return "context" in inspect.signature(handler).parameters
+
+
+def invoke(name: str, handler: Callable, trigger_value):
+    """Call a function as the worker does: the trigger value, and `context` when it asks for it."""
+    if _wants_context(handler):
+        return handler(trigger_value, context=InvocationContext(name))
+    return handler(trigger_value)

@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import azure.functions as func
 import orjson
 
-from devhost.functions import FunctionTable
+from devhost.functions import FunctionTable, invoke
 
 # The Functions front end refuses bodies over 100 MB before the app sees them; so does this host.
 HOST_BODY_LIMIT = 100 * 1024 * 1024
@@ -51,7 +51,7 @@ class FunctionsHttpServer(ThreadingHTTPServer):
         request = func.HttpRequest(method, f"http://{host}{target}", headers=headers,
                                    params=dict(parse_qsl(split.query)), route_params=route_params, body=body)
         try:
-            response = function.handler(request)
+            response = invoke(function.name, function.handler, request)
         except Exception:
             log.exception("function %s raised", function.name)
             return _problem(500, "INTERNAL_ERROR", "The function failed; see the host log.")

@@ -14,7 +14,7 @@ import azure.functions as func
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from devhost.functions import QueueFunction, TimerFunction
+from devhost.functions import QueueFunction, TimerFunction, invoke
 
 log = logging.getLogger("pos.devhost")
 
@@ -55,7 +55,8 @@ class QueueTriggerRunner(threading.Thread):
         # The body as the host hands it over: the bytes the sender wrote (SqliteQueue keeps text).
         body = message.body if isinstance(message.body, bytes) else message.body.encode()
         try:
-            self.function.handler(func.QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt))
+            invoke(self.function.name, self.function.handler,
+                   func.QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt))
         except Exception:
             log.exception("function %s failed on message %s (attempt %d of %d)", self.function.name,
                           message.message_id, message.dequeue_count, self.max_dequeue)
@@ -86,6 +87,6 @@ class TimerTriggerRunner(threading.Thread):
 
     def _fire(self, past_due: bool) -> None:
         try:
-            self.function.handler(TimerRequest(past_due=past_due))
+            invoke(self.function.name, self.function.handler, TimerRequest(past_due=past_due))
         except Exception:
             log.exception("timer function %s failed", self.function.name)

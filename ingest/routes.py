@@ -1,4 +1,5 @@
-"""HTTP functions of the master-data writes and reads (spec 4.1, 4.2, 4.5, 4.6). Thin by design."""
+"""HTTP functions of the partner writes and the mapping read (spec 4.1, 4.2, 4.5-4.8). Thin by design:
+each one names its use case; api/http.py does keys, limits, bodies, errors and telemetry."""
 
 import azure.functions as func
 
@@ -9,34 +10,36 @@ bp = func.Blueprint()
 
 
 @bp.route(route="stores", methods=["PUT"])
-def put_stores(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(stores.put_stores(call.storage, call.partner, call.json_body())))
+def put_stores(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(
+        stores.put_stores(call.storage, call.partner, call.json_body())), context)
 
 
 @bp.route(route="products", methods=["PUT"])
-def put_products(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(products.put_products(call.storage, call.partner, call.json_body())))
+def put_products(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: batch_result(
+        products.put_products(call.storage, call.partner, call.json_body())), context)
 
 
 @bp.route(route="mappings/transaction-types", methods=["PUT"])
-def put_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
+def put_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: batch_result(
-        mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())))
+        mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())), context)
 
 
 @bp.route(route="mappings/transaction-types", methods=["GET"])
-def get_transaction_type_mapping(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: (200, mappings.get_mapping(call.storage, call.partner)))
+def get_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: (200, mappings.get_mapping(call.storage, call.partner)), context)
 
 
 @bp.route(route="trade-records", methods=["POST"])
-def post_trade_records(req: func.HttpRequest) -> func.HttpResponse:
+def post_trade_records(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: batch_result(
-        trade_records.post_trade_records(call.storage, call.partner, call.json_body())))
+        trade_records.post_trade_records(call.storage, call.partner, call.json_body())), context)
 
 
 @bp.route(route="daily-close", methods=["POST"])
-def post_daily_close(req: func.HttpRequest) -> func.HttpResponse:
+def post_daily_close(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: batch_result(daily_close.post_daily_close(
         call.storage, call.backend.queue, call.partner, call.json_body(),
-        call.backend.settings.reconcile_delay_seconds)))
+        call.backend.settings.reconcile_delay_seconds)), context)

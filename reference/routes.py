@@ -11,8 +11,8 @@ bp = func.Blueprint()
 
 
 @bp.route(route="reference/transaction-types", methods=["GET"])
-def get_transaction_types(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: (200, code_list(TRANSACTION_TYPES).public_view()))
+def get_transaction_types(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: (200, code_list(TRANSACTION_TYPES).public_view()), context)
 
 
 def _code_list(code_type: str):
@@ -22,8 +22,8 @@ def _code_list(code_type: str):
 
 
 @bp.route(route="reference/{code_type}", methods=["GET"])
-def get_code_list(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, lambda call: _code_list(call.route("code_type")))
+def get_code_list(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, lambda call: _code_list(call.route("code_type")), context)
 
 
 def _health(call):
@@ -39,5 +39,5 @@ def _health(call):
 
 
 @bp.route(route="health", methods=["GET"])
-def health(req: func.HttpRequest) -> func.HttpResponse:
-    return handle(req, _health, authenticated=False)
+def health(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, _health, context, authenticated=False)

@@ -153,9 +153,9 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
     real = registered._function.get_user_function()
     given = []
 
-    def reconcile_store_day(msg):
+    def reconcile_store_day(msg, context):
         given.append(msg)
-        return real(msg)
+        return real(msg, context)
 
     assert runner(queue, reconcile_store_day).run_once()
     (msg,) = given

@@ -1,0 +1,93 @@
+"""Structured logs and counters of the service; Application Insights when it is configured.
+
+Every request and reconciliation logs one record whose fields are attributes (`extra`): with
+OpenTelemetry they become Application Insights customDimensions, and the local host prints them as
+one JSON object per line. The fields are chosen here, in one place, and never include a key, a
+request body, a member_id or a card number.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import os
+from collections import Counter
+
+from opentelemetry import metrics
+
+_meter = metrics.get_meter("pos.ingestion")
+ACCEPTED_RECORDS = _meter.create_counter("pos.records.accepted", unit="{record}",
+                                         description="Records accepted in new batches, by endpoint")
+WARNINGS = _meter.create_counter("pos.warnings", unit="{warning}", description="Warnings returned, by code")
+REJECTED = _meter.create_counter("pos.requests.rejected", unit="{request}",
+                                 description="Requests answered with an error, by code")
+RECONCILIATIONS = _meter.create_counter("pos.reconciliations", unit="{run}",
+                                        description="Reconciliation outcomes, by status")
+
+log = logging.getLogger("pos.api")
+
+# Attributes every LogRecord has; anything else on a record was passed in `extra`.
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+
+
+def configure_telemetry() -> None:
+    """Send logs, traces and metrics to Application Insights when its connection string is set."""
+    if os.environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING"):
+        from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
+
+        configure_azure_monitor(logger_name="pos")
+    logging.getLogger("pos").setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+
+
+def fields_of(record: logging.LogRecord) -> dict:
+    return {name: value for name, value in vars(record).items() if name not in _STANDARD}
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and the record's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            **fields_of(record),
+        }
+        if record.exc_info:
+            entry["exception"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+def record_request(*, function: str, invocation_id: str, request_id: str, method: str, path: str, status: int,
+                   duration_ms: float, partner_id: str | None, body: object, error_code: str | None) -> None:
+    """Log one completed request and count what it did."""
+    fields: dict = {"event": "http_request", "function": function, "invocation_id": invocation_id,
+                    "request_id": request_id, "method": method, "path": path, "status": status,
+                    "duration_ms": round(duration_ms, 1), "partner_id": partner_id}
+    if error_code:
+        fields["code"] = error_code
+        REJECTED.add(1, {"code": error_code, "function": function})
+    elif isinstance(body, dict) and "batch_id" in body and "record_count" in body:
+        codes = Counter(warning["code"] for warning in body.get("warnings", []))
+        fields.update(batch_id=body["batch_id"], batch_status=body["status"], record_count=body["record_count"],
+                      warnings=dict(codes))
+        if body["status"] == "ACCEPTED":
+            ACCEPTED_RECORDS.add(body["record_count"], {"function": function})
+        for code, count in codes.items():
+            WARNINGS.add(count, {"code": code})
+    log.info("%s %s -> %s", method, path, status, extra=fields)
+
+
+def record_reconciliation(result, *, invocation_id: str, partner_id: str, duration_ms: float) -> None:
+    fields = {"event": "reconciliation", "invocation_id": invocation_id, "partner_id": partner_id,
+              "duration_ms": round(duration_ms, 1)}
+    if result is None:
+        fields["status"] = "SKIPPED"  # a newer close replaced the one this message named
+    else:
+        fields.update(status=result.status, store_id=result.store_id,
+                      business_date=result.business_date.isoformat(), differences=result.differences,
+                      trade_record_count=(result.actual or {}).get("trade_record_count"))
+    RECONCILIATIONS.add(1, {"status": fields["status"]})
+    logging.getLogger("pos.reconcile").info("reconciliation %s", fields["status"], extra=fields)
