@@ -1,0 +1,65 @@
+"""A storage outage is a 503 with a clear problem body, never a batch lost or half-stored: the
+partner is told to retry, and health says what is down."""
+
+from __future__ import annotations
+
+import uuid
+
+from devhost.azurite_emulator import start_azurite
+from devhost.cosmos_emulator import start_cosmos_emulator
+from tests.conftest import make_partner, start_host
+from tests.payloads import store, stores_batch
+from tests.test_business_day import DAY
+from tests.trade_payloads import Line, trade_batch, trade_record
+
+
+def test_cosmos_outage_answers_503_and_health_says_so(tmp_path):
+    cosmos = start_cosmos_emulator(tmp_path / "cosmos.log")
+    azurite = start_azurite(tmp_path)
+    host = start_host(tmp_path, POS_BACKEND="azure", COSMOS_ENDPOINT=cosmos.endpoint, COSMOS_KEY=cosmos.key,
+                      COSMOS_DATABASE=f"outage-{uuid.uuid4().hex[:8]}", COSMOS_CREATE_CONTAINERS="true",
+                      AzureWebJobsStorage=azurite.connection_string)
+    try:
+        partner = make_partner(host)
+        assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
+        cosmos.stop()
+
+        response = partner.post("trade-records", trade_batch("S1", DAY, [trade_record("S1", DAY, [Line("P", 1, 550)])]))
+        assert response.status_code == 503
+        assert response.headers["Content-Type"].startswith("application/problem+json")
+        assert response.headers["Retry-After"].isdigit()
+        problem = response.json()
+        assert problem["code"] == "SERVICE_UNAVAILABLE" and "nothing was stored" in problem["detail"]
+        assert problem["request_id"] == response.headers["x-request-id"]
+
+        health = partner.get("health")
+        assert health.status_code == 503
+        assert health.json() == {"status": "unavailable", "checks": {"storage": "unavailable", "queue": "ok"}}
+    finally:
+        host.stop()
+        cosmos.stop()
+        azurite.stop()
+    assert partner.key not in host.log()
+
+
+def test_queue_outage_refuses_the_daily_close_without_storing_it(tmp_path, cosmos_emulator):
+    from tests.test_business_day import DIRECTIONS
+    from tests.trade_payloads import daily_close, totals_of
+
+    azurite = start_azurite(tmp_path)
+    host = start_host(tmp_path, POS_BACKEND="azure", COSMOS_ENDPOINT=cosmos_emulator.endpoint,
+                      COSMOS_KEY=cosmos_emulator.key, COSMOS_DATABASE=f"outage-{uuid.uuid4().hex[:8]}",
+                      COSMOS_CREATE_CONTAINERS="true", AzureWebJobsStorage=azurite.connection_string)
+    try:
+        partner = make_partner(host)
+        assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
+        azurite.stop()
+        close = daily_close("S1", DAY, totals_of([], {"01"}, DIRECTIONS))
+        response = partner.post("daily-close", close)
+        assert response.status_code == 503 and response.json()["code"] == "SERVICE_UNAVAILABLE"
+        # Nothing was stored: the store-day is still NOT_RECEIVED, so the partner's retry starts afresh.
+        assert partner.get(f"daily-close/S1/{DAY}").json()["status"] == "NOT_RECEIVED"
+        assert partner.get("health").json()["checks"] == {"storage": "ok", "queue": "unavailable"}
+    finally:
+        host.stop()
+        azurite.stop()
