@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install run run-azure test clean openapi
+.PHONY: install run run-azure test clean openapi fuzz bench load
 
 $(STAMP): requirements.txt requirements-dev.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,3 +40,23 @@ clean:
 # Regenerate the checked-in OpenAPI document from the app (a test fails when it drifts).
 openapi: $(STAMP)
 	$(PY) -m api.openapi > docs/openapi.json
+
+# Benchmarks against the floor of the same work (docs/performance.md): prints a table and writes
+# bench/results/latest.json. BENCH_REPEAT=N sets the repetitions (default 15); BENCH_ARGS="--quick",
+# "--profile" or "--only accept,reconcile" pass options to bench/run.py.
+bench: $(STAMP)
+	$(PY) -m bench.run $(BENCH_ARGS)
+
+# A longer fuzz than make test's: FUZZ_EXAMPLES per operation and generation mode (default 300), fixed
+# FUZZ_SEED, request arrays capped at FUZZ_MAX_ITEMS (0: as documented); prints a summary at the end.
+fuzz: $(STAMP)
+	@summary=$$(mktemp); \
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_SUMMARY=$$summary $(PY) -m pytest tests/test_fuzz.py -n 4 -q; \
+	status=$$?; $(PY) -m tests.fuzz_summary $$summary || status=1; rm -f $$summary; exit $$status
+
+# A bounded load on loopback (loadtest/run.py): its own local host, 8 clients of 4 partners, mixed endpoints
+# for LOAD_SECONDS (default 60); reports throughput, p50/p99, errors and the server's memory over time, and
+# fails on any error, any daily close not MATCHED, or memory growth after warm-up (LOAD_MAX_RSS_GROWTH_MB).
+# LOAD_BACKEND=azure runs it on the Cosmos DB and Azurite emulators.
+load: install
+	$(PY) -m loadtest

@@ -12,6 +12,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import unquote
 
 import azure.functions as func
 import orjson
@@ -22,6 +23,7 @@ from core import errors
 from core.errors import ApiError
 from core.ports import BackendUnavailable, Partner
 from ingest import access
+from ingest.data_protection import redacted
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"
@@ -85,12 +87,15 @@ def problem_response(error: ApiError, request_id: str) -> func.HttpResponse:
     return json_response(error.status, body, headers, media_type="application/problem+json")
 
 
-def _request_id(req: func.HttpRequest) -> str:
-    given = req.headers.get(REQUEST_ID_HEADER, "")
-    # Accept a caller's id only if it is short and plain, so it is safe to log and echo.
-    if 0 < len(given) <= 64 and all(c.isalnum() or c in "-_." for c in given):
+def request_id_for(given: str | None) -> str:
+    """The caller's x-request-id if it is short and plain (safe to log and echo), else a new one."""
+    if given and len(given) <= 64 and all(c.isascii() and (c.isalnum() or c in "-_.") for c in given):
         return given
     return uuid.uuid4().hex
+
+
+def _request_id(req: func.HttpRequest) -> str:
+    return request_id_for(req.headers.get(REQUEST_ID_HEADER))
 
 
 def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: func.Context | None = None, *,
@@ -132,8 +137,13 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
 
 
 def _path_of(url: str) -> str:
-    # Log the path only: query strings are not part of this API and could carry anything.
-    return url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2]
+    return loggable_path(url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2])
+
+
+def loggable_path(path: str) -> str:
+    """The path of a request as logged: never its query string (not part of this API, it could carry
+    anything), decoded, and without card numbers or e-mail addresses a partner may have put in it."""
+    return redacted(unquote(path, errors="replace"))
 
 
 def batch_result(outcome) -> Result:

@@ -12,17 +12,19 @@ as it is by GET /openapi.json (a test fails when it drifts from the code).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest import wire
 from ingest.batches import BATCH_WARNING_CODES
 from ingest.trade_rules import WARNING_CODES
+from reference.codes import CODE_TYPES
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
 DOCUMENT = PROJECT_ROOT / "docs" / "openapi.json"
@@ -155,7 +157,7 @@ def _operation(name: str, op: Operation, template: str) -> dict:
         operation["description"] = op.description
     operation["security"] = [{"FunctionsKey": []}] if op.authenticated else []
     parameters = [{"name": param, "in": "path", "required": True, "description": op.parameters.get(param, ""),
-                   "schema": {"type": "string"}}
+                   "schema": _parameter_schema(param)}
                   for param in _path_parameters(template)]
     if parameters:
         operation["parameters"] = parameters
@@ -165,6 +167,20 @@ def _operation(name: str, op: Operation, template: str) -> dict:
             content["example"] = _example(op.example)
         operation["requestBody"] = {"required": True, "content": {"application/json": content}}
     return operation
+
+
+def _parameter_schema(name: str) -> dict:
+    """Path parameters are checked as the same fields of a body are (store_id an Identifier), so the
+    document says so; a value outside the schema gets the documented 400, 403 or 404."""
+    if name == "store_id":
+        schema = TypeAdapter(wire.Identifier).json_schema()
+        schema.pop("description", None)
+        return schema
+    if name == "business_date":
+        return TypeAdapter(dt.date).json_schema()
+    if name == "code_type":
+        return {"type": "string", "enum": list(CODE_TYPES)}
+    return {"type": "string"}
 
 
 def _path_parameters(template: str) -> list[str]:

@@ -52,6 +52,7 @@ from azure.cosmos.exceptions import (
 from urllib3.exceptions import InsecureRequestWarning
 from urllib3.util.retry import Retry
 
+from core import faults
 from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
 from core.ports import (
     AdminError,
@@ -504,6 +505,23 @@ class CosmosStorage:
         item = _read(self._partners, "payment-directions", _key(partner_id))
         return {} if item is None else dict(item["directions"])
 
+    @_outage_as_unavailable
+    def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
+        self._require_partner(partner_id)
+        pk = _key(partner_id)
+        for _ in range(MAX_ATTEMPTS):
+            item = _read(self._partners, "payment-directions", pk)
+            if item is None or payment_type not in item["directions"]:
+                return False
+            directions = {code: value for code, value in item["directions"].items() if code != payment_type}
+            try:
+                self._partners.replace_item(item["id"], {**_body(item), "directions": directions},
+                                            etag=item["_etag"], **_IF_UNCHANGED)
+                return True
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+                continue
+        raise _Contention(f"too many concurrent changes to the payment directions of {partner_id}")
+
     # -- request admission ------------------------------------------------------------------------
 
     @_outage_as_unavailable
@@ -572,9 +590,11 @@ class CosmosStorage:
                 "batch_seq": marker.batch_seq}
         if self._marker_ttl:
             item["ttl"] = self._marker_ttl
+        faults.point("storage.data_written")
         for _ in range(MAX_ATTEMPTS):
             try:
                 self._batches.create_item(item)
+                faults.point("cosmos.marker_committed")
                 return None
             except CosmosResourceExistsError:
                 stored = self._find_batch(marker.partner_id, marker.batch_id)
@@ -597,6 +617,7 @@ class CosmosStorage:
                     "last_modified_us": _exact(modified), "document": store.document}
             # The later last_modified_at wins; equal: the newer request.
             _write_if(self._partners, item, lambda current: modified >= int(current["last_modified_us"]))
+            faults.point("cosmos.master_written")
 
         self._each(save, stores)
         return self._commit_marker(marker)
@@ -616,10 +637,12 @@ class CosmosStorage:
                     "version": product.version, "last_modified_us": _exact(mine[1]), "document": product.document}
             # The higher version wins; equal versions: the later (or equal) last_modified_at.
             _write_if(self._partners, item, lambda current: mine >= _version_of(current))
+            faults.point("cosmos.master_written")
 
         def save_group(group: ModifierGroupMaster) -> None:
             self._partners.upsert_item({"id": _key("group", group.group_id), "pk": pk, "type": "modifier-group",
                                         "group_id": group.group_id, "document": group.document})
+            faults.point("cosmos.master_written")
 
         self._each(save_product, products)
         self._each(save_group, groups)
@@ -644,6 +667,7 @@ class CosmosStorage:
         received = self._batch_entry(marker)
         if received is not None:
             self._trades.upsert_item(received)
+            faults.point("cosmos.batch_entry")
         stored = self._commit_marker(marker)
         if stored is not None and received is not None:
             self._settle_batch_entry(received, stored)
@@ -694,6 +718,7 @@ class CosmosStorage:
                 except CosmosResourceExistsError:
                     continue
                 was_here = False
+                faults.point("cosmos.version_entry")
                 break
             stored = _version_of(current)
             there = [current["store_id"], current["business_date"]]
@@ -709,20 +734,24 @@ class CosmosStorage:
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 continue
             was_here = there == here
+            faults.point("cosmos.version_entry")
             break
         else:
             raise _Contention(f"too many concurrent versions of trade record {row.trade_record_id}")
 
         self._put_record(partner_id, row, mine, expected=was_here)
+        faults.point("cosmos.record")
         dirty = written["dirty"]
         for store_id, business_date in dirty:
             self._bury(partner_id, row.trade_record_id, store_id, business_date, mine)
+            faults.point("cosmos.tombstone")
         if dirty:
             try:
                 self._trades.replace_item("version", {**_body(written), "dirty": []}, etag=written["_etag"],
                                           **_IF_UNCHANGED)
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 pass  # a newer version took over, and with it the days still to bury
+            faults.point("cosmos.cleanup")
 
     def _put_record(self, partner_id: str, row: TradeRecordRow, mine: tuple[int, int], expected: bool) -> None:
         # The narrow fields reconciliation reads are top-level properties (a projection reads them);

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from backends.sqlite_db import SqliteDatabase
+from core import faults
 from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
 from core.ports import (
     AdminError,
@@ -207,6 +208,13 @@ class SqliteStorage:
                               (partner_id,)).fetchall()
         return {row[0]: row[1] for row in rows}
 
+    def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
+        self._require_partner(partner_id)
+        with self.db.write() as db:
+            cursor = db.execute("DELETE FROM payment_directions WHERE partner_id = ? AND payment_type = ?",
+                                (partner_id, payment_type))
+            return cursor.rowcount == 1
+
     # -- request admission ------------------------------------------------------------------------
 
     def find_key(self, key_hash: str) -> KeyOwner | None:
@@ -278,6 +286,7 @@ class SqliteStorage:
                     "WHERE excluded.last_modified_us >= stores.last_modified_us",
                     [(marker.partner_id, s.store_id, s.currency, s.country_code, s.time_zone, s.workday_start,
                       int(s.prices_include_tax), epoch_micros(s.last_modified_at), _json(s.document)) for s in stores])
+                faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
     def save_products(self, marker: BatchMarker, products: list[ProductMaster],
@@ -295,6 +304,7 @@ class SqliteStorage:
                 db.executemany(
                     "INSERT INTO modifier_groups VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET document = excluded.document",
                     [(marker.partner_id, g.group_id, _json(g.document)) for g in groups])
+                faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
     def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
@@ -305,6 +315,7 @@ class SqliteStorage:
                     "INSERT INTO mappings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                     "batch_id = excluded.batch_id, updated_at = excluded.updated_at, entries = excluded.entries",
                     (marker.partner_id, marker.batch_id, to_utc_text(marker.received_at), _json(entries)))
+                faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
@@ -325,6 +336,7 @@ class SqliteStorage:
                       r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
                       r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json)
                      for r in rows])
+                faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
@@ -339,6 +351,7 @@ class SqliteStorage:
                     "checked_at = NULL, actual = NULL, differences = '[]', details = NULL",
                     (marker.partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id, day.currency,
                      _json(day.expected), to_utc_text(day.received_at), to_utc_text(day.due_at), day.status))
+                faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
     # -- reads ------------------------------------------------------------------------------------

@@ -50,12 +50,13 @@ def partner_inactive() -> ApiError:
     return ApiError(403, "PARTNER_INACTIVE", "The partner account is not active; contact HQ.")
 
 
-def store_not_allowed(store_ids: list[str]) -> ApiError:
-    listed = ", ".join(sorted(set(store_ids)))
+def store_not_allowed(store_ids: list[str], hidden: int = 0) -> ApiError:
+    """`hidden` store codes are counted, not named (they look like personal or card data)."""
+    listed = sorted(set(store_ids)) + ([f"{hidden} store_id(s) not shown"] if hidden else [])
     return ApiError(
         403,
         "STORE_NOT_ALLOWED",
-        f"Store not registered for this partner: {listed}. HQ registers stores before data is sent.",
+        f"Store not registered for this partner: {', '.join(listed)}. HQ registers stores before data is sent.",
     )
 
 

@@ -66,9 +66,22 @@ def _start_emulators() -> list:
     return [cosmos, azurite]
 
 
+def _arm_faults() -> None:
+    """Crash tests only: POS_FAULTS="point:count,..." (core/faults.py) makes those steps fail. Read once,
+    here, at start; no request can turn it on, and the Functions app itself never reads it."""
+    text = os.environ.get("POS_FAULTS", "").strip()
+    if text:
+        from core import faults
+
+        armed = faults.arm_from_text(text)
+        print("FAULT INJECTION IS ON (POS_FAULTS): " + ", ".join(f"{f.name} x{f.times}" for f in armed),
+              file=sys.stderr, flush=True)
+
+
 def _serve(args) -> int:
     load_local_settings()
     settings = Settings.from_env()
+    _arm_faults()
     from api.telemetry import JsonFormatter
 
     handler = logging.StreamHandler(sys.stderr)

@@ -89,9 +89,9 @@ def key_list(backend, args) -> None:
     if not keys:
         print(f"Partner {args.partner_id} has no keys. Issue one with: python -m hq key issue {args.partner_id}")
         return
-    print(_table(["KEY_ID", "CREATED_AT", "REVOKED_AT"],
-                 [[k.key_id, to_api_text(k.created_at), to_api_text(k.revoked_at) if k.revoked_at else "-"]
-                  for k in keys]))
+    print(_table(["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT"],
+                 [[k.key_id, "REVOKED" if k.revoked_at else "ACTIVE", to_api_text(k.created_at),
+                   to_api_text(k.revoked_at) if k.revoked_at else "-"] for k in keys]))
 
 
 # -- stores -----------------------------------------------------------------------------------------
@@ -118,8 +118,13 @@ def store_list(backend, args) -> None:
     rows = []
     for store_id in store_ids:
         store = backend.storage.get_store(args.partner_id, store_id)
-        rows.append([store_id, store.currency if store else "-", store.time_zone if store else "(no master data yet)"])
-    print(_table(["STORE_ID", "CURRENCY", "TIME_ZONE"], rows))
+        if store is None:  # registered, but PUT /stores has not sent its master data yet
+            rows.append([store_id, "-", "-", "-", "-", "-", "(no master data yet)"])
+            continue
+        rows.append([store_id, store.currency, store.country_code, store.time_zone, store.workday_start,
+                     "yes" if store.prices_include_tax else "no", to_api_text(store.last_modified_at)])
+    print(_table(["STORE_ID", "CURRENCY", "COUNTRY", "TIME_ZONE", "WORKDAY_START", "TAX_INCLUDED",
+                  "LAST_MODIFIED_AT"], rows))
 
 
 def _check_ids(what: str, ids: list[str]) -> None:
@@ -138,19 +143,76 @@ def _check_ids(what: str, ids: list[str]) -> None:
         raise AdminError(f"a {what} id is given twice")
 
 
+def _require_partner(backend, partner_id: str):
+    return backend.storage.get_partner(partner_id) or _raise(f"unknown partner {partner_id}")
+
+
+# -- batches ----------------------------------------------------------------------------------------
+
+def _batch_id(text: str) -> str:
+    """Batch ids are UUIDs, stored in their canonical form (lower case, with hyphens)."""
+    import uuid
+
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise AdminError(f"batch id {text!r} is not a UUID (the batch_id the partner sent)") from None
+
+
+@command("batch", "show")
+def batch_show(backend, args) -> None:
+    batch_id = _batch_id(args.batch_id)
+    _require_partner(backend, args.partner_id)
+    marker = backend.storage.find_batch(args.partner_id, batch_id)
+    if marker is None:
+        settings = backend.settings
+        kept = (f" (or its marker expired: markers are kept {settings.batch_marker_ttl_days} days)"
+                if settings.backend == "azure" and settings.batch_marker_ttl_days else "")
+        raise AdminError(f"partner {args.partner_id} has no batch {batch_id}{kept}")
+    rows = [["batch_id", marker.batch_id], ["partner_id", marker.partner_id], ["kind", marker.kind],
+            ["record_count", str(marker.record_count)], ["received_at", to_api_text(marker.received_at)],
+            ["store_id", marker.store_id or "-"],
+            ["business_date", marker.business_date.isoformat() if marker.business_date else "-"],
+            ["batch_seq", "-" if marker.batch_seq is None else str(marker.batch_seq)],
+            # Only a digest (SHA-256) is kept, to tell a resend with another body; never the body.
+            ["body_digest", "stored (SHA-256 only; the body is not kept)" if marker.body_digest else "none"]]
+    if marker.store_id and marker.business_date:
+        rows.append(["store_day", _store_day(backend, marker)])
+    print(_table(["FIELD", "VALUE"], rows))
+
+
+def _store_day(backend, marker) -> str:
+    """The reconciliation status of the store-day a trade-records batch or daily close belongs to."""
+    day = backend.storage.get_closed_day(marker.partner_id, marker.store_id, marker.business_date)
+    if day is None:
+        return "no daily close received yet"
+    status = day.status
+    if marker.kind == "daily-close":
+        status += (" (this close is the latest)" if day.close_batch_id == marker.batch_id
+                   else f" (of a later close, batch {day.close_batch_id}, which replaced this one)")
+    return status
+
+
 # -- reconciliation --------------------------------------------------------------------------------
 
-def _day(args):
+STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
+
+
+def _date(text: str, what: str = "business date"):
     from reconcile.status import parse_business_date
 
     try:
-        return parse_business_date(args.business_date)
+        return parse_business_date(text)
     except Exception:
-        raise AdminError(f"business date {args.business_date!r} is not a date in the form YYYY-MM-DD") from None
+        raise AdminError(f"{what} {text!r} is not a date in the form YYYY-MM-DD") from None
+
+
+def _day(args):
+    return _date(args.business_date)
 
 
 def _require_close(backend, args):
-    backend.storage.get_partner(args.partner_id) or _raise(f"unknown partner {args.partner_id}")
+    _require_partner(backend, args.partner_id)
     day = backend.storage.get_closed_day(args.partner_id, args.store_id, _day(args))
     if day is None:
         raise AdminError(f"no daily close received for {args.partner_id} {args.store_id} {args.business_date}")
@@ -184,6 +246,155 @@ def reconcile_show(backend, args) -> None:
     for name, value in (day.details or {}).items():
         if value and name != "source_codes":
             print(f"{name}: {value}")
+
+
+@command("reconcile", "list")
+def reconcile_list(backend, args) -> None:
+    from collections import Counter
+
+    if args.date is not None:
+        first = last = _date(args.date, "--date")
+    else:
+        first = None if args.date_from is None else _date(args.date_from, "--from")
+        last = None if args.date_to is None else _date(args.date_to, "--to")
+        if first and last and first > last:
+            raise AdminError(f"--from {first} is after --to {last}")
+    _require_partner(backend, args.partner_id)
+    # The port reads the partner's closes (one partition on Cosmos DB), by status when asked; the
+    # store and dates are filtered here.
+    days = [day for day in backend.storage.closed_days(args.partner_id, args.status)
+            if (args.store is None or day.store_id == args.store)
+            and (first is None or day.business_date >= first) and (last is None or day.business_date <= last)]
+    if not days:
+        print(f"No daily closes of {args.partner_id}{_list_filters(args, first, last)}.")
+        return
+    print(_table(["STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"],
+                 [[day.store_id, day.business_date.isoformat(), day.status,
+                   to_api_text(day.checked_at) if day.checked_at else "-",
+                   ",".join(day.differences) or "-", _notes(day)] for day in days]))
+    counts = Counter(day.status for day in days)
+    print(f"{len(days)} store-day(s): " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) + ".")
+    if counts["MISMATCHED"]:
+        print(f"Details of one: python -m hq reconcile show {args.partner_id} STORE_ID BUSINESS_DATE")
+
+
+def _list_filters(args, first, last) -> str:
+    parts = []
+    if args.status:
+        parts.append(f"with status {args.status}")
+    if args.store is not None:
+        parts.append(f"for store {args.store}")
+    if first and first == last:
+        parts.append(f"on {first}")
+    else:
+        parts += [f"from {first}"] if first else []
+        parts += [f"to {last}"] if last else []
+    return (" " + " ".join(parts)) if parts else ""
+
+
+def _notes(day) -> str:
+    """What the stored details say about the likely cause of a mismatch, in a few words."""
+    details = day.details or {}
+    notes = []
+    if details.get("missing_batch_seqs"):
+        notes.append("missing batch_seq " + ",".join(map(str, details["missing_batch_seqs"])))
+    if details.get("unmapped_source_codes"):
+        notes.append("unmapped " + ",".join(details["unmapped_source_codes"]))
+    if details.get("unknown_payment_types"):
+        notes.append("unknown payment_type " + ",".join(details["unknown_payment_types"]))
+    return "; ".join(notes)
+
+
+# -- payment types ----------------------------------------------------------------------------------
+# The direction of a payment_type says how its amounts count toward payment_total_amount. The
+# suggested types (reference/data/payment-types.json) have theirs; a partner's own values (or an
+# override of a suggested one) are stored per partner and used by reconciliation and the
+# PAYMENT_TYPE_UNKNOWN_DIRECTION warning of POST /trade-records.
+
+DIRECTION_MEANING = {1: "money in, added to payment_total_amount",
+                     -1: "money given back, subtracted from payment_total_amount",
+                     0: "not counted in payment_total_amount (like DEPOSIT_APPLIED, already counted as DEPOSIT)"}
+
+
+def _payment_type(code: str) -> str:
+    from pydantic import TypeAdapter, ValidationError
+
+    from ingest.wire import FreeString50
+
+    try:
+        return TypeAdapter(FreeString50).validate_python(code)
+    except ValidationError:
+        raise AdminError(f"invalid payment type {code!r}: 1 to 50 characters, exactly as the partner sends it "
+                         "in payments[].payment_type") from None
+
+
+def _suggested_directions() -> dict[str, int]:
+    from reconcile.totals import payment_directions
+
+    return payment_directions({})
+
+
+def _reconciled_without(backend, partner_id: str, code: str) -> list:
+    """Days already reconciled that left `code` out as a payment type of unknown direction."""
+    return [day for day in backend.storage.closed_days(partner_id)
+            if day.status != "RECEIVED" and code in (day.details or {}).get("unknown_payment_types", [])]
+
+
+@command("payment-type", "set")
+def payment_type_set(backend, args) -> None:
+    code = _payment_type(args.code)
+    previous = backend.storage.payment_directions(args.partner_id).get(code)
+    backend.storage.set_payment_direction(args.partner_id, code, args.direction)  # refuses an unknown partner
+    suggested = _suggested_directions().get(code)
+    was = (f" (was {previous})" if previous is not None and previous != args.direction else "")
+    print(f"Payment type {code} of partner {args.partner_id}: direction {args.direction}{was}, "
+          f"{DIRECTION_MEANING[args.direction]}.")
+    if suggested is not None and suggested != args.direction:
+        print(f"This overrides the suggested direction {suggested} for this partner.")
+    elif suggested is not None:
+        print(f"The suggested direction is {suggested} too; the partner's own stays even if the suggested one "
+              "changes (payment-type unset removes it).")
+    print("New trade records and reconciliations use it from now on; days already reconciled keep their "
+          "result until reconciled again.")
+    days = _reconciled_without(backend, args.partner_id, code)
+    if days:
+        print(f"{len(days)} reconciled day(s) left {code} out as unknown; reconcile them again with:")
+        for day in days:
+            print(f"  python -m hq reconcile run {args.partner_id} {day.store_id} {day.business_date}")
+
+
+@command("payment-type", "unset")
+def payment_type_unset(backend, args) -> None:
+    code = _payment_type(args.code)
+    suggested = _suggested_directions().get(code)
+    if not backend.storage.delete_payment_direction(args.partner_id, code):  # refuses an unknown partner
+        also = f"; {code} keeps its suggested direction {suggested}" if suggested is not None else ""
+        raise AdminError(f"partner {args.partner_id} has no direction of its own for payment type {code}{also}")
+    if suggested is not None:
+        after = f"it has the suggested direction {suggested} again"
+    else:
+        after = ("its payments are left out of payment_total_amount again, and new trade records with it get "
+                 "PAYMENT_TYPE_UNKNOWN_DIRECTION")
+    print(f"Removed partner {args.partner_id}'s direction for payment type {code}: {after}.")
+
+
+@command("payment-type", "list")
+def payment_type_list(backend, args) -> None:
+    _require_partner(backend, args.partner_id)
+    own = backend.storage.payment_directions(args.partner_id)
+    suggested = _suggested_directions()
+    rows = []
+    for code, direction in suggested.items():  # in the reference list's order
+        if code in own and own[code] != direction:
+            rows.append([code, str(own[code]), f"partner (overrides suggested {direction})"])
+        else:
+            rows.append([code, str(direction), "partner (same as suggested)" if code in own else "suggested"])
+    rows += [[code, str(own[code]), "partner"] for code in sorted(set(own) - set(suggested))]
+    print(_table(["PAYMENT_TYPE", "DIRECTION", "SOURCE"], rows))
+    print("Direction 1: money in (added to payment_total_amount); -1: money given back (subtracted); 0: not "
+          "counted. Any other payment_type is left out of payment_total_amount, and trade records with it get "
+          "PAYMENT_TYPE_UNKNOWN_DIRECTION, until set with: "
+          f"python -m hq payment-type set {args.partner_id} CODE --direction 1|-1|0")
 
 
 # -- queue ----------------------------------------------------------------------------------------
@@ -234,7 +445,8 @@ def queue_poison_replay(queue, args) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hq", description="HQ operations for the partner POS ingestion service.")
-    groups = parser.add_subparsers(dest="group", required=True, metavar="{partner,key,store,reconcile,queue}")
+    groups = parser.add_subparsers(dest="group", required=True,
+                                   metavar="{partner,key,store,batch,reconcile,payment-type,queue}")
 
     partner = groups.add_parser("partner", help="add, list, activate and deactivate partners")
     sub = partner.add_subparsers(dest="action", required=True)
@@ -263,13 +475,39 @@ def build_parser() -> argparse.ArgumentParser:
         command_parser.add_argument("store_ids", nargs="+", metavar="STORE_ID")
     sub.add_parser("list", help="list registered stores").add_argument("partner_id")
 
-    reconcile = groups.add_parser("reconcile", help="reconcile a store-day now, or show its result")
+    batch = groups.add_parser("batch", help="show what was received under a batch_id")
+    sub = batch.add_subparsers(dest="action", required=True)
+    show = sub.add_parser("show", help="the batch marker: kind, record count, when, store-day (never the body)")
+    show.add_argument("partner_id")
+    show.add_argument("batch_id")
+
+    reconcile = groups.add_parser("reconcile", help="reconcile a store-day now, show its result, or list results")
     sub = reconcile.add_subparsers(dest="action", required=True)
     for name, text in (("run", "reconcile the latest daily close now and show the result"),
                        ("show", "expected, actual and differences side by side")):
         command_parser = sub.add_parser(name, help=text)
         for argument in ("partner_id", "store_id", "business_date"):
             command_parser.add_argument(argument)
+    listing = sub.add_parser("list", help="daily closes and their status across the partner's stores")
+    listing.add_argument("partner_id")
+    listing.add_argument("--status", type=str.upper, choices=STATUSES, help="only closes with this status")
+    listing.add_argument("--date", metavar="YYYY-MM-DD", help="only this business date")
+    listing.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD", help="business dates from this one")
+    listing.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD", help="business dates up to this one")
+    listing.add_argument("--store", metavar="STORE_ID", help="only this store")
+    listing.set_defaults(usage_error=listing.error)
+
+    payment_type = groups.add_parser("payment-type", help="directions of a partner's payment_type values")
+    sub = payment_type.add_subparsers(dest="action", required=True)
+    set_parser = sub.add_parser("set", help="record how a payment_type counts toward payment_total_amount")
+    set_parser.add_argument("partner_id")
+    set_parser.add_argument("code", metavar="CODE", help="the payment_type value, as the partner sends it")
+    set_parser.add_argument("--direction", type=int, choices=(1, -1, 0), required=True,
+                            help="1 money in, -1 money given back, 0 not counted")
+    unset = sub.add_parser("unset", help="remove the partner's own direction of a payment_type")
+    unset.add_argument("partner_id")
+    unset.add_argument("code", metavar="CODE")
+    sub.add_parser("list", help="suggested directions and the partner's own").add_argument("partner_id")
 
     queue = groups.add_parser("queue", help="inspect and replay poisoned reconciliation requests")
     sub = queue.add_subparsers(dest="action", required=True)
@@ -285,6 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if (args.group == "reconcile" and args.action == "list" and args.date is not None
+            and (args.date_from is not None or args.date_to is not None)):
+        args.usage_error("--date cannot be combined with --from or --to")
     load_local_settings()
     action = " ".join(filter(None, (args.action, getattr(args, "subaction", None))))
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from core import errors
 from core.ports import Partner, Storage
+from ingest.data_protection import contains_card_number, is_email_address
 
 KEY_PREFIX = "posk_"  # makes a leaked key easy to recognise for secret scanners
 KEY_BYTES = 32
@@ -49,10 +50,13 @@ def authenticate(storage: Storage, presented: str | None) -> Partner:
 
 
 def require_registered(storage: Storage, partner_id: str, store_ids) -> None:
-    """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner."""
+    """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner. The answer names
+    the store codes refused, except one that holds a card number or an e-mail address: a code that is
+    not registered may be anything the partner typed, and such data is never echoed."""
     missing = storage.unregistered(partner_id, set(store_ids))
     if missing:
-        raise errors.store_not_allowed(sorted(missing))
+        named = sorted(code for code in missing if not contains_card_number(code) and not is_email_address(code))
+        raise errors.store_not_allowed(named, hidden=len(missing) - len(named))
 
 
 def admit(storage: Storage, partner_id: str, limit_per_minute: int, now: float | None = None) -> None:

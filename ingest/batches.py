@@ -10,6 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
+from core import faults
 from core.clock import utc_now
 from core.ports import BatchMarker, Storage
 
@@ -75,9 +76,11 @@ def replay(stored: BatchMarker, attempted: BatchMarker) -> BatchOutcome:
 def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],
            warnings: list[Warning] | None = None) -> BatchOutcome:
     """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent)."""
+    faults.point("batch.validated")
     stored = storage.find_batch(marker.partner_id, marker.batch_id)
     if stored is None:
         stored = save(marker)  # a concurrent twin may still win the race: then it is a resend
+    faults.point("batch.before_response")
     if stored is not None:
         return replay(stored, marker)
     return BatchOutcome(marker.batch_id, marker.record_count, warnings=list(warnings or []))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from core import faults
 from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
 from ingest import access
 from ingest.batches import BatchOutcome, accept, new_marker
@@ -40,7 +41,9 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
     request = ReconcileRequest(partner.partner_id, close.store_id, close.business_date, marker.batch_id)
 
     def save(marker):
+        faults.point("close.before_enqueue")
         queue.send(messages.encode(request), delay_seconds)
+        faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)
 
     return accept(storage, marker, save)

@@ -122,6 +122,13 @@ def contains_card_number(text: str) -> bool:
     return False
 
 
+def redacted(text: str) -> str:
+    """`text` with every card number and e-mail address replaced, for what is logged (a request path
+    may carry anything a partner typed)."""
+    text = _DIGIT_RUN.sub(lambda run: "[card number]" if contains_card_number(run.group()) else run.group(), text)
+    return _EMAIL.sub("[e-mail]", text)
+
+
 def _ascii_digits(digits: str) -> str:
     return "".join(str(int(char)) for char in digits)
 

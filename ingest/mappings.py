@@ -7,6 +7,7 @@ transactions without rewriting them.
 
 from __future__ import annotations
 
+from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
@@ -30,10 +31,14 @@ def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: b
     marker = new_marker(partner.partner_id, batch.batch_id, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
     outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
+    changed: set[str] = set()
     if not outcome.replayed:
         after = {entry["source_code"]: entry["standard_code"] for entry in entries}
         changed = {code for code in before.keys() | after.keys() if before.get(code) != after.get(code)}
-        rerun_after_mapping(storage, queue, partner.partner_id, changed)
+    # Also on a resend: when the first attempt failed after storing the mapping, its retry re-runs
+    # the days that still carry a result of the old mapping (nothing, when there are none).
+    faults.point("mapping.before_rerun")
+    rerun_after_mapping(storage, queue, partner.partner_id, changed)
     return outcome
 
 

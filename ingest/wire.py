@@ -23,6 +23,11 @@ from core.money import currency_exponent
 from reference.codes import code_list
 
 BATCH_LIMIT = 500
+# Batches of trade records per store and business date (batch_seq, batch_count). The specification
+# gives no limit; reconciliation lists the missing batch_seqs up to batch_count, so an unbounded count
+# (2**53 - 1 fits the wire format) would have it build a list no memory holds. 100,000 batches is a
+# store-day of 100,000 transactions sent one by one.
+MAX_BATCHES_PER_DAY = 100_000
 # Integers stay within I-JSON's exact range (RFC 7493): larger ones are not exact in many JSON
 # parsers, and would overflow the 64-bit integers of storage (a 500 instead of a 400).
 MAX_SAFE_INT = 2**53 - 1
@@ -74,6 +79,13 @@ def _check_timestamp_range(moment: dt.datetime) -> dt.datetime:
     return moment
 
 
+# Integers are JSON integers: 2, not 2.0 or 2e0 (strict, like every type here), within I-JSON's exact
+# range. JSON Schema cannot say "written without a fraction", so the document's descriptions do.
+_INTEGER = "An integer written without a fraction or an exponent (2, not 2.0)."
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INT, description=_INTEGER)]
+PositiveInteger = Annotated[int, Field(ge=1, le=MAX_SAFE_INT, description=_INTEGER)]
+
+
 # [0-9], not \d: the pattern engine's \d also matches other scripts' digits (such as "٥"), which
 # int() would then read as a number.
 DecimalString = Annotated[
@@ -92,15 +104,25 @@ Identifier = Annotated[
     StringConstraints(min_length=1, max_length=100, pattern=r"^[^/\\?#\x00-\x1f\x7f]+$"),
     Field(description="Code of up to 100 characters, without / \\ ? # or control characters."),
 ]
-Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50)]
+# Names and free strings: any text but control characters (tab and line breaks aside). A NUL or an
+# escape sequence is never POS data, and would reach HQ's reports and terminals as it is.
+_PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
+Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE)]
+FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE)]
 CurrencyCode = Annotated[str, AfterValidator(_check_currency), Field(description="ISO 4217 code.", examples=["USD"])]
 CountryCode = Annotated[str, AfterValidator(_check_country), Field(description="ISO 3166-1 alpha-2 code.")]
 TimeZone = Annotated[str, AfterValidator(_check_time_zone), Field(description="IANA time zone.")]
-LanguageTag = Annotated[str, AfterValidator(_check_language_tag), Field(description="BCP 47 language tag.")]
+# The document gives the syntax of a tag (as the pattern of the object's keys); the validator also
+# checks its subtags against the registry.
+LanguageTag = Annotated[
+    str,
+    AfterValidator(_check_language_tag),
+    Field(description="BCP 47 language tag.", json_schema_extra={"pattern": _TAG_SYNTAX.pattern}),
+]
 LocalizedText = Annotated[
     dict[LanguageTag, Text],
-    Field(min_length=1, description="Text by BCP 47 language tag; at least one language."),
+    Field(min_length=1, description="Text by BCP 47 language tag; at least one language.",
+          json_schema_extra={"additionalProperties": False}),
 ]
 Timestamp = Annotated[AwareDatetime, AfterValidator(_check_timestamp_range),
                       Field(description="Date-time with a UTC offset (RFC 3339).")]
@@ -162,7 +184,7 @@ class Product(WireModel):
     tax_category: TaxCategory | None = None
     status: MasterStatus
     effective_from: Timestamp | None = None
-    version: int = Field(ge=0, le=MAX_SAFE_INT)
+    version: Count
     last_modified_at: Timestamp
     product_type: ProductType
     modifier_group_ids: list[Identifier] = Field(default_factory=list)
@@ -179,8 +201,8 @@ class ModifierOption(WireModel):
 class ModifierGroup(WireModel):
     group_id: Identifier
     name: LocalizedText
-    min_select: int = Field(ge=0, le=MAX_SAFE_INT)
-    max_select: int = Field(ge=0, le=MAX_SAFE_INT)
+    min_select: Count
+    max_select: Count
     options: list[ModifierOption] = Field(min_length=1)
 
 
@@ -212,8 +234,8 @@ class TradeModifier(WireModel):
 
 
 class TradeItem(WireModel):
-    line_no: int = Field(ge=1, le=MAX_SAFE_INT)
-    parent_line_no: int | None = Field(default=None, ge=1, le=MAX_SAFE_INT)
+    line_no: PositiveInteger
+    parent_line_no: PositiveInteger | None = None
     product_id: Identifier
     product_name: Text
     product_type: ProductType
@@ -248,7 +270,7 @@ class TaxLine(WireModel):
 
 class TradeRecord(WireModel):
     trade_record_id: Identifier
-    version: int = Field(ge=1, le=MAX_SAFE_INT)
+    version: PositiveInteger
     store_id: Identifier
     business_date: dt.date
     source_transaction_type: Identifier
@@ -270,7 +292,7 @@ class TradeRecord(WireModel):
     original_trade_record_id: Identifier | None = None
     fiscal_document_no: Identifier | None = None
     employee_id: Identifier | None = None
-    guest_count: int | None = Field(default=None, ge=0, le=MAX_SAFE_INT)
+    guest_count: Count | None = None
     member_id: FreeString50 | None = None
     last_modified_at: Timestamp
     items: list[TradeItem] = Field(min_length=1)
@@ -281,7 +303,7 @@ class TradeRecord(WireModel):
 class TradeRecordsBatch(WriteBatch):
     store_id: Identifier
     business_date: dt.date
-    batch_seq: int = Field(ge=1, le=MAX_SAFE_INT)
+    batch_seq: Annotated[int, Field(ge=1, le=MAX_BATCHES_PER_DAY, description=_INTEGER)]
     trade_records: list[TradeRecord] = Field(min_length=1, max_length=BATCH_LIMIT)
 
 
@@ -290,10 +312,10 @@ class TradeRecordsBatch(WriteBatch):
 class DailyClose(WriteBatch):
     store_id: Identifier
     business_date: dt.date
-    batch_count: int = Field(ge=0, le=MAX_SAFE_INT)
-    trade_record_count: int = Field(ge=0, le=MAX_SAFE_INT)
-    item_row_count: int = Field(ge=0, le=MAX_SAFE_INT)
-    payment_row_count: int = Field(ge=0, le=MAX_SAFE_INT)
+    batch_count: Annotated[int, Field(ge=0, le=MAX_BATCHES_PER_DAY, description=_INTEGER)]
+    trade_record_count: Count
+    item_row_count: Count
+    payment_row_count: Count
     net_sales_amount: Money
     tax_amount: Money
     tip_amount: Money

@@ -10,6 +10,7 @@ import dataclasses
 import datetime as dt
 import logging
 
+from core import faults
 from core.clock import utc_now
 from core.money import currency_exponent
 from core.ports import ClosedDay, DelayedQueue, ReconcileRequest, Storage
@@ -18,16 +19,37 @@ from reconcile.totals import compute_totals, differences, expected_minor, paymen
 
 log = logging.getLogger("pos.reconcile")
 
+# A mapping saved while a run was reading the old one makes the run start again (see reconcile);
+# beyond this many back-to-back changes, the mapping upload's own re-run covers the day.
+MAX_RUNS = 3
+
 
 def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | None = None) -> ClosedDay | None:
-    """Reconcile the close named by `request`; None when a newer close has replaced it."""
+    """Reconcile the close named by `request`; None when a newer close has replaced it.
+
+    A mapping upload re-runs the days already checked whose codes it re-maps, but a day being checked
+    at that moment is still RECEIVED and so not re-run: if the mapping changed after this run read it,
+    the run starts again, so the result kept always uses the mapping in effect after it was saved."""
+    result = None
+    for _ in range(MAX_RUNS):
+        result = _reconcile_once(storage, request, now)
+        if result is None or not is_stale(result, storage.get_mapping(request.partner_id).standard_code_of()):
+            return result
+        log.info("the mapping changed during the reconciliation of %s/%s; running it again", request.store_id,
+                 request.business_date)
+    return result
+
+
+def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
         log.info("reconciliation skipped: close %s of %s/%s is no longer the latest", request.close_batch_id,
                  request.store_id, request.business_date)
         return None
+    faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
     rows = storage.store_day_rows(request.partner_id, request.store_id, request.business_date)
+    faults.point("reconcile.rows_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()
     directions = payment_directions(storage.payment_directions(request.partner_id))
     actual = compute_totals(rows, standard_of, directions)
@@ -39,19 +61,23 @@ def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | No
         checked_at=now or utc_now(),
         actual=actual.as_wire(exponent),
         differences=differing,
-        details=_details(storage, request, day, actual, expected, exponent),
+        details=_details(storage, request, day, actual, expected, exponent, standard_of),
     )
+    faults.point("reconcile.before_save")
     if not storage.save_result(request.partner_id, result):
         log.info("reconciliation result dropped: a newer close arrived for %s/%s", request.store_id,
                  request.business_date)
         return None
+    faults.point("reconcile.saved")
     log.info("reconciled partner_id=%s store_id=%s business_date=%s status=%s differences=%s",
              request.partner_id, request.store_id, request.business_date, result.status, differing)
     return result
 
 
-def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent) -> dict:
-    """What HQ knows that helps a partner find the cause of a mismatch."""
+def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent,
+             standard_of: dict[str, str]) -> dict:
+    """What HQ knows that helps a partner find the cause of a mismatch, and the standard type each
+    source code seen was resolved to (what a later mapping is compared with, see is_stale)."""
     seqs = storage.batch_seqs(request.partner_id, request.store_id, request.business_date)
     expected_batches = day.expected.get("batch_count", 0)
     return {
@@ -63,7 +89,19 @@ def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual
         "unmapped_source_codes": sorted(actual.unmapped_source_codes),
         "unknown_payment_types": sorted(actual.unknown_payment_types),
         "source_codes": sorted(actual.source_codes),
+        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes)
+                                if code in standard_of},
     }
+
+
+def is_stale(day: ClosedDay, standard_of: dict[str, str]) -> bool | None:
+    """Whether a checked day's result resolved one of its source codes otherwise than `standard_of`
+    does; None for a result saved before results recorded their mapping (mapped_source_codes)."""
+    details = day.details or {}
+    used = details.get("mapped_source_codes")
+    if used is None:
+        return None
+    return any(standard_of.get(code) != used.get(code) for code in details.get("source_codes", []))
 
 
 def request_for(partner_id: str, day: ClosedDay) -> ReconcileRequest:
@@ -76,6 +114,7 @@ def sweep(storage: Storage, queue: DelayedQueue, grace_seconds: int, now: dt.dat
     overdue = storage.days_due(now - dt.timedelta(seconds=grace_seconds))
     for partner_id, day in overdue:
         queue.send(messages.encode(request_for(partner_id, day)), 0)
+        faults.point("sweep.enqueued")
         storage.postpone(partner_id, day.store_id, day.business_date, now)
     if overdue:
         log.warning("sweep re-enqueued %d overdue reconciliations", len(overdue))
@@ -83,12 +122,22 @@ def sweep(storage: Storage, queue: DelayedQueue, grace_seconds: int, now: dt.dat
 
 
 def rerun_after_mapping(storage: Storage, queue: DelayedQueue, partner_id: str, changed_codes: set[str]) -> int:
-    """Reconcile again every checked day of the partner that holds a source code whose mapping
-    changed; days not yet checked will use the new mapping anyway."""
+    """Reconcile again every checked day of the partner whose result resolved a source code otherwise
+    than the mapping in effect now; days not yet checked will use it anyway.
+
+    Comparing with what each result used, rather than with the mapping before the upload, makes this
+    safe to repeat: a mapping upload that failed after its mapping was stored (and before or while
+    re-enqueueing) is completed by the partner's retry, which is answered ALREADY_RECEIVED and runs
+    this again. `changed_codes` only serves results saved before they recorded their mapping."""
+    standard_of = storage.get_mapping(partner_id).standard_code_of()
     count = 0
     for day in storage.closed_days(partner_id):
-        seen = set((day.details or {}).get("source_codes", []))
-        if day.status != "RECEIVED" and seen & changed_codes:
+        if day.status == "RECEIVED":
+            continue
+        stale = is_stale(day, standard_of)
+        if stale is None:
+            stale = bool(set((day.details or {}).get("source_codes", [])) & changed_codes)
+        if stale:
             queue.send(messages.encode(request_for(partner_id, day)), 0)
             count += 1
     return count

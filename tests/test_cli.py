@@ -118,11 +118,11 @@ def test_key_list_shows_ids_and_dates_but_never_a_key(partner):
     second = ok(hq("key", "issue", partner.partner_id)).strip().splitlines()
     ok(hq("key", "revoke", partner.partner_id, partner.key_id))
     listed = ok(partner.host.hq("key", "list", partner.partner_id))
-    assert listed.splitlines()[0].split() == ["KEY_ID", "CREATED_AT", "REVOKED_AT"]
+    assert listed.splitlines()[0].split() == ["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT"]
     rows = rows_of(listed)
     assert len(rows) == 2
-    assert rows[partner.key_id][2] != "-"  # revoked, with its date
-    assert [row[2] for key_id, row in rows.items() if key_id != partner.key_id] == ["-"]
+    assert rows[partner.key_id][1] == "REVOKED" and rows[partner.key_id][3].endswith("Z")  # with its date
+    assert [row[1:4:2] for key_id, row in rows.items() if key_id != partner.key_id] == [["ACTIVE", "-"]]
     assert partner.key not in listed and second[-1] not in listed and "posk_" not in listed
 
 
@@ -160,9 +160,14 @@ def test_store_register_list_and_unregister(new_partner):
     hq = partner.host.hq
     assert "No stores" in ok(hq("store", "list", partner.partner_id))
     assert "S1, S2" in ok(hq("store", "register", partner.partner_id, "S1", "S2"))
-    assert partner.put("stores", stores_batch(store("S1", currency="JPY", time_zone="Asia/Tokyo"))).status_code == 202
-    rows = rows_of(ok(hq("store", "list", partner.partner_id)))
-    assert rows["S1"] == ["S1", "JPY", "Asia/Tokyo"]
+    assert partner.put("stores", stores_batch(store("S1", country_code="JP", currency="JPY", time_zone="Asia/Tokyo",
+                                                    locale="ja-JP", prices_include_tax=True,
+                                                    last_modified_at="2026-11-01T09:00:00+09:00"))).status_code == 202
+    listed = ok(hq("store", "list", partner.partner_id))
+    assert listed.splitlines()[0].split() == ["STORE_ID", "CURRENCY", "COUNTRY", "TIME_ZONE", "WORKDAY_START",
+                                              "TAX_INCLUDED", "LAST_MODIFIED_AT"]
+    rows = rows_of(listed)
+    assert rows["S1"] == ["S1", "JPY", "JP", "Asia/Tokyo", "04:00", "yes", "2026-11-01T00:00:00Z"]
     assert set(rows) == {"S1", "S2"} and "no master data" in " ".join(rows["S2"])
     ok(hq("store", "unregister", partner.partner_id, "S2"))
     assert set(rows_of(ok(hq("store", "list", partner.partner_id)))) == {"S1"}

@@ -230,6 +230,36 @@ def test_payment_directions_are_set_per_partner(storage, partner):
         storage.set_payment_direction("nobody", "GIFT", 1)
 
 
+def test_a_payment_direction_is_deleted_for_its_partner_only(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    for partner_id in (partner, other):
+        storage.set_payment_direction(partner_id, "GIFT", 1)
+    storage.set_payment_direction(partner, "gift card/€ 1", -1)
+    assert storage.delete_payment_direction(partner, "GIFT") is True
+    assert storage.payment_directions(partner) == {"gift card/€ 1": -1}
+    assert storage.payment_directions(other) == {"GIFT": 1}
+    assert storage.delete_payment_direction(partner, "GIFT") is False  # already gone
+    assert storage.delete_payment_direction(partner, "NEVER_SET") is False
+    assert storage.delete_payment_direction(partner, "gift card/€ 1") is True
+    assert storage.payment_directions(partner) == {}
+    assert storage.delete_payment_direction(partner, "GIFT") is False  # none left at all
+    storage.set_payment_direction(partner, "GIFT", 0)  # and it can be set again
+    assert storage.payment_directions(partner) == {"GIFT": 0}
+    with pytest.raises(AdminError, match="^unknown partner nobody$"):
+        storage.delete_payment_direction("nobody", "GIFT")
+
+
+def test_concurrent_payment_direction_changes_are_all_kept(storage, partner):
+    codes = [f"T{i}" for i in range(RACERS)]
+    for code in codes[:RACERS // 2]:
+        storage.set_payment_direction(partner, code, 1)
+    # Half the threads delete a code set above while the other half set new ones: none may be lost.
+    run_together(RACERS, lambda i: storage.delete_payment_direction(partner, codes[i]) if i < RACERS // 2
+                 else storage.set_payment_direction(partner, codes[i], -1))
+    assert storage.payment_directions(partner) == {code: -1 for code in codes[RACERS // 2:]}
+
+
 # -- request admission ----------------------------------------------------------------------------
 
 def test_requests_are_counted_per_partner_and_window(storage, partner):

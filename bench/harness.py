@@ -1,0 +1,73 @@
+"""The service in-process for the benchmarks and their test: a SqliteStorage in a directory with one
+partner, its registered store, the store master, the products and the transaction type mapping, all
+sent through the real use cases."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import generate  # noqa: E402
+
+PARTNER_ID = "bench"
+
+
+class NullQueue:
+    """The delayed queue of the mapping use case; the benchmarks reconcile directly."""
+
+    def send(self, body: str, delay_seconds: int) -> None:
+        pass
+
+    def ping(self) -> None:
+        pass
+
+
+@dataclass
+class Service:
+    storage: object
+    partner: object
+    store_id: str
+    currency: str
+
+    def post_trade_records(self, body: bytes):
+        from ingest.trade_records import post_trade_records
+
+        return post_trade_records(self.storage, self.partner, body)
+
+
+def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = None,
+                 partner_id: str = PARTNER_ID) -> Service:
+    """A partner with its store set up on a SqliteStorage in data_dir (the same set-up a partner
+    does over HTTP: PUT /stores, PUT /products, PUT /mappings/transaction-types)."""
+    from backends.sqlite_storage import SqliteStorage
+    from ingest.mappings import put_mapping
+    from ingest.products import put_products
+    from ingest.stores import put_stores
+
+    storage = SqliteStorage(data_dir)
+    store_id = store_id or generate.profile_for(currency).store_id
+    now = dt.datetime.now(dt.timezone.utc)
+    partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)
+    if storage.unregistered(partner_id, {store_id}):
+        storage.register_stores(partner_id, [store_id], now)
+    for outcome in (put_stores(storage, partner, generate.stores_body(currency, store_id)),
+                    put_products(storage, partner, generate.products_body(currency)),
+                    put_mapping(storage, NullQueue(), partner, generate.mapping_body())):
+        if outcome.warnings:
+            raise RuntimeError(f"set-up answered warnings: {outcome.as_dict()}")
+    return Service(storage, partner, store_id, currency)
+
+
+def issue_key(storage, partner_id: str = PARTNER_ID) -> str:
+    """A new API key of the partner (as `hq key issue` makes it); returns the secret."""
+    from ingest.access import new_key
+
+    key = new_key()
+    storage.add_key(partner_id, key.key_id, key.key_hash, dt.datetime.now(dt.timezone.utc))
+    return key.secret

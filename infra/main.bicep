@@ -1,0 +1,213 @@
+// One environment of the Partner POS Ingestion Service (resource group scope):
+// Function App on Flex Consumption (Python 3.11), its Storage account, Cosmos DB, Log Analytics with
+// Application Insights, and a user-assigned managed identity holding every data-plane role the app needs.
+// No account key or connection string with a key is in any app setting: Storage, Cosmos DB and
+// Application Insights accept only Microsoft Entra tokens (see docs/decisions.md, Deployment).
+//
+// Deploy: README.md, "For HQ" > "Deploy" (azd up, or az deployment group create + func publish).
+// Parameter files: main.test.parameters.json, main.production.parameters.json; main.parameters.json is azd's.
+
+targetScope = 'resourceGroup'
+
+@description('Environment name (test, production, or an azd environment name); part of every resource name.')
+@minLength(2)
+@maxLength(24)
+param environmentName string
+
+@description('Azure region of every resource; defaults to the resource group\'s.')
+param location string = resourceGroup().location
+
+@description('Cosmos DB throughput: serverless (pay per request, test) or autoscale (provisioned, shared by the database\'s containers).')
+@allowed([
+  'serverless'
+  'autoscale'
+])
+param cosmosThroughputMode string
+
+@description('Autoscale only: the most RU/s the database scales to (it scales between 10% of this and this).')
+@minValue(1000)
+@maxValue(1000000)
+param cosmosAutoscaleMaxThroughput int = 1000
+
+@description('Flex Consumption: memory of one instance, in MB.')
+@allowed([
+  512
+  2048
+  4096
+])
+param instanceMemoryMB int
+
+@description('Flex Consumption: the most instances the app scales out to.')
+@minValue(1)
+@maxValue(1000)
+param maximumInstanceCount int
+
+@description('Days Log Analytics (and so Application Insights) keeps logs.')
+@minValue(30)
+@maxValue(730)
+param logRetentionDays int
+
+@description('Storage account redundancy.')
+@allowed([
+  'Standard_LRS'
+  'Standard_ZRS'
+])
+param storageSku string = 'Standard_LRS'
+
+@description('Optional: object id of the HQ operator (user or group) who runs `python -m hq` against this environment; gets the Cosmos DB and queue data roles. Empty: none.')
+param operatorPrincipalId string = ''
+
+@description('Kind of principal operatorPrincipalId is.')
+@allowed([
+  'User'
+  'Group'
+  'ServicePrincipal'
+])
+param operatorPrincipalType string = 'User'
+
+// App settings the code reads (core/settings.py); the defaults are the code's own.
+@description('RATE_LIMIT_PER_MINUTE: requests per partner per minute; 0 turns it off.')
+@minValue(0)
+param rateLimitPerMinute int = 600
+
+@description('RECONCILE_DELAY_SECONDS: delay between a daily close and its reconciliation.')
+@minValue(0)
+@maxValue(604800)
+param reconcileDelaySeconds int = 900
+
+@description('RECONCILE_SWEEP_SCHEDULE: NCRONTAB of the sweep that re-enqueues overdue closes.')
+param reconcileSweepSchedule string = '0 */5 * * * *'
+
+@description('RECONCILE_SWEEP_GRACE_SECONDS: how long past its due time a close waits before the sweep re-enqueues it.')
+@minValue(0)
+param reconcileSweepGraceSeconds int = 300
+
+@description('BATCH_MARKER_TTL_DAYS: how long Cosmos DB keeps batch markers (0: forever).')
+@minValue(0)
+param batchMarkerTtlDays int = 90
+
+@description('LOG_LEVEL of the app\'s own loggers.')
+@allowed([
+  'DEBUG'
+  'INFO'
+  'WARNING'
+  'ERROR'
+])
+param logLevel string = 'INFO'
+
+// The Cosmos DB containers: the same file the code creates them from (backends/cosmos_storage.py).
+var cosmosDefinitions = loadJsonContent('cosmos/containers.json')
+// The route prefix the host serves under, for the base URL output.
+var hostSettings = loadJsonContent('../host.json')
+var cosmosDatabaseName = 'pos'
+// backends/queues.py RECONCILE_QUEUE and the poison queue the Functions host moves failed messages to.
+var queueNames = [
+  'reconcile-requests'
+  'reconcile-requests-poison'
+]
+var deploymentContainerName = 'app-package'
+
+var resourceToken = toLower(uniqueString(resourceGroup().id, environmentName))
+var environmentSlug = toLower(take(replace(environmentName, '_', '-'), 12))
+var tags = {
+  'azd-env-name': environmentName
+  application: 'pos-ingestion'
+}
+
+resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
+  name: 'id-pos-${environmentSlug}-${resourceToken}'
+  location: location
+  tags: tags
+}
+
+module monitoring 'modules/monitoring.bicep' = {
+  name: 'monitoring'
+  params: {
+    location: location
+    tags: tags
+    workspaceName: 'log-pos-${environmentSlug}-${resourceToken}'
+    appInsightsName: 'appi-pos-${environmentSlug}-${resourceToken}'
+    retentionInDays: logRetentionDays
+    appPrincipalId: identity.properties.principalId
+  }
+}
+
+module storage 'modules/storage.bicep' = {
+  name: 'storage'
+  params: {
+    location: location
+    tags: tags
+    name: 'stpos${resourceToken}'
+    skuName: storageSku
+    deploymentContainerName: deploymentContainerName
+    queueNames: queueNames
+    appPrincipalId: identity.properties.principalId
+    operatorPrincipalId: operatorPrincipalId
+    operatorPrincipalType: operatorPrincipalType
+  }
+}
+
+module cosmos 'modules/cosmos.bicep' = {
+  name: 'cosmos'
+  params: {
+    location: location
+    tags: tags
+    accountName: 'cosmos-pos-${environmentSlug}-${resourceToken}'
+    databaseName: cosmosDatabaseName
+    containers: cosmosDefinitions.containers
+    throughputMode: cosmosThroughputMode
+    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    dataContributorPrincipalIds: empty(operatorPrincipalId) ? [
+      identity.properties.principalId
+    ] : [
+      identity.properties.principalId
+      operatorPrincipalId
+    ]
+  }
+}
+
+// Every setting the code reads in Azure (tests/test_infra.py checks this list against the code).
+var appSettings = {
+  // Functions host storage and the queue trigger's connection, identity-based (no connection string).
+  AzureWebJobsStorage__accountName: storage.outputs.name
+  AzureWebJobsStorage__credential: 'managedidentity'
+  AzureWebJobsStorage__clientId: identity.properties.clientId
+  // DefaultAzureCredential (Cosmos DB adapter) picks the user-assigned identity by this.
+  AZURE_CLIENT_ID: identity.properties.clientId
+  // Not a secret (an ingestion endpoint and id); with local auth disabled, ingestion needs the Entra token below.
+  APPLICATIONINSIGHTS_CONNECTION_STRING: monitoring.outputs.connectionString
+  APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.properties.clientId};Authorization=AAD'
+  POS_BACKEND: 'azure'
+  COSMOS_ENDPOINT: cosmos.outputs.endpoint
+  COSMOS_DATABASE: cosmosDatabaseName
+  COSMOS_CREATE_CONTAINERS: 'false'
+  BATCH_MARKER_TTL_DAYS: string(batchMarkerTtlDays)
+  RATE_LIMIT_PER_MINUTE: string(rateLimitPerMinute)
+  RECONCILE_DELAY_SECONDS: string(reconcileDelaySeconds)
+  RECONCILE_SWEEP_SCHEDULE: reconcileSweepSchedule
+  RECONCILE_SWEEP_GRACE_SECONDS: string(reconcileSweepGraceSeconds)
+  LOG_LEVEL: logLevel
+}
+
+module functionApp 'modules/functionapp.bicep' = {
+  name: 'functionapp'
+  params: {
+    location: location
+    tags: tags
+    planName: 'plan-pos-${environmentSlug}-${resourceToken}'
+    appName: 'func-pos-${environmentSlug}-${resourceToken}'
+    identityId: identity.id
+    deploymentContainerUrl: '${storage.outputs.blobEndpoint}${deploymentContainerName}'
+    instanceMemoryMB: instanceMemoryMB
+    maximumInstanceCount: maximumInstanceCount
+    appSettings: appSettings
+  }
+}
+
+output FUNCTION_APP_NAME string = functionApp.outputs.name
+output BASE_URL string = 'https://${functionApp.outputs.defaultHostName}/${hostSettings.extensions.http.routePrefix}'
+// What `python -m hq` needs to work on this environment (README, "Onboard the first partner").
+output POS_BACKEND string = 'azure'
+output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
+output COSMOS_DATABASE string = cosmosDatabaseName
+output AzureWebJobsStorage__accountName string = storage.outputs.name

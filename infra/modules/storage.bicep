@@ -1,0 +1,99 @@
+// The app's Storage account: Functions host storage (AzureWebJobsStorage, identity-based), the Flex
+// Consumption deployment package container, and the reconciliation queues. Shared key access is off:
+// every client signs in with Microsoft Entra ID.
+
+param location string
+param tags object
+param name string
+param skuName string
+param deploymentContainerName string
+param queueNames array
+@description('Principal id of the app\'s managed identity.')
+param appPrincipalId string
+@description('Optional HQ operator (hq queue poison list/replay); empty: none.')
+param operatorPrincipalId string = ''
+param operatorPrincipalType string = 'User'
+
+// Built-in roles. Blob Data Owner: the host's own blobs (keys, timer leases) and the deployment package.
+var storageBlobDataOwner = 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
+// Queue Data Contributor: the queue trigger and backends/azure_queue.py (send, receive, delete, create).
+var storageQueueDataContributor = '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
+
+resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
+  name: name
+  location: location
+  tags: tags
+  kind: 'StorageV2'
+  sku: {
+    name: skuName
+  }
+  properties: {
+    accessTier: 'Hot'
+    allowSharedKeyAccess: false
+    allowBlobPublicAccess: false
+    defaultToOAuthAuthentication: true
+    minimumTlsVersion: 'TLS1_2'
+    supportsHttpsTrafficOnly: true
+    publicNetworkAccess: 'Enabled'
+    networkAcls: {
+      defaultAction: 'Allow'
+      bypass: 'AzureServices'
+    }
+  }
+}
+
+resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
+  parent: account
+  name: 'default'
+}
+
+resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobService
+  name: deploymentContainerName
+  properties: {
+    publicAccess: 'None'
+  }
+}
+
+resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' = {
+  parent: account
+  name: 'default'
+}
+
+resource queues 'Microsoft.Storage/storageAccounts/queueServices/queues@2023-05-01' = [for queueName in queueNames: {
+  parent: queueService
+  name: queueName
+}]
+
+resource appBlobOwner 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(account.id, appPrincipalId, storageBlobDataOwner)
+  scope: account
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageBlobDataOwner)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource appQueueContributor 'Microsoft.Authorization/roleAssignments@2022-04-01' = {
+  name: guid(account.id, appPrincipalId, storageQueueDataContributor)
+  scope: account
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageQueueDataContributor)
+    principalId: appPrincipalId
+    principalType: 'ServicePrincipal'
+  }
+}
+
+resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
+  name: guid(account.id, operatorPrincipalId, storageQueueDataContributor)
+  scope: account
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageQueueDataContributor)
+    principalId: operatorPrincipalId
+    principalType: operatorPrincipalType
+  }
+}
+
+output name string = account.name
+output blobEndpoint string = account.properties.primaryEndpoints.blob

@@ -1,0 +1,1 @@
+"""A bounded load on loopback against a local host of its own: `make load` (see loadtest/run.py)."""

@@ -1,0 +1,5 @@
+import sys
+
+from loadtest.run import main
+
+sys.exit(main())

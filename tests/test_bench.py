@@ -1,0 +1,139 @@
+"""The benchmark tooling (bench/): its generator makes valid, warning-free batches that reconcile to
+MATCHED through the real use cases, and `bench/run.py --quick` runs end to end. No timing is asserted:
+figures belong to `make bench`, not to the tests."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from bench import generate, harness
+from tests.conftest import ROOT
+
+
+@pytest.mark.parametrize(("seed", "currency", "records"), [(1, "USD", 500), (2, "USD", 200), (3, "JPY", 300),
+                                                            (4, "JPY", 200)])
+def test_generated_batches_are_accepted_without_warnings(tmp_path, seed, currency, records):
+    service = harness.open_service(tmp_path, currency)
+    body = generate.trade_batch_body(records, seed=seed, currency=currency)
+
+    outcome = service.post_trade_records(body)
+
+    assert outcome.http_status == 202, outcome.as_dict()
+    assert outcome.record_count == records
+    assert outcome.warnings == []
+
+
+def test_generated_records_are_realistic():
+    records = generate.trade_records(500, seed=5)
+    sources = {record["source_transaction_type"] for record in records}
+    assert sources == set(generate.MAPPING)  # sales and some refunds, returns, exchanges, voids
+    items = [item for record in records for item in record["items"]]
+    assert any(item["product_type"] == "COMBO" for item in items)
+    assert any(item["parent_line_no"] is not None for item in items)
+    assert any(item["modifiers"] for item in items)
+    assert any(item["is_voided"] for item in items)
+    assert sum(len(record["payments"]) > 1 for record in records) > 20  # split payments
+    assert {payment["payment_method"] for record in records for payment in record["payments"]} >= {
+        "CREDIT_CARD", "CASH", "GIFT_CARD", "LOYALTY_POINTS", "MOBILE_WALLET"}
+    assert any(payment["payment_type"] == "REFUND" for record in records for payment in record["payments"])
+    assert any(record["tip_amount"] != "0.00" for record in records)
+    assert all(len(record["tax_lines"]) == 3 for record in records if record["tax_amount"] != "0.00")
+    assert len({record["trade_record_id"] for record in records}) == 500
+    assert len(generate.trade_batch_body(500)) > 800_000  # partners send about 1 MB per 500 records
+
+
+def test_generation_is_deterministic():
+    assert generate.trade_batch_body(50, seed=9) == generate.trade_batch_body(50, seed=9)
+    assert generate.trade_batch_body(50, seed=9) != generate.trade_batch_body(50, seed=10)
+    # record i is the same whatever the batch size
+    assert generate.trade_records(10, seed=9) == generate.trade_records(40, seed=9)[:10]
+
+
+def test_copies_are_new_batches_of_new_transactions(tmp_path):
+    service = harness.open_service(tmp_path)
+    bodies = generate.batch_bodies(3, 20, tag="T")
+    documents = [orjson.loads(body) for body in bodies]
+    assert len({document["batch_id"] for document in documents}) == 3
+    assert len({record["trade_record_id"] for document in documents for record in document["trade_records"]}) == 60
+    assert len({len(body) for body in bodies}) == 1
+    for body in bodies:
+        outcome = service.post_trade_records(body)
+        assert (outcome.http_status, outcome.warnings) == (202, [])
+
+
+def test_a_body_grown_to_5_mb_stays_under_the_limit_and_is_accepted(tmp_path):
+    service = harness.open_service(tmp_path)
+    body = generate.sized_batch_body(5_000_000)
+
+    assert 4_750_000 <= len(body) <= 5_000_000 < 5 * 1024 * 1024
+    assert len(orjson.loads(body)["trade_records"]) == 500
+    outcome = service.post_trade_records(body)
+    assert (outcome.http_status, outcome.warnings) == (202, [])
+
+
+@pytest.mark.parametrize("currency", ["USD", "JPY"])
+def test_control_totals_reconcile_to_matched(tmp_path, currency):
+    from ingest.daily_close import post_daily_close
+    from reconcile.service import reconcile, request_for
+
+    service = harness.open_service(tmp_path, currency)
+    records = generate.trade_records(700, seed=11, currency=currency)
+    for seq, start in enumerate(range(0, 700, 500), start=1):
+        outcome = service.post_trade_records(generate.dumps(generate.trade_batch(records[start:start + 500],
+                                                                                  batch_seq=seq, seed=11)))
+        assert (outcome.http_status, outcome.warnings) == (202, [])
+    close = generate.daily_close_body(records, batch_count=2, currency=currency, seed=11)
+    assert post_daily_close(service.storage, harness.NullQueue(), service.partner, close, 0).http_status == 202
+
+    day = service.storage.get_closed_day("bench", service.store_id, generate.DEFAULT_DATE)
+    result = reconcile(service.storage, request_for("bench", day))
+
+    assert result.status == "MATCHED", (result.differences, result.details)
+    assert result.details["raw_differences"] == {}
+
+
+def _generate(*args: str) -> bytes:
+    done = subprocess.run([sys.executable, "bench/generate.py", *args], cwd=ROOT, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    return done.stdout
+
+
+def test_generator_command_line():
+    batch = orjson.loads(_generate("--records", "3", "--seed", "2", "--date", "2026-12-01", "--store", "S-9"))
+    assert [record["business_date"] for record in batch["trade_records"]] == ["2026-12-01"] * 3
+    assert batch["store_id"] == "S-9" and batch["batch_seq"] == 1
+
+    batches = orjson.loads(_generate("--records", "501"))
+    assert [len(batch["trade_records"]) for batch in batches] == [500, 1]
+    assert [batch["batch_seq"] for batch in batches] == [1, 2]
+
+    close = orjson.loads(_generate("--kind", "daily-close", "--records", "501"))
+    assert close["batch_count"] == 2 and close["trade_record_count"] == 501
+
+    sized = _generate("--target-bytes", "200_000", "--records", "50")
+    assert 180_000 <= len(sized) <= 200_001
+    for kind in ("stores", "mapping", "products"):
+        assert orjson.loads(_generate("--kind", kind))["batch_id"]
+
+
+def test_bench_quick_runs_end_to_end(tmp_path):
+    out = tmp_path / "quick.json"
+    done = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    results = orjson.loads(out.read_bytes())
+    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import"}
+    assert {"cpu_model", "cores", "python"} <= set(results["machine"])
+    dt.datetime.fromisoformat(results["date"])
+    accept = results["benchmarks"]["accept"]
+    assert accept["warnings"] == 0 and accept["ratio"] > 0 and accept["resend"]["fraction_of_first_send"] > 0
+    assert results["benchmarks"]["http"]["ratio_clients_1"]["p99"] > 0
+    assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
+    assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
+    assert "accept" in done.stdout and "reconcile" in done.stdout  # the table

@@ -1,0 +1,381 @@
+"""Crashes at every step: a failure injected at each fault point of core/faults.py, on SQLite with its
+queue and on Cosmos DB with Azure Storage Queue (emulators), through the use cases the HTTP and queue
+functions call (the real code path minus HTTP).
+
+A business is played twice on fresh partners: once without failure, once with a failure injected at
+one (point, flow, hit). After a failure the partner retries the same request, the queue delivers the
+message again, the timer runs the sweep again. The stored state (masters, mapping, rows of every
+store-day, batch entries, markers, closes and their results) must then be exactly the one the run
+without failure left, and the queue empty. Every hit of every point is failed in turn, so a point
+added to core/faults.POINTS is tested without touching this file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+
+from backends.azure_queue import AzureQueue
+from backends.cosmos_storage import CosmosStorage
+from backends.sqlite_queue import SqliteQueue
+from backends.sqlite_storage import SqliteStorage
+from core import faults
+from core.clock import utc_now
+from core.faults import POINTS, InjectedFault
+from ingest.batches import BatchOutcome
+from ingest.daily_close import post_daily_close
+from ingest.mappings import put_mapping
+from ingest.products import put_products
+from ingest.stores import put_stores
+from ingest.trade_records import post_trade_records
+from reconcile import messages
+from reconcile.service import reconcile, sweep
+from tests.conftest import make_partner, start_host
+from tests.payloads import (
+    mapping_batch,
+    modifier_group,
+    problem_of,
+    product,
+    products_batch,
+    store,
+    stores_batch,
+)
+from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
+
+pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+
+ROOT = Path(__file__).resolve().parent.parent
+DAY, DAY2 = "2026-11-20", "2026-11-21"
+DATE, DATE2 = dt.date.fromisoformat(DAY), dt.date.fromisoformat(DAY2)
+DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
+VISIBILITY = 1  # seconds a failed message stays hidden before it is delivered again (Azure's minimum)
+MAX_HITS = 8  # the most hits of one point in one flow that are failed in turn
+
+
+# -- the business played in every run: the same bodies, so the same batch_ids, for every partner ----
+
+def _json(body: dict) -> bytes:
+    return orjson.dumps(body)
+
+
+def _business() -> dict[str, bytes]:
+    moved_at = "2026-11-21T12:00:00-05:00"
+    a1 = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44)
+    b1 = trade_record("S1", DAY, [Line("P-COLA", 2, 199)], tax=32)
+    c1 = trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], tax=24, source_type="03")  # unmapped at first
+    b2 = trade_record("S1", DAY, [Line("P-COLA", 3, 199)], tax=48, version=2, trade_record_id=b1["trade_record_id"],
+                      last_modified_at="2026-11-20T21:00:00Z")
+    d1 = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88)
+    a2 = trade_record("S1", DAY2, [Line("P-BURGER", 1, 550)], tax=44, version=2,  # moves to the next day
+                      trade_record_id=a1["trade_record_id"], opened_at=moved_at, last_modified_at="2026-11-21T18:00:00Z")
+    e1 = trade_record("S1", DAY2, [Line("P-COLA", 1, 199)], tax=16, opened_at=moved_at)
+    revenue = {"01", "03"}  # the partner counts 03 as a sale; HQ learns it from the second mapping
+    return {
+        "stores": _json(stores_batch(store("S1"))),
+        "products": _json(products_batch([product("P-BURGER"), product("P-COLA", modifier_group_ids=[])],
+                                         [modifier_group("G-CHEESE")])),
+        "mapping_1": _json(mapping_batch(("01", "SALE"), ("02", "REFUND"))),
+        "records_1": _json(trade_batch("S1", DAY, [a1, b1, c1], batch_seq=1)),
+        "records_2": _json(trade_batch("S1", DAY, [b2, d1, c1], batch_seq=2)),  # c1 resent unchanged
+        "records_3": _json(trade_batch("S1", DAY2, [a2, e1], batch_seq=1)),
+        "close_day": _json(daily_close("S1", DAY, totals_of([b2, c1, d1], revenue, DIRECTIONS), batch_count=2)),
+        "close_day2": _json(daily_close("S1", DAY2, totals_of([a2, e1], revenue, DIRECTIONS))),
+        "mapping_2": _json(mapping_batch(("01", "SALE"), ("02", "REFUND"), ("03", "SALE"))),
+    }
+
+
+BODIES = _business()
+BATCH_IDS = [orjson.loads(body)["batch_id"] for body in BODIES.values()]
+
+
+# -- backends ---------------------------------------------------------------------------------------
+
+@dataclass
+class Backend:
+    kind: str
+    storage: object
+    queue: object
+
+
+class LostQueue:
+    """A queue that loses every message: what the sweep exists for."""
+
+    def send(self, body: str, delay_seconds: int = 0) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def cosmos_storage(cosmos_emulator):
+    # A database of its own: the sweep looks at every partner's closes.
+    storage = CosmosStorage(cosmos_emulator.endpoint, f"faults-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
+                            create_containers=True)
+    yield storage
+    storage.close()
+
+
+def open_backend(kind: str, request, tmp_path: Path) -> Backend:
+    if kind == "sqlite":
+        directory = tmp_path / f"sqlite-{uuid.uuid4().hex[:8]}"
+        return Backend(kind, SqliteStorage(directory), SqliteQueue(directory, "reconcile-requests"))
+    azurite = request.getfixturevalue("azurite")
+    queue = AzureQueue(f"faults-{uuid.uuid4().hex[:16]}", connection_string=azurite.connection_string)
+    return Backend(kind, request.getfixturevalue("cosmos_storage"), queue)
+
+
+# -- playing the business ---------------------------------------------------------------------------
+
+def drain(backend: Backend) -> None:
+    """The queue trigger, as the host runs it: a message is deleted once its function returns; a failure
+    leaves it hidden for the visibility timeout, after which it is delivered again."""
+    failed: set[str] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        message = backend.queue.receive(VISIBILITY)
+        if message is None:
+            if not failed:
+                return
+            time.sleep(0.1)
+            continue
+        try:
+            reconcile(backend.storage, messages.decode(message.body))
+        except InjectedFault:
+            failed.add(message.message_id)
+            continue
+        failed.discard(message.message_id)
+        backend.queue.delete(message)
+    raise AssertionError(f"messages still failing after a minute: {failed}")
+
+
+@dataclass(frozen=True)
+class Step:
+    flow: str  # the flow a fault point names; the fault is armed only during its steps
+    run: Callable[[Backend, object], object]
+
+
+def _batch(use_case, name: str) -> Callable:
+    return lambda backend, partner: use_case(backend.storage, partner, BODIES[name])
+
+
+def _mapping(name: str) -> Callable:
+    return lambda backend, partner: put_mapping(backend.storage, backend.queue, partner, BODIES[name])
+
+
+def _close(name: str, lost: bool = False) -> Callable:
+    return lambda backend, partner: post_daily_close(backend.storage, LostQueue() if lost else backend.queue,
+                                                     partner, BODIES[name], 0)
+
+
+def _drain(backend: Backend, partner) -> None:
+    drain(backend)
+
+
+def _sweep(backend: Backend, partner) -> int:
+    return sweep(backend.storage, backend.queue, grace_seconds=0)
+
+
+STEPS = [
+    Step("stores", _batch(put_stores, "stores")),
+    Step("products", _batch(put_products, "products")),
+    Step("setup", _mapping("mapping_1")),
+    Step("setup", _batch(post_trade_records, "records_1")),
+    Step("trade-records", _batch(post_trade_records, "records_2")),  # a new version in its day, a resend
+    Step("trade-records", _batch(post_trade_records, "records_3")),  # a version moving to another day
+    Step("daily-close", _close("close_day")),
+    Step("setup", _close("close_day2", lost=True)),  # its message is lost
+    Step("reconcile", _drain),  # 03 is unmapped: MISMATCHED
+    Step("mappings", _mapping("mapping_2")),  # re-runs the day: MATCHED
+    Step("setup", _drain),
+    Step("sweep", _sweep),  # finds the close whose message was lost
+    Step("setup", _drain),
+]
+FLOWS = {step.flow for step in STEPS} - {"setup"}
+
+
+def new_partner(storage):
+    partner_id = f"f-{uuid.uuid4().hex[:10]}"
+    storage.add_partner(partner_id, "Crash test partner", utc_now())
+    storage.register_stores(partner_id, ["S1"], utc_now())
+    return storage.get_partner(partner_id)
+
+
+def play(backend: Backend, fault: tuple[str, str, int] | None = None) -> tuple[str, list, faults.Fault | None]:
+    """Play the business on a new partner; with `fault` = (point, flow, skip), that point fails once
+    during the steps of that flow, after `skip` hits. A failed step is retried as the partner, the
+    queue or the timer would retry it. Returns the partner, each step's answer and the fault."""
+    partner = new_partner(backend.storage)
+    answers: list = []
+    armed = None
+    flow_steps = [index for index, step in enumerate(STEPS) if fault and step.flow == fault[1]]
+    try:
+        for index, step in enumerate(STEPS):
+            if flow_steps and index == flow_steps[0]:
+                armed = faults.arm(fault[0], skip=fault[2])
+            for attempt in range(2):
+                try:
+                    answers.append(step.run(backend, partner))
+                    break
+                except InjectedFault:
+                    assert attempt == 0, "an armed point fails once"
+            if flow_steps and index == flow_steps[-1]:
+                faults.disarm(fault[0])
+    finally:
+        faults.disarm()
+    return partner.partner_id, answers, armed
+
+
+def snapshot(backend: Backend, partner_id: str) -> dict:
+    """What a partner's business left in storage, without its ids and clocks."""
+    storage = backend.storage
+    days = [("S1", DATE), ("S1", DATE2)]
+
+    def close(store_id, day):
+        found = storage.get_closed_day(partner_id, store_id, day)
+        if found is None:
+            return None
+        return dataclasses.replace(found, received_at=None, due_at=None, checked_at=found.checked_at is not None)
+
+    def marker(batch_id):
+        found = storage.find_batch(partner_id, batch_id)
+        return None if found is None else dataclasses.replace(found, partner_id="", received_at=None)
+
+    mapping = storage.get_mapping(partner_id)
+    return {
+        "store": storage.get_store(partner_id, "S1"),
+        "products": [storage.get_product(partner_id, product_id, None) for product_id in ("P-BURGER", "P-COLA")],
+        "mapping": (mapping.batch_id, mapping.entries),
+        "rows": {day: sorted(storage.store_day_rows(partner_id, *day), key=lambda row: row.trade_record_id)
+                 for day in days},
+        "batch_seqs": {day: storage.batch_seqs(partner_id, *day) for day in days},
+        "closes": {day: close(*day) for day in days},
+        "markers": {batch_id: marker(batch_id) for batch_id in BATCH_IDS},
+    }
+
+
+def summary(answer) -> object:
+    """What the partner was told that must not depend on a failure: a batch's record_count (its status
+    may be ALREADY_RECEIVED when the first attempt failed after committing)."""
+    if isinstance(answer, BatchOutcome):
+        return answer.record_count
+    return answer
+
+
+_clean: dict[str, tuple[dict, list]] = {}
+
+
+def clean_run(kind: str, request, tmp_path) -> tuple[dict, list]:
+    if kind not in _clean:
+        backend = open_backend(kind, request, tmp_path)
+        partner_id, answers, _ = play(backend)
+        _clean[kind] = (snapshot(backend, partner_id), answers)
+    return _clean[kind]
+
+
+# -- the tests ----------------------------------------------------------------------------------------
+
+CASES = [pytest.param(point.name, flow, kind, id=f"{kind}-{flow}-{point.name}")
+         for point in POINTS for flow in point.flows for kind in ("sqlite", "azure")
+         if point.adapter is None or point.adapter == {"sqlite": "sqlite", "azure": "cosmos"}[kind]]
+
+
+def test_every_flow_of_the_business_is_a_flow_of_some_point():
+    assert FLOWS == {flow for point in POINTS for flow in point.flows}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "azure"])
+def test_the_run_without_failure_is_what_the_business_expects(kind, request, tmp_path):
+    state, _ = clean_run(kind, request, tmp_path)
+    day, day2 = state["closes"][("S1", DATE)], state["closes"][("S1", DATE2)]
+    assert (day.status, day.details["mapped_source_codes"]) == ("MATCHED", {"01": "SALE", "03": "SALE"})
+    assert day2.status == "MATCHED"  # its message was lost: the sweep sent it again
+    assert sorted(row.version for row in state["rows"][("S1", DATE)]) == [1, 1, 2]
+    assert sorted(row.version for row in state["rows"][("S1", DATE2)]) == [1, 2]
+    assert state["batch_seqs"] == {("S1", DATE): [1, 2], ("S1", DATE2): [1]}
+    assert all(marker is not None for marker in state["markers"].values())
+
+
+@pytest.mark.parametrize("point, flow, kind", CASES)
+def test_a_failure_at_each_step_converges_after_the_retry(point, flow, kind, request, tmp_path):
+    expected_state, expected_answers = clean_run(kind, request, tmp_path)
+    backend = open_backend(kind, request, tmp_path)
+    for skip in range(MAX_HITS):
+        partner_id, answers, fault = play(backend, (point, flow, skip))
+        if skip == 0:
+            assert fault is not None and fault.fired == 1, f"{point} is never reached in the {flow} flow"
+        elif fault.fired == 0:
+            break  # every hit of the point in this flow has failed once
+        assert [summary(a) for a in answers] == [summary(a) for a in expected_answers], (point, flow, skip)
+        assert snapshot(backend, partner_id) == expected_state, (point, flow, skip)
+        assert backend.queue.receive(VISIBILITY) is None
+
+
+# -- the mechanism ------------------------------------------------------------------------------------
+
+SOURCES = [path for folder in ("api", "backends", "core", "devhost", "hq", "ingest", "reconcile", "reference")
+           for path in (ROOT / folder).rglob("*.py")] + [ROOT / "function_app.py"]
+
+
+def test_every_listed_point_is_in_the_code_and_every_point_in_the_code_is_listed():
+    placed = {name for path in SOURCES
+              for name in re.findall(r'faults\.point\("([^"]+)"\)', path.read_text(encoding="utf-8"))}
+    assert placed == faults.NAMES
+
+
+def test_only_the_local_host_arms_faults_from_outside():
+    arming = re.compile(r"faults\.(arm|arm_from_text|injected)\(|POS_FAULTS")
+    users = {path.relative_to(ROOT).as_posix() for path in SOURCES
+             if path.name != "faults.py" and arming.search(path.read_text(encoding="utf-8"))}
+    assert users == {"devhost/__main__.py"}
+
+
+def test_a_point_does_nothing_unless_armed_and_fires_as_told():
+    faults.point("batch.validated")  # nothing armed
+    with faults.injected("batch.validated", times=2, skip=1) as fault:
+        faults.point("batch.validated")
+        for _ in range(2):
+            with pytest.raises(InjectedFault):
+                faults.point("batch.validated")
+        faults.point("batch.validated")
+    assert (fault.reached, fault.fired) == (4, 2)
+    faults.point("batch.validated")  # disarmed on leaving the block
+    with pytest.raises(ValueError):
+        faults.arm("no.such.point")
+
+
+def test_pos_faults_text_arms_points_with_counts():
+    try:
+        armed = faults.arm_from_text("batch.validated:2, close.enqueued")
+        assert [(f.name, f.times) for f in armed] == [("batch.validated", 2), ("close.enqueued", 1)]
+        with pytest.raises(ValueError):
+            faults.arm_from_text("batch.validated:x")
+        with pytest.raises(ValueError):
+            faults.arm_from_text("nothing.here")
+    finally:
+        faults.disarm()
+
+
+def test_the_local_host_arms_pos_faults_at_start_and_the_partner_retry_completes(tmp_path):
+    host = start_host(tmp_path, POS_FAULTS="storage.data_written:1,batch.before_response:1")
+    try:
+        assert "FAULT INJECTION IS ON (POS_FAULTS): storage.data_written x1, batch.before_response x1" in host.log()
+        partner = make_partner(host)
+        body = stores_batch(store("S1"))
+        stored = lambda: host.storage().find_batch(partner.partner_id, body["batch_id"])
+        problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # failed inside the transaction
+        assert stored() is None and host.storage().get_store(partner.partner_id, "S1") is None
+        problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # committed, failed before answering
+        assert stored() is not None
+        retry = partner.put("stores", body)
+        assert retry.status_code == 200, retry.text
+        assert retry.json() == {"batch_id": body["batch_id"], "status": "ALREADY_RECEIVED", "record_count": 1,
+                                "warnings": []}
+    finally:
+        host.stop()

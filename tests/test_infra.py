@@ -1,0 +1,623 @@
+"""infra/, azure.yaml and .funcignore, checked as far as this machine allows.
+
+There is no Bicep compiler here (the az CLI downloads it; no package registry ships it) and no Azure
+account, so nothing is compiled to ARM JSON, type-checked against the resource providers' schemas,
+validated by Azure Resource Manager (`az deployment group validate` / `what-if`) or deployed. What is
+checked (tests/bicep_model.py reads the files):
+
+- Syntax: every .bicep file is accepted by two independent parsers, tree-sitter-bicep and pycep-parser.
+- What a compiler would also catch: every name used is declared; every module file exists and gets
+  every required parameter and no unknown one; every `module.outputs.x` exists; loadJsonContent paths
+  exist; parameter types are Bicep types; API versions are dated, not previews.
+- Parameter files (test, production, azd's): every name is a parameter of main.bicep, every required
+  parameter is set, every value has the parameter's type and meets @allowed/@minValue/@maxValue/
+  @minLength/@maxLength; azd's defaults are the test environment; the README's azd production settings
+  are the production file's.
+- Agreement with the code: Cosmos DB containers come from infra/cosmos/containers.json (loaded, not
+  copied); every app setting the deployed code reads is set (or listed as local-only), and every app
+  setting set is read by someone; setting defaults equal the code's; queue names equal
+  backends.queues.RECONCILE_QUEUE and its poison queue; the route prefix of host.json is the README's and
+  the base URL output's.
+- Identity only: no key, listKeys() or connection string with a key anywhere in infra/; shared key and
+  local auth disabled on Storage, Cosmos DB and Application Insights; the managed identity holds the
+  data roles; no app setting the Flex Consumption plan refuses.
+- Packaging: .funcignore (gitignore rules, as Core Tools and azd read it) ships every file the app
+  imports or reads at run time and none of tests, tooling, docs or the rest of infra.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pathspec
+import pytest
+import yaml
+
+from backends import cosmos_storage
+from backends.azure_queue import AzureQueue
+from backends.queues import RECONCILE_QUEUE
+from core import settings as settings_module
+from tests import bicep_model
+from tests.bicep_model import Expr, Ref
+
+ROOT = Path(__file__).resolve().parent.parent
+INFRA = ROOT / "infra"
+MAIN = INFRA / "main.bicep"
+BICEP_FILES = sorted(INFRA.rglob("*.bicep"))
+ENVIRONMENT_FILES = {"test": INFRA / "main.test.parameters.json",
+                     "production": INFRA / "main.production.parameters.json"}
+AZD_PARAMETERS = INFRA / "main.parameters.json"
+README = ROOT / "README.md"
+
+# Settings the code reads that are for one machine only and must not be set in Azure: the local host's
+# port, the SQLite backend's folder and demo partner, the emulator's Cosmos DB key, and the storage
+# connection string (Azurite); in Azure, AzureWebJobsStorage__* name the account and the identity.
+LOCAL_ONLY_SETTINGS = {"PORT", "POS_DATA_DIR", "POS_CREATE_DEMO_PARTNER", "COSMOS_KEY", "AzureWebJobsStorage"}
+# Settings the code reads as an alternative to one that is set: backends/azure_queue.py takes the queue
+# service URI or, failing that, the account name (set, since the Functions host reads it too).
+ALTERNATIVE_SETTINGS = {"AzureWebJobsStorage__queueServiceUri": "AzureWebJobsStorage__accountName"}
+# App settings read by the platform or a library rather than by our code.
+PLATFORM_SETTINGS = {
+    "AzureWebJobsStorage__credential": "Functions host: identity-based AzureWebJobsStorage",
+    "AZURE_CLIENT_ID": "azure-identity DefaultAzureCredential: which user-assigned identity",
+    "APPLICATIONINSIGHTS_AUTHENTICATION_STRING": "Functions host and the Azure Monitor exporter: Entra auth",
+}
+# App settings the Flex Consumption plan does not accept (runtime and scale live in functionAppConfig).
+FLEX_UNSUPPORTED_SETTINGS = {
+    "FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION", "FUNCTIONS_WORKER_RUNTIME_VERSION",
+    "FUNCTIONS_MAX_HTTP_CONCURRENCY", "FUNCTIONS_WORKER_PROCESS_COUNT",
+    "FUNCTIONS_WORKER_DYNAMIC_CONCURRENCY_ENABLED", "SCM_DO_BUILD_DURING_DEPLOYMENT", "ENABLE_ORYX_BUILD",
+    "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING", "WEBSITE_CONTENTSHARE", "WEBSITE_CONTENTOVERVNET",
+    "WEBSITE_RUN_FROM_PACKAGE", "WEBSITE_MAX_DYNAMIC_APPLICATION_SCALE_OUT", "WEBSITE_NODE_DEFAULT_VERSION",
+}
+ROLE_IDS = {
+    "Cosmos DB Built-in Data Contributor": "00000000-0000-0000-0000-000000000002",
+    "Storage Blob Data Owner": "b7e6dc6d-f1e8-4753-8033-0f276bb0955b",
+    "Storage Queue Data Contributor": "974c5e8b-45b9-4653-ba55-5f855dd0fb88",
+    "Monitoring Metrics Publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
+}
+BICEP_TYPES = {"string", "int", "bool", "object", "array"}
+# Properties of an ARM Cosmos DB SqlContainerResource (what containers.json entries may hold).
+SQL_CONTAINER_RESOURCE_PROPERTIES = {
+    "id", "partitionKey", "indexingPolicy", "defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy",
+    "analyticalStorageTtl", "clientEncryptionPolicy", "computedProperties", "vectorEmbeddingPolicy",
+    "fullTextPolicy", "createMode", "restoreParameters", "materializedViewDefinition",
+}
+
+
+def _model(path: Path = MAIN) -> bicep_model.BicepFile:
+    return bicep_model.load(path)
+
+
+def _module(name: str) -> bicep_model.BicepFile:
+    main = _model()
+    return _model((MAIN.parent / main.modules[name].path).resolve())
+
+
+def _app_settings() -> dict:
+    return _model().variables["appSettings"]
+
+
+def _resources_of_type(model: bicep_model.BicepFile, resource_type: str) -> list[bicep_model.Resource]:
+    return [resource for resource in model.resources.values() if resource.type == resource_type]
+
+
+# -- syntax and what a compiler would check ---------------------------------------------------------
+
+@pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
+def test_every_bicep_file_parses_with_both_parsers(path):
+    assert bicep_model.syntax_errors(path.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("broken", [
+    "param name string = 'unterminated\n",
+    "resource r 'Microsoft.Storage/storageAccounts@2023-05-01' = {\n  name:\n}\n",
+    "var settings = {\n  a: 1\n",
+    "paramm name string\n",
+    "output url string = 'a' 'b'\n",
+])
+def test_the_syntax_check_reports_errors(broken):
+    errors = bicep_model.syntax_errors(broken)
+    assert any(error.startswith("tree-sitter-bicep") for error in errors), errors
+    assert any(error.startswith("pycep-parser") for error in errors), errors
+
+
+def test_the_model_reports_undeclared_names(tmp_path):
+    source = "param name string\nvar greeting = 'hello ${nme}'\noutput out string = storage.outputs.name\n"
+    path = tmp_path / "undeclared.bicep"
+    path.write_text(source, encoding="utf-8")
+    model = bicep_model.load(path)
+    assert [name for _, name in bicep_model.references(model) if name not in model.declared] == ["nme", "storage"]
+
+
+@pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
+def test_every_name_used_is_declared(path):
+    model = _model(path)
+    undeclared = [f"line {line}: {name}" for line, name in bicep_model.references(model)
+                  if name not in model.declared]
+    assert undeclared == []
+
+
+@pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
+def test_parameter_types_and_api_versions(path):
+    model = _model(path)
+    assert {name: param.type for name, param in model.params.items() if param.type not in BICEP_TYPES} == {}
+    for resource in model.resources.values():
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", resource.api_version), (resource.name, resource.api_version)
+
+
+@pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
+def test_modules_exist_and_get_exactly_their_parameters(path):
+    model = _model(path)
+    for symbol, module in model.modules.items():
+        target = (path.parent / module.path).resolve()
+        assert target.is_file(), f"{symbol}: {module.path} does not exist"
+        declared = _model(target).params
+        given = set(module.body.get("params", {}))
+        assert given - set(declared) == set(), f"{symbol}: unknown parameters"
+        assert {name for name, param in declared.items() if param.required} - given == set(), \
+            f"{symbol}: required parameters not given"
+        used_outputs = set(re.findall(rf"\b{symbol}\.outputs\.(\w+)", model.source))
+        assert used_outputs - set(_model(target).outputs) == set(), f"{symbol}: outputs it does not declare"
+
+
+@pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
+def test_loaded_files_exist_and_are_json(path):
+    for relative in bicep_model.string_calls(_model(path), "loadJsonContent"):
+        json.loads((path.parent / relative).read_text(encoding="utf-8"))
+
+
+# -- parameter files --------------------------------------------------------------------------------
+
+def _check_value(param: bicep_model.Param, value) -> list[str]:
+    python_types = {"string": str, "int": int, "bool": bool, "object": dict, "array": list}
+    expected = python_types[param.type]
+    if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        return [f"{param.name}: {value!r} is not of type {param.type}"]
+    problems = []
+    rules = param.decorators
+    if "allowed" in rules and value not in rules["allowed"][0]:
+        problems.append(f"{param.name}: {value!r} is not one of {rules['allowed'][0]}")
+    if "minValue" in rules and value < rules["minValue"][0]:
+        problems.append(f"{param.name}: {value} < @minValue({rules['minValue'][0]})")
+    if "maxValue" in rules and value > rules["maxValue"][0]:
+        problems.append(f"{param.name}: {value} > @maxValue({rules['maxValue'][0]})")
+    if "minLength" in rules and len(value) < rules["minLength"][0]:
+        problems.append(f"{param.name}: shorter than @minLength({rules['minLength'][0]})")
+    if "maxLength" in rules and len(value) > rules["maxLength"][0]:
+        problems.append(f"{param.name}: longer than @maxLength({rules['maxLength'][0]})")
+    return problems
+
+
+def _parameter_values(path: Path) -> dict:
+    document = json.loads(path.read_text(encoding="utf-8"))
+    assert document["$schema"].endswith("/deploymentParameters.json#")
+    return {name: entry["value"] for name, entry in document["parameters"].items()}
+
+
+AZD_SAMPLE_ENVIRONMENT = {"AZURE_ENV_NAME": "pos-test", "AZURE_LOCATION": "swedencentral",
+                          "AZURE_PRINCIPAL_ID": "00000000-0000-0000-0000-00000000abcd"}
+
+
+def _azd_substitute(text: str, environment: dict) -> str:
+    """azd's `${NAME}` / `${NAME=default}` substitution of main.parameters.json."""
+    def value(match):
+        name, _, default = match.group(1).partition("=")
+        return environment.get(name, default)
+    return re.sub(r"\$\{([^}]*)\}", value, text)
+
+
+def _azd_values(environment: dict) -> dict:
+    """azd's parameters with `environment`, converted to the parameters' types as azd does."""
+    params = _model().params
+    values = {}
+    for name, raw in _parameter_values(AZD_PARAMETERS).items():
+        text = _azd_substitute(raw, environment)
+        values[name] = int(text) if params[name].type == "int" else (text == "true") if params[name].type == "bool" \
+            else text
+    return values
+
+
+def _azd_variables() -> dict:
+    """Parameter name -> the azd environment variable that sets it."""
+    return {name: re.fullmatch(r"\$\{(\w+)(=.*)?\}", raw).group(1)
+            for name, raw in _parameter_values(AZD_PARAMETERS).items()}
+
+
+@pytest.mark.parametrize("label", ["test", "production", "azd"])
+def test_parameter_files_set_every_required_parameter_with_valid_values(label):
+    params = _model().params
+    values = _azd_values(AZD_SAMPLE_ENVIRONMENT) if label == "azd" else _parameter_values(ENVIRONMENT_FILES[label])
+    assert set(values) - set(params) == set(), "parameters main.bicep does not declare"
+    assert {name for name, param in params.items() if param.required} - set(values) == set()
+    assert [problem for name, value in values.items() for problem in _check_value(params[name], value)] == []
+
+
+def test_parameter_defaults_of_main_bicep_meet_their_own_rules():
+    for param in _model().params.values():
+        if not param.required and not isinstance(param.default, (Ref, Expr)):
+            assert _check_value(param, param.default) == [], param.name
+
+
+def test_production_scales_further_than_test():
+    test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
+    assert (test["environmentName"], production["environmentName"]) == ("test", "production")
+    assert test["cosmosThroughputMode"] == "serverless"
+    assert production["cosmosThroughputMode"] == "autoscale"
+    assert production["maximumInstanceCount"] > test["maximumInstanceCount"]
+    assert production["logRetentionDays"] > test["logRetentionDays"]
+
+
+def test_azd_defaults_are_the_test_environment_and_every_size_is_an_azd_variable():
+    azd = _azd_values({})
+    test = _parameter_values(ENVIRONMENT_FILES["test"])
+    production = _parameter_values(ENVIRONMENT_FILES["production"])
+    sizes = (set(test) | set(production)) - {"environmentName"}
+    assert sizes - set(azd) == set(), "settable only outside azd"
+    assert {name: azd[name] for name in set(test) - {"environmentName"}} == \
+        {name: value for name, value in test.items() if name != "environmentName"}
+
+
+def test_readme_azd_production_settings_are_the_production_file():
+    """The README's `azd env set POS_...` lines for production give the production file's values."""
+    readme_settings = dict(re.findall(r"azd env set (POS_\w+) (\S+)", README.read_text(encoding="utf-8")))
+    variables = _azd_variables()
+    production = _parameter_values(ENVIRONMENT_FILES["production"])
+    azd_defaults = _azd_values({})
+    expected = {variables[name]: str(value) for name, value in production.items()
+                if name != "environmentName" and azd_defaults.get(name) != value}
+    assert readme_settings == expected
+
+
+# -- agreement with the code ------------------------------------------------------------------------
+
+def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
+    main = _model()
+    loaded = {name: value for name, value in main.variables.items()
+              if isinstance(value, Expr) and re.fullmatch(r"loadJsonContent\('cosmos/containers\.json'\)", value.text)}
+    assert len(loaded) == 1, "main.bicep must load cosmos/containers.json once"
+    variable = next(iter(loaded))
+    assert main.modules["cosmos"].body["params"]["containers"] == Ref(f"{variable}.containers")
+    assert (INFRA / "cosmos" / "containers.json") == cosmos_storage.CONTAINERS_FILE
+
+    cosmos = _module("cosmos")
+    (containers,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers")
+    loop_variable = re.match(r"\[for (\w+) in containers:", containers.loop.text).group(1)
+    assert containers.body["name"] == Ref(f"{loop_variable}.id")
+    assert containers.body["properties"] == {"resource": Ref(loop_variable)}  # partition key, indexing: the file's
+
+    definitions = cosmos_storage.load_container_definitions()
+    names = [definition["id"] for definition in definitions]
+    assert names == [cosmos_storage.PARTNERS, cosmos_storage.BATCHES, cosmos_storage.TRADE_RECORDS,
+                     cosmos_storage.CLOSES]
+    for definition in definitions:
+        assert set(definition) <= SQL_CONTAINER_RESOURCE_PROPERTIES, definition["id"]
+        assert definition["partitionKey"]["kind"] == "Hash" and len(definition["partitionKey"]["paths"]) == 1
+    for path in BICEP_FILES:  # no second copy of a name or a partition key path in Bicep
+        text = path.read_text(encoding="utf-8")
+        for literal in names + [definition["partitionKey"]["paths"][0] for definition in definitions]:
+            assert f"'{literal}'" not in text, f"{path.name} repeats {literal}"
+
+
+def test_cosmos_database_and_throughput_modes():
+    main = _model()
+    assert main.variables["cosmosDatabaseName"] == "pos"
+    assert main.modules["cosmos"].body["params"]["databaseName"] == Ref("cosmosDatabaseName")
+    assert _app_settings()["COSMOS_DATABASE"] == Ref("cosmosDatabaseName")
+    assert _code_defaults().cosmos_database == "pos"
+    cosmos = _module("cosmos")
+    assert cosmos.params["throughputMode"].decorators["allowed"][0] == main.params["cosmosThroughputMode"].decorators[
+        "allowed"][0] == ["serverless", "autoscale"]
+    assert "EnableServerless" in cosmos.source and "autoscaleSettings" in cosmos.source
+
+
+def _code_defaults() -> settings_module.Settings:
+    """The code's settings with none set in the environment."""
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        return settings_module.Settings.from_env()
+    finally:
+        os.environ.update(saved)
+
+
+def _python_files_deployed() -> list[Path]:
+    return [ROOT / relative for relative in _deployed_files() if relative.endswith(".py")]
+
+
+def _constant(node, constants: dict) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for part in node.values:
+            if isinstance(part, ast.Constant):
+                parts.append(part.value)
+            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) \
+                    and part.value.id in constants:
+                parts.append(constants[part.value.id])
+            else:
+                return None
+        return "".join(parts)
+    return None
+
+
+def _is_environ(node) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
+        (isinstance(node, ast.Name) and node.id == "environ")
+
+
+def settings_read_by_code() -> dict[str, set[str]]:
+    """Setting name -> files, for every setting the deployed code reads: os.environ.get/[...]/getenv,
+    environ.get of a passed-in mapping, the _int/_bool helpers of core/settings.py (names built with an
+    f-string of a module constant are resolved), binding expressions `%NAME%`, and trigger connections."""
+    found: dict[str, set[str]] = {}
+    for path in _python_files_deployed():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+                     for target in node.targets if isinstance(target, ast.Name)
+                     and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+        names = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                function = node.func
+                if node.args and (
+                        (isinstance(function, ast.Attribute) and function.attr in ("get", "getenv")
+                         and (_is_environ(function.value) or function.attr == "getenv"))
+                        or (isinstance(function, ast.Name) and function.id in ("_int", "_bool", "getenv"))):
+                    names.add(_constant(node.args[0], constants))
+                for keyword in node.keywords:
+                    if keyword.arg == "connection":
+                        names.add(f"{_constant(keyword.value, constants)} (trigger connection)")
+            elif isinstance(node, ast.Subscript) and _is_environ(node.value):
+                names.add(_constant(node.slice, constants))
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # trigger and binding decorators
+                for decorator in node.decorator_list:
+                    for part in ast.walk(decorator):
+                        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                            names.update(re.findall(r"%([A-Za-z_]\w*)%", part.value))
+        for name in names - {None}:
+            found.setdefault(name, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_the_settings_scan_finds_what_the_code_reads():
+    found = settings_read_by_code()
+    # A sample that must be found by each way of reading (guards the scan itself).
+    assert {"POS_BACKEND", "COSMOS_ENDPOINT", "RATE_LIMIT_PER_MINUTE", "COSMOS_CREATE_CONTAINERS",
+            "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__clientId", "RECONCILE_SWEEP_SCHEDULE",
+            "AzureWebJobsStorage (trigger connection)"} <= set(found)
+
+
+def test_every_setting_the_code_reads_is_an_app_setting_or_local_only():
+    app_settings = set(_app_settings())
+    missing = {}
+    for name, files in settings_read_by_code().items():
+        if name.endswith(" (trigger connection)"):
+            connection = name.removesuffix(" (trigger connection)")
+            # Identity-based connection: the account name (or service URI) plus the credential settings.
+            if not {f"{connection}__accountName", f"{connection}__credential"} <= app_settings:
+                missing[name] = files
+        elif name not in app_settings and name not in LOCAL_ONLY_SETTINGS \
+                and ALTERNATIVE_SETTINGS.get(name) not in app_settings:
+            missing[name] = files
+    assert missing == {}, "set them in infra/main.bicep appSettings, or add them to LOCAL_ONLY_SETTINGS"
+    assert app_settings & LOCAL_ONLY_SETTINGS == set()
+
+
+def test_every_app_setting_is_read_by_the_code_or_the_platform():
+    read = set(settings_read_by_code())
+    assert {name for name in _app_settings() if name not in read and name not in PLATFORM_SETTINGS} == set()
+
+
+def test_app_setting_values():
+    settings = _app_settings()
+    assert settings["POS_BACKEND"] == "azure"
+    assert settings["COSMOS_CREATE_CONTAINERS"] == "false"
+    assert settings["COSMOS_ENDPOINT"] == Ref("cosmos.outputs.endpoint")
+    assert settings["AzureWebJobsStorage__accountName"] == Ref("storage.outputs.name")
+    assert settings["AzureWebJobsStorage__credential"] == "managedidentity"
+    assert settings["AzureWebJobsStorage__clientId"] == settings["AZURE_CLIENT_ID"] == \
+        Ref("identity.properties.clientId")
+    assert settings["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"] == \
+        Expr("'ClientId=${identity.properties.clientId};Authorization=AAD'")
+    assert set(settings) & FLEX_UNSUPPORTED_SETTINGS == set()
+
+
+def test_app_setting_defaults_are_the_codes():
+    """Each tunable setting comes from a main.bicep parameter whose default is the code's default."""
+    settings = _app_settings()
+    params = _model().params
+    defaults = _code_defaults()
+    expected = {
+        "RATE_LIMIT_PER_MINUTE": defaults.rate_limit_per_minute,
+        "RECONCILE_DELAY_SECONDS": defaults.reconcile_delay_seconds,
+        "RECONCILE_SWEEP_GRACE_SECONDS": defaults.reconcile_sweep_grace_seconds,
+        "BATCH_MARKER_TTL_DAYS": defaults.batch_marker_ttl_days,
+        "LOG_LEVEL": defaults.log_level,
+        "RECONCILE_SWEEP_SCHEDULE": settings_module.BINDING_SETTING_DEFAULTS["RECONCILE_SWEEP_SCHEDULE"],
+    }
+    for name, default in expected.items():
+        value = settings[name]
+        parameter = value.path if isinstance(value, Ref) else re.fullmatch(r"string\((\w+)\)", value.text).group(1)
+        assert params[parameter].default == default, name
+
+
+def test_queue_names_are_the_codes():
+    poison = AzureQueue.poison_name.fget(SimpleNamespace(queue_name=RECONCILE_QUEUE))
+    main = _model()
+    assert main.variables["queueNames"] == [RECONCILE_QUEUE, poison]
+    assert main.modules["storage"].body["params"]["queueNames"] == Ref("queueNames")
+    (queues,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts/queueServices/queues")
+    assert re.fullmatch(r"\[for (\w+) in queueNames:.*", queues.loop.text, re.DOTALL)
+
+
+def test_route_prefix_is_the_readmes_and_the_base_url_outputs():
+    prefix = settings_module.route_prefix(settings_module.host_settings())
+    assert prefix == "pos/v1"
+    readme = README.read_text(encoding="utf-8")
+    paths = re.findall(r"(?:127\.0\.0\.1:7071|azurewebsites\.net)/([\w/.{}-]*)", readme)
+    assert any(".azurewebsites.net/" in line for line in readme.splitlines()), "README shows no Azure URL"
+    assert paths and all(path == prefix or path.startswith(prefix + "/") for path in paths), paths
+    main = _model()
+    assert main.variables["hostSettings"] == Expr("loadJsonContent('../host.json')")
+    assert (MAIN.parent / "../host.json").resolve() == ROOT / "host.json"
+    assert main.outputs["BASE_URL"] == \
+        Expr("'https://${functionApp.outputs.defaultHostName}/${hostSettings.extensions.http.routePrefix}'")
+    assert main.outputs["FUNCTION_APP_NAME"] == Ref("functionApp.outputs.name")
+
+
+# -- identity only, Flex Consumption ------------------------------------------------------------------
+
+def test_no_key_or_connection_string_with_a_key_in_infra():
+    secret = re.compile(r"listKeys\s*\(|listConnectionStrings\s*\(|listAccountSas\s*\(|listServiceSas\s*\(|"
+                        r"AccountKey|SharedAccessKey|primaryMasterKey|primaryKey|\bCOSMOS_KEY\b", re.IGNORECASE)
+    for path in sorted(INFRA.rglob("*")):
+        if path.is_file():
+            assert not secret.search(path.read_text(encoding="utf-8")), path
+    for name, value in _app_settings().items():
+        assert not (isinstance(value, Expr) and "list" in value.text.lower()), name
+
+
+def test_key_authentication_is_disabled_everywhere():
+    (account,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts")
+    assert account.body["properties"]["allowSharedKeyAccess"] is False
+    assert account.body["properties"]["allowBlobPublicAccess"] is False
+    (cosmos,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
+    assert cosmos.body["properties"]["disableLocalAuth"] is True
+    (insights,) = _resources_of_type(_module("monitoring"), "Microsoft.Insights/components")
+    assert insights.body["properties"]["DisableLocalAuth"] is True
+
+
+def _role_assignments(model: bicep_model.BicepFile) -> set[tuple[str, str]]:
+    """(principal parameter, role id) of every role assignment in a module."""
+    found = set()
+    for resource in model.resources.values():
+        if resource.type not in ("Microsoft.Authorization/roleAssignments",
+                                 "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments"):
+            continue
+        properties = resource.body["properties"]
+        role_names = bicep_model.member_paths(properties["roleDefinitionId"])
+        roles = {model.variables[name] for name in role_names if name in model.variables}
+        principal = properties["principalId"]
+        principal_name = principal.path if isinstance(principal, Ref) else "?"
+        if resource.loop:
+            principal_name = re.search(r"in (\w+):", resource.loop.text).group(1)
+        found |= {(principal_name, role) for role in roles}
+    return found
+
+
+def test_the_identity_holds_every_data_role():
+    main = _model()
+    principal = Ref("identity.properties.principalId")
+    assert main.resources["identity"].type == "Microsoft.ManagedIdentity/userAssignedIdentities"
+    assert main.modules["storage"].body["params"]["appPrincipalId"] == principal
+    assert main.modules["monitoring"].body["params"]["appPrincipalId"] == principal
+    assert "identity.properties.principalId" in bicep_model.member_paths(
+        main.modules["cosmos"].body["params"]["dataContributorPrincipalIds"])
+    assert {("appPrincipalId", ROLE_IDS["Storage Blob Data Owner"]),
+            ("appPrincipalId", ROLE_IDS["Storage Queue Data Contributor"])} <= _role_assignments(_module("storage"))
+    assert ("appPrincipalId", ROLE_IDS["Monitoring Metrics Publisher"]) in _role_assignments(_module("monitoring"))
+    assert ("dataContributorPrincipalIds", ROLE_IDS["Cosmos DB Built-in Data Contributor"]) in \
+        _role_assignments(_module("cosmos"))
+
+
+def test_function_app_runs_on_flex_consumption_with_the_identity():
+    app = _module("functionApp")
+    (plan,) = _resources_of_type(app, "Microsoft.Web/serverfarms")
+    assert plan.body["sku"] == {"name": "FC1", "tier": "FlexConsumption"}
+    (site,) = _resources_of_type(app, "Microsoft.Web/sites")
+    assert site.body["kind"] == "functionapp,linux"
+    assert site.body["identity"]["type"] == "UserAssigned"
+    config = site.body["properties"]["functionAppConfig"]
+    assert config["runtime"] == {"name": "python", "version": "3.11"}
+    assert config["scaleAndConcurrency"] == {"instanceMemoryMB": Ref("instanceMemoryMB"),
+                                             "maximumInstanceCount": Ref("maximumInstanceCount")}
+    assert config["deployment"]["storage"]["authentication"] == {
+        "type": "UserAssignedIdentity", "userAssignedIdentityResourceId": Ref("identityId")}
+    assert "'azd-service-name': 'api'" in site.body["tags"].text
+    (settings,) = _resources_of_type(app, "Microsoft.Web/sites/config")
+    assert settings.body["name"] == "appsettings" and settings.body["properties"] == Ref("appSettings")
+    passed = _model().modules["functionApp"].body["params"]
+    assert passed["appSettings"] == Ref("appSettings") and passed["identityId"] == Ref("identity.id")
+    assert passed["instanceMemoryMB"] == Ref("instanceMemoryMB")
+    assert passed["maximumInstanceCount"] == Ref("maximumInstanceCount")
+
+
+# -- azd and packaging --------------------------------------------------------------------------------
+
+def test_azure_yaml_deploys_the_project_as_a_python_function():
+    document = yaml.safe_load((ROOT / "azure.yaml").read_text(encoding="utf-8"))
+    assert document["services"] == {"api": {"project": ".", "language": "python", "host": "function"}}
+    infra = document["infra"]
+    assert (ROOT / infra["path"] / f"{infra['module']}.bicep") == MAIN
+    assert (ROOT / infra["path"] / f"{infra['module']}.parameters.json") == AZD_PARAMETERS
+
+
+SKIPPED_FOLDERS = {".git", ".venv", "node_modules", ".data", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def _repository_files() -> list[str]:
+    files = []
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in SKIPPED_FOLDERS]
+        files += [str((Path(folder) / name).relative_to(ROOT).as_posix()) for name in names]
+    return files
+
+
+def _funcignore() -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines((ROOT / ".funcignore").read_text(encoding="utf-8").splitlines())
+
+
+def _deployed_files() -> list[str]:
+    ignore = _funcignore()
+    return [path for path in _repository_files() if not ignore.match_file(path)]
+
+
+RUN_TIME_FILES = {"function_app.py", "host.json", "requirements.txt", "docs/openapi.json",
+                  "infra/cosmos/containers.json"}
+
+
+@functools.cache
+def _imported_project_files() -> frozenset[str]:
+    """Every project file the app imports, the Azure adapters included (they load on POS_BACKEND=azure)."""
+    script = ("import sys, function_app, backends.cosmos_storage, backends.azure_queue\n"
+              "print('\\n'.join(m.__file__ for m in list(sys.modules.values()) if getattr(m, '__file__', None)))")
+    listed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
+                            env={**os.environ, "APPLICATIONINSIGHTS_CONNECTION_STRING": ""}).stdout.split()
+    files = {Path(file).resolve() for file in listed}
+    return frozenset(str(file.relative_to(ROOT).as_posix()) for file in files
+                     if ROOT in file.parents and not ({".venv", "node_modules"} & set(file.relative_to(ROOT).parts)))
+
+
+def test_funcignore_ships_what_the_app_reads_at_run_time():
+    needed = RUN_TIME_FILES | _imported_project_files()
+    needed |= {path for path in _repository_files() if path.startswith("reference/data/")}
+    assert {"function_app.py", "api/routes.py", "backends/cosmos_storage.py"} <= needed
+    assert needed - set(_deployed_files()) == set()
+
+
+def test_funcignore_ships_nothing_but_the_app():
+    """Deployed: the packages the app imports (all their files) and the run-time files; nothing else."""
+    packages = {path.split("/")[0] + "/" for path in _imported_project_files() if "/" in path}
+    extra = {path for path in _deployed_files() if path not in RUN_TIME_FILES and not path.startswith(tuple(packages))}
+    assert extra == set(), "add them to .funcignore"
+
+
+def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
+    ignore = _funcignore()
+    for path in ["tests/test_infra.py", "tests/conftest.py", "devhost/__main__.py", "hq/cli.py", "bench/x.py",
+                 "examples/push_day.py", "node_modules/azurite/package.json", ".venv/bin/python",
+                 ".data/pos.sqlite", "local.settings.json", "docs/decisions.md", "infra/main.bicep",
+                 "infra/modules/cosmos.bicep", "infra/main.test.parameters.json", "README.md", "Makefile",
+                 "api/__pycache__/http.cpython-311.pyc", ".git/config", "azure.yaml"]:
+        assert ignore.match_file(path), path
+    assert not any(path.startswith(("tests/", "devhost/", "bench/", "examples/")) for path in _deployed_files())
