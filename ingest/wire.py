@@ -390,6 +390,8 @@ class ReconciliationDetails(WireModel):
     unmapped_source_codes: list[str]
     unknown_payment_types: list[str]
     source_codes: list[str]
+    mapped_source_codes: dict[str, str] = Field(
+        default_factory=dict, description="The standard type each source code was counted as in this result.")
 
 
 class DailyCloseStatus(WireModel):
