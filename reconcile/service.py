@@ -85,7 +85,7 @@ def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual
         "batch_count_received": len(seqs),
         "batch_count_expected": expected_batches,
         "batch_seqs_received": seqs,
-        "missing_batch_seqs": sorted(set(range(1, expected_batches + 1)) - set(seqs)),
+        "missing_batch_seqs": _missing_seqs(expected_batches, seqs),
         "unmapped_source_codes": sorted(actual.unmapped_source_codes),
         "unknown_payment_types": sorted(actual.unknown_payment_types),
         "source_codes": sorted(actual.source_codes),
@@ -102,6 +102,21 @@ def is_stale(day: ClosedDay, standard_of: dict[str, str]) -> bool | None:
     if used is None:
         return None
     return any(standard_of.get(code) != used.get(code) for code in details.get("source_codes", []))
+
+
+MISSING_SEQS_SHOWN = 1_000
+
+
+def _missing_seqs(expected_batches: int, seqs: list[int]) -> list[int]:
+    """The first batch_seq numbers not received: at most MISSING_SEQS_SHOWN, computed without building
+    the whole range, since batch_count comes from the partner (closes stored before it was bounded too)."""
+    received, missing = set(seqs), []
+    for seq in range(1, expected_batches + 1):
+        if seq not in received:
+            missing.append(seq)
+            if len(missing) == MISSING_SEQS_SHOWN:
+                break
+    return missing
 
 
 def request_for(partner_id: str, day: ClosedDay) -> ReconcileRequest:

@@ -76,3 +76,13 @@ def test_the_sweep_sends_only_closes_overdue_past_the_grace(storage, tmp_path):
     message = queue.receive(30)
     assert messages.decode(message.body).close_batch_id == "c1"
     assert sweep(storage, queue, grace_seconds=60) == 0  # postponed: not sent again at once
+
+
+def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
+    from reconcile.service import MISSING_SEQS_SHOWN
+
+    day = close(storage, "c-huge", {**EXPECTED, "batch_count": 2**53 - 1})
+    result = reconcile(storage, request_for("p1", day))
+    missing = result.details["missing_batch_seqs"]
+    assert len(missing) == MISSING_SEQS_SHOWN
+    assert missing[0] == 2 and 1 not in missing  # batch_seq 1 was received
