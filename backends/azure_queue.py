@@ -40,9 +40,9 @@ MAX_DELAY_SECONDS = 7 * 24 * 3600  # the service's limit on a visibility timeout
 NEVER_EXPIRES = -1  # time-to-live: infinite (service version 2017-07-29 and later)
 PEEK_LIMIT = 32  # the most messages one peek or receive call returns
 # Azurite's well-known development account (published in its documentation; not a secret).
+DEVELOPMENT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 DEVELOPMENT_STORAGE = ("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
-                       "AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/"
-                       "KBHBeksoGMGw==;QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;")
+                       f"AccountKey={DEVELOPMENT_KEY};QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;")
 
 
 def host_message_encoding(path: Path = HOST_JSON) -> str:
