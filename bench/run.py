@@ -24,7 +24,6 @@ import math
 import os
 import platform
 import re
-import socket
 import sqlite3
 import statistics
 import subprocess
@@ -45,6 +44,7 @@ if str(ROOT) not in sys.path:
 import orjson  # noqa: E402
 
 from bench import floors, generate, harness  # noqa: E402
+from devhost.processes import free_port as _free_port
 
 RESULTS_DIR = ROOT / "bench" / "results"
 BENCHMARKS = ("accept", "http", "large", "reconcile", "import")
@@ -246,11 +246,6 @@ def _validation_only(body: bytes, repeat: int) -> dict | None:
 
 
 # --- 2. the same over HTTP, and the large body's RSS --------------------------------------------
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @contextlib.contextmanager

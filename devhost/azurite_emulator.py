@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from devhost.processes import free_port as _free_port
+from devhost.processes import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 AZURITE_QUEUE = ROOT / "node_modules" / ".bin" / "azurite-queue"
@@ -42,18 +43,7 @@ class Azurite:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        stop_process(self.process)
 
 
 def _answers(port: int) -> bool:

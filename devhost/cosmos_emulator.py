@@ -10,7 +10,6 @@ close two gaps with Cosmos DB (a 404 for a missing item, keep-alive connections)
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 import warnings
@@ -19,16 +18,13 @@ from pathlib import Path
 
 import requests
 
+from devhost.processes import free_port as _free_port
+from devhost.processes import stop_process
+
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "node_modules" / ".bin" / "cosmosdb-server"
 FIXES = Path(__file__).resolve().with_name("cosmosdb_server_fixes.js")
 EMULATOR_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU9DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -42,13 +38,7 @@ class CosmosEmulator:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
 
 
 def command(port: int) -> list[str]:

@@ -28,7 +28,6 @@ import os
 import platform
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from devhost.processes import free_port as _free_port
 from loadtest.workload import Request, Worker
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,12 +48,6 @@ PREFIX = "/pos/v1/"
 
 def _int(name: str, default: int) -> int:
     return int(os.environ.get(name) or default)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 # -- the host under load ------------------------------------------------------------------------------

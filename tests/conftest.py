@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,15 +21,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from devhost.processes import free_port, stop_process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 pytest_plugins = ["tests.emulators"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -83,11 +78,7 @@ class LocalHost:
             return db.execute(sql, args).fetchall()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        stop_process(self.process)
 
 
 def start_host(tmp: Path, **settings: str) -> LocalHost:
