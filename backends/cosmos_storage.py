@@ -65,6 +65,7 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
 )
@@ -200,13 +201,18 @@ def _read(container, item_id: str, partition_key: str) -> dict | None:
         return None
 
 
-def _query(container, sql: str, partition_key: str | None = None, **parameters) -> list[dict]:
-    """A parameterised query; within one logical partition when `partition_key` is given (the
-    filter on c.pk is repeated in the SQL: the emulator scopes queries by their WHERE clause only)."""
+def _stream(container, sql: str, partition_key: str | None = None, **parameters) -> Iterable[dict]:
+    """A parameterised query, its items read page by page as they are consumed; within one logical
+    partition when `partition_key` is given (the filter on c.pk is repeated in the SQL: the emulator
+    scopes queries by their WHERE clause only)."""
     params = [{"name": f"@{name}", "value": value} for name, value in parameters.items()]
     if partition_key is None:
-        return list(container.query_items(sql, parameters=params, enable_cross_partition_query=True))
-    return list(container.query_items(sql, parameters=params, partition_key=partition_key))
+        return container.query_items(sql, parameters=params, enable_cross_partition_query=True)
+    return container.query_items(sql, parameters=params, partition_key=partition_key)
+
+
+def _query(container, sql: str, partition_key: str | None = None, **parameters) -> list[dict]:
+    return list(_stream(container, sql, partition_key, **parameters))
 
 
 def _write_if(container, item: dict, wins: Callable[[dict], bool], *, create_first: bool = False) -> bool:
@@ -828,6 +834,20 @@ class CosmosStorage:
             item["store_id"], dt.date.fromisoformat(item["business_date"]), item["close_batch_id"], item["currency"],
             item["expected"], from_utc_text(item["received_at"]), from_utc_text(item["due_at"]), item["status"],
             _opt_time(item["checked_at"]), item["actual"], list(item["differences"]), item["details"])
+
+    @_outage_as_unavailable
+    def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
+        # Summed here, as the pages arrive (a big day is never held whole): the emulator has no GROUP BY.
+        # The projection keeps the pages small; request units go by the records loaded (docs/decisions.md).
+        pk = _day_key(partner_id, store_id, business_date.isoformat())
+        items = _stream(self._trades,
+                        "SELECT c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, "
+                        "c.payments FROM c WHERE c.pk = @pk AND c.type = 'record'", pk, pk=pk)
+        return StoreDayTotals.of_records(
+            (item["source_type"], item["item_rows"], item["payment_rows"], int(item["total_minor"]),
+             int(item["tax_minor"]), int(item["tip_minor"]),
+             {kind: int(amount) for kind, amount in item["payments"].items()})
+            for item in items)
 
     @_outage_as_unavailable
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:

@@ -49,6 +49,20 @@ class SqliteDatabase:
             raise BackendUnavailable(f"database error: {error}") from error
 
     @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Several reads that see one state of the database: a read transaction (WAL keeps its snapshot
+        until it ends, while writers go on)."""
+        connection = self._connection()
+        try:
+            connection.execute("BEGIN")
+            try:
+                yield connection
+            finally:
+                connection.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            raise BackendUnavailable(f"database error: {error}") from error
+
+    @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One atomic transaction: everything inside commits together or not at all."""
         connection = self._connection()

@@ -25,6 +25,8 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    SourceTypeTotals,
+    StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
 )
@@ -82,6 +84,15 @@ CREATE TABLE IF NOT EXISTS closed_days (
     PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
 """
+
+# A store-day's sums.
+DAY_BY_SOURCE_TYPE = (
+    "SELECT source_type, COUNT(*), SUM(item_rows), SUM(payment_rows), SUM(total_minor), SUM(tax_minor), "
+    "SUM(tip_minor) FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ? "
+    "GROUP BY source_type")
+DAY_BY_PAYMENT_TYPE = (
+    "SELECT p.key, SUM(p.value) FROM trade_records t, json_each(t.payments) p "
+    "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? GROUP BY p.key")
 
 
 def _opt_text(moment: dt.datetime | None) -> str | None:
@@ -397,6 +408,23 @@ class SqliteStorage:
             row["status"], _opt_time(row["checked_at"]),
             None if row["actual"] is None else orjson.loads(row["actual"]),
             orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]))
+
+    def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
+        day = (partner_id, store_id, business_date.isoformat())
+        with self.db.snapshot() as db:  # both sums from the same state of the day
+            try:
+                groups = db.execute(DAY_BY_SOURCE_TYPE, day).fetchall()
+                payments = db.execute(DAY_BY_PAYMENT_TYPE, day).fetchall()
+            except sqlite3.OperationalError as error:
+                if "integer overflow" not in str(error):
+                    raise
+                # SQLite sums in 64 bits; sums beyond them (amounts near 2**53 times thousands) in Python.
+                rows = db.execute(
+                    "SELECT source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, payments "
+                    "FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ?", day)
+                return StoreDayTotals.of_records((*row[:6], orjson.loads(row[6])) for row in rows)
+        return StoreDayTotals({row[0]: SourceTypeTotals(*row[1:]) for row in groups},
+                              {row[0]: row[1] for row in payments})
 
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         with self.db.read() as db:

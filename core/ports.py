@@ -1,6 +1,6 @@
 """The ports: what the service needs from storage and from the delayed queue.
 
-Shaped by the use cases (claim a batch, keep the latest version, read a store-day's narrow rows,
+Shaped by the use cases (claim a batch, keep the latest version, read a store-day's totals,
 save a close and its result), not a generic key-value API. Adapters: backends/sqlite_*.py (embedded)
 and, later, Cosmos DB and Azure Storage Queue. Every write that carries a batch marker commits the
 marker last: it returns the marker already stored when the batch_id was known (the caller answers
@@ -10,6 +10,8 @@ ALREADY_RECEIVED), or None when this call accepted the batch.
 from __future__ import annotations
 
 import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -102,7 +104,8 @@ class Mapping:
 class TradeRecordRow:
     """One transaction as stored: identity, version and its totals in minor units.
 
-    Reconciliation reads only these narrow fields; `document` holds the record as received.
+    Reconciliation reads the sums of these narrow fields (StoreDayTotals); `document` holds the record
+    as received.
     """
 
     trade_record_id: str
@@ -118,6 +121,48 @@ class TradeRecordRow:
     tip_minor: int
     payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
     document_json: str = field(default="", compare=False)  # the record as received, serialised once
+
+
+@dataclass(frozen=True)
+class SourceTypeTotals:
+    """Sums over a store-day's latest records of one source_transaction_type (amounts in minor units)."""
+
+    records: int
+    item_rows: int
+    payment_rows: int
+    total_minor: int
+    tax_minor: int
+    tip_minor: int
+
+
+@dataclass(frozen=True)
+class StoreDayTotals:
+    """What reconciliation needs of a store-day: its latest records summed per source code, and their
+    payments per payment_type. Mapping and payment directions are applied by the domain, to groups."""
+
+    by_source_type: dict[str, SourceTypeTotals]
+    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
+
+    @classmethod
+    def of_records(cls, records: Iterable[tuple[str, int, int, int, int, int, dict[str, int]]]) -> StoreDayTotals:
+        """Sum records given as (source_type, item_rows, payment_rows, total, tax, tip, payments) tuples,
+        for a store that cannot sum them itself (Cosmos DB: the emulator has no GROUP BY; SQLite beyond
+        64 bits)."""
+        sums: dict[str, list[int]] = {}
+        payments: dict[str, int] = defaultdict(int)
+        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
+            group = sums.get(source_type)
+            if group is None:
+                group = sums[source_type] = [0, 0, 0, 0, 0, 0]
+            group[0] += 1
+            group[1] += item_rows
+            group[2] += payment_rows
+            group[3] += total
+            group[4] += tax
+            group[5] += tip
+            for payment_type, amount in paid.items():
+                payments[payment_type] += amount
+        return cls({code: SourceTypeTotals(*group) for code, group in sums.items()}, dict(payments))
 
 
 @dataclass(frozen=True)
@@ -186,7 +231,15 @@ class Storage(Protocol):
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None: ...
     def get_mapping(self, partner_id: str) -> Mapping: ...
     def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None: ...
-    def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]: ...
+    def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
+        """The sums reconciliation compares, over the latest version of each record of the store-day."""
+        ...
+
+    def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
+        """Each latest record of the store-day, one by one: to inspect what is stored (tests); reconciliation
+        reads store_day_totals. `document_json` is not read."""
+        ...
+
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]: ...
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]: ...

@@ -23,6 +23,8 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    SourceTypeTotals,
+    StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
 )
@@ -433,6 +435,73 @@ def test_batch_seqs_list_the_trade_record_batches_of_a_store_day(storage, partne
     assert storage.batch_seqs(partner, "S1", DAY) == [1, 2]
     assert storage.batch_seqs(partner, "S2", DAY) == [9]
     assert set(day_rows(storage, partner)) == {"T1", "T2"}
+
+
+# -- store-day totals: what reconciliation reads --------------------------------------------------
+
+def test_store_day_totals_sum_the_records_of_the_day_per_source_code_and_payment_type(storage, partner):
+    custom = 'VOUCHER "Ω" \\ 券'  # a custom payment type: any free string, JSON escapes included
+    huge = 2**60 + 1
+    save_records(storage, partner,
+                 record("T1", total=1000, item_rows=3),
+                 record("T2", total=-250, tax_minor=-20, tip_minor=5, payment_rows=2, source_transaction_type="R",
+                        payments_minor={"REFUND": 200, "ADJUSTMENT": -50}),
+                 record("T3", total=huge, tip_minor=7, payment_rows=3,
+                        payments_minor={"SALE": huge - 300, custom: 300, "DEPOSIT_APPLIED": 0}),
+                 record("T4", total=0, tax_minor=0, item_rows=1, payment_rows=0, source_transaction_type="未 mapped",
+                        payments_minor={}))
+    save_records(storage, partner, record("T5", store_id="S2"), record("T6", store_id="S2"))
+    save_records(storage, partner, record("T7", business_date=NEXT_DAY))
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    save_records(storage, other, record("T8"))
+
+    totals = storage.store_day_totals(partner, "S1", DAY)
+    assert totals == StoreDayTotals(
+        {"01": SourceTypeTotals(2, 5, 4, 1000 + huge, 160, 7), "R": SourceTypeTotals(1, 2, 2, -250, -20, 5),
+         "未 mapped": SourceTypeTotals(1, 1, 0, 0, 0, 0)},
+        {"SALE": 1000 + huge - 300, "REFUND": 200, "ADJUSTMENT": -50, custom: 300, "DEPOSIT_APPLIED": 0})
+    rows = storage.store_day_rows(partner, "S1", DAY)  # the same sums as the records one by one
+    assert totals == StoreDayTotals.of_records((r.source_transaction_type, r.item_rows, r.payment_rows, r.total_minor,
+                                                r.tax_minor, r.tip_minor, r.payments_minor) for r in rows)
+    assert storage.store_day_totals(partner, "S2", DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(2, 4, 2, 2000, 160, 0)}, {"SALE": 2000})
+    assert storage.store_day_totals(other, "S1", DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(1, 2, 1, 1000, 80, 0)}, {"SALE": 1000})
+    assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals({}, {})
+
+
+def test_store_day_totals_count_only_the_latest_version_of_each_record(storage, partner):
+    save_records(storage, partner, record("T1", 1, total=100), record("T2", 1, total=200))
+    save_records(storage, partner, record("T1", 2, total=150, source_transaction_type="R",
+                                          payments_minor={"REFUND": 150}))
+    save_records(storage, partner, record("T2", 1, T0 - dt.timedelta(seconds=1), total=999))  # older: ignored
+    save_records(storage, partner, record("T1", 1, T0 + dt.timedelta(days=1), total=999))  # lower version: ignored
+    assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(1, 2, 1, 200, 80, 0), "R": SourceTypeTotals(1, 2, 1, 150, 80, 0)},
+        {"SALE": 200, "REFUND": 150})
+
+
+def test_store_day_totals_follow_a_record_that_a_later_version_moved(storage, partner):
+    save_records(storage, partner, record("T1", 1, total=100), record("T2", 1, total=200))
+    save_records(storage, partner, record("T1", 2, store_id="S2", business_date=NEXT_DAY, total=111))
+    assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(1, 2, 1, 200, 80, 0)}, {"SALE": 200})
+    assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(1, 2, 1, 111, 80, 0)}, {"SALE": 111})
+    save_records(storage, partner, record("T1", 1, total=100))  # the old version resent: stays moved
+    save_records(storage, partner, record("T2", 2, store_id="S2", business_date=NEXT_DAY, total=222))
+    assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals({}, {})
+    assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(2, 4, 2, 333, 160, 0)}, {"SALE": 333})
+
+
+def test_store_day_totals_are_exact_beyond_64_bits(storage, partner):
+    big = 2**62  # each fits a 64-bit integer; their sum does not
+    save_records(storage, partner, *(record(f"T{i}", total=big, tax_minor=-big, payments_minor={"SALE": big})
+                                     for i in range(3)))
+    assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
+        {"01": SourceTypeTotals(3, 6, 3, 3 * big, -3 * big, 0)}, {"SALE": 3 * big})
 
 
 # -- daily closes and reconciliation results ------------------------------------------------------
