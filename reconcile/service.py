@@ -48,11 +48,11 @@ def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetim
         return None
     faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
-    rows = storage.store_day_rows(request.partner_id, request.store_id, request.business_date)
+    day_totals = storage.store_day_totals(request.partner_id, request.store_id, request.business_date)
     faults.point("reconcile.rows_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()
     directions = payment_directions(storage.payment_directions(request.partner_id))
-    actual = compute_totals(rows, standard_of, directions)
+    actual = compute_totals(day_totals, standard_of, directions)
     expected = expected_minor(day.expected, exponent)
     differing = differences(expected, actual)
     result = dataclasses.replace(

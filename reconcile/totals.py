@@ -10,10 +10,9 @@ match; counts must be equal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from core.money import format_minor_units, to_minor_units
-from core.ports import TradeRecordRow
+from core.ports import StoreDayTotals
 from reference.codes import code_list, standard_transaction_type
 
 COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
@@ -46,29 +45,30 @@ class DayTotals:
         return {**counts, **amounts}
 
 
-def compute_totals(rows: Iterable[TradeRecordRow], standard_of: dict[str, str],
-                   directions: dict[str, int]) -> DayTotals:
+def compute_totals(day: StoreDayTotals, standard_of: dict[str, str], directions: dict[str, int]) -> DayTotals:
+    """The day's totals from its sums per source code and per payment type: the mapping and the
+    directions are applied to a few groups, not to every record (both are linear, so it is the same)."""
     totals = DayTotals()
     revenue_types = {code for code in set(standard_of.values())
                      if (standard_transaction_type(code) or {}).get("is_revenue")}
-    for row in rows:
-        totals.trade_record_count += 1
-        totals.item_row_count += row.item_rows
-        totals.payment_row_count += row.payment_rows
-        totals.tax_amount += row.tax_minor
-        totals.tip_amount += row.tip_minor
-        totals.source_codes.add(row.source_transaction_type)
-        standard = standard_of.get(row.source_transaction_type)
+    for source_code, group in day.by_source_type.items():
+        totals.trade_record_count += group.records
+        totals.item_row_count += group.item_rows
+        totals.payment_row_count += group.payment_rows
+        totals.tax_amount += group.tax_minor
+        totals.tip_amount += group.tip_minor
+        totals.source_codes.add(source_code)
+        standard = standard_of.get(source_code)
         if standard is None:
-            totals.unmapped_source_codes.add(row.source_transaction_type)
+            totals.unmapped_source_codes.add(source_code)
         elif standard in revenue_types:
-            totals.net_sales_amount += row.total_minor - row.tax_minor - row.tip_minor
-        for payment_type, amount in row.payments_minor.items():
-            direction = directions.get(payment_type)
-            if direction is None:
-                totals.unknown_payment_types.add(payment_type)
-            else:
-                totals.payment_total_amount += amount * direction
+            totals.net_sales_amount += group.total_minor - group.tax_minor - group.tip_minor
+    for payment_type, amount in day.payments_minor.items():
+        direction = directions.get(payment_type)
+        if direction is None:
+            totals.unknown_payment_types.add(payment_type)
+        else:
+            totals.payment_total_amount += amount * direction
     return totals
 
 

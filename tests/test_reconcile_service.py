@@ -55,14 +55,14 @@ def test_a_request_for_a_replaced_close_changes_nothing(storage):
 
 def test_a_close_arriving_during_a_run_is_not_overwritten_by_the_stale_result(storage, monkeypatch):
     old = close(storage, "c1")
-    read_rows = storage.store_day_rows
+    read_totals = storage.store_day_totals
 
-    def rows_then_new_close(*args):
-        rows = read_rows(*args)
+    def totals_then_new_close(*args):
+        totals = read_totals(*args)
         close(storage, "c2", {**EXPECTED, "trade_record_count": 2})
-        return rows
+        return totals
 
-    monkeypatch.setattr(storage, "store_day_rows", rows_then_new_close)
+    monkeypatch.setattr(storage, "store_day_totals", totals_then_new_close)
     assert reconcile(storage, request_for("p1", old)) is None
     stored = storage.get_closed_day("p1", "S1", DAY)
     assert (stored.close_batch_id, stored.status, stored.actual) == ("c2", "RECEIVED", None)
@@ -86,3 +86,4 @@ def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
     missing = result.details["missing_batch_seqs"]
     assert len(missing) == MISSING_SEQS_SHOWN
     assert missing[0] == 2 and 1 not in missing  # batch_seq 1 was received
+
