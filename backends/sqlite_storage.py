@@ -75,7 +75,11 @@ CREATE TABLE IF NOT EXISTS trade_records (
     total_minor INTEGER NOT NULL, tax_minor INTEGER NOT NULL, tip_minor INTEGER NOT NULL,
     payments TEXT NOT NULL, document TEXT NOT NULL,
     PRIMARY KEY (partner_id, trade_record_id));
-CREATE INDEX IF NOT EXISTS trade_records_by_day ON trade_records(partner_id, store_id, business_date);
+-- Reconciliation sums a store-day from this index alone (it covers every column it reads); it replaces
+-- trade_records_by_day (partner, store, date), its prefix, in databases made before it.
+CREATE INDEX IF NOT EXISTS trade_records_day_totals ON trade_records(partner_id, store_id, business_date,
+    source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, payments);
+DROP INDEX IF EXISTS trade_records_by_day;
 CREATE TABLE IF NOT EXISTS closed_days (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL,
     close_batch_id TEXT NOT NULL, currency TEXT NOT NULL, expected TEXT NOT NULL,
@@ -85,7 +89,7 @@ CREATE TABLE IF NOT EXISTS closed_days (
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
 """
 
-# A store-day's sums.
+# A store-day's sums, read from the index trade_records_day_totals alone.
 DAY_BY_SOURCE_TYPE = (
     "SELECT source_type, COUNT(*), SUM(item_rows), SUM(payment_rows), SUM(total_minor), SUM(tax_minor), "
     "SUM(tip_minor) FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ? "

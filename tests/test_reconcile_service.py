@@ -87,3 +87,25 @@ def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
     assert len(missing) == MISSING_SEQS_SHOWN
     assert missing[0] == 2 and 1 not in missing  # batch_seq 1 was received
 
+
+def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles_from_it(tmp_path):
+    from backends import sqlite_storage
+
+    storage = SqliteStorage(tmp_path)
+    storage.add_partner("p1", "P1", utc_now())
+    with storage.db.write() as db:  # the trade_records indexes as the previous version made them
+        db.execute("DROP INDEX trade_records_day_totals")
+        db.execute("CREATE INDEX trade_records_by_day ON trade_records(partner_id, store_id, business_date)")
+    marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
+    row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
+    assert storage.save_trade_records(marker, [row]) is None
+
+    reopened = SqliteStorage(tmp_path)
+    with reopened.db.read() as db:
+        indexes = {name for name, in db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trade_records' AND sql IS NOT NULL")}
+        plans = [" ".join(step[3] for step in db.execute("EXPLAIN QUERY PLAN " + sql, ("p1", "S1", DAY.isoformat())))
+                 for sql in (sqlite_storage.DAY_BY_SOURCE_TYPE, sqlite_storage.DAY_BY_PAYMENT_TYPE)]
+    assert indexes == {"trade_records_day_totals"}
+    assert all("USING COVERING INDEX trade_records_day_totals" in plan for plan in plans), plans
+    assert reopened.store_day_totals("p1", "S1", DAY).payments_minor == {"SALE": 1000}
