@@ -38,6 +38,11 @@ def route_prefix(settings: dict) -> str:
     return settings.get("extensions", {}).get("http", {}).get("routePrefix", "api").strip("/")
 
 
+def max_dequeue_count(settings: dict) -> int:
+    """Attempts at a queue message before the host moves it to the poison queue (host.json)."""
+    return int(settings.get("extensions", {}).get("queues", {}).get("maxDequeueCount", 5))
+
+
 def _int(name: str, default: int) -> int:
     raw = os.environ.get(name, "").strip()
     if not raw:

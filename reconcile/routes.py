@@ -1,5 +1,6 @@
 """Reconciliation functions: the status read, the queue-triggered worker and the overdue sweep."""
 
+import logging
 import time
 
 import azure.functions as func
@@ -8,10 +9,13 @@ from api import telemetry
 from api.http import handle
 from backends.factory import current_backend
 from backends.queues import RECONCILE_QUEUE
+from core.settings import host_settings, max_dequeue_count
 from reconcile import messages, service
 from reconcile.status import daily_close_status
 
 bp = func.Blueprint()
+log = logging.getLogger("pos.reconcile")
+MAX_ATTEMPTS = max_dequeue_count(host_settings())
 
 
 @bp.route(route="daily-close/{store_id}/{business_date}", methods=["GET"])
@@ -25,7 +29,16 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
     # An exception makes the host retry the message, then move it to the poison queue.
     started = time.perf_counter()
     request = messages.decode(msg.get_body())
-    result = service.reconcile(current_backend().storage, request)
+    try:
+        result = service.reconcile(current_backend().storage, request)
+    except service.CloseNotCommitted:
+        if (msg.dequeue_count or 1) < MAX_ATTEMPTS:
+            raise  # delivered again after the visibility timeout, when the close has committed
+        # Its request failed for good (the partner got no 2xx): nothing to reconcile, and nothing for
+        # the poison queue. Should the close commit after all, the sweep reconciles it.
+        log.warning("reconciliation dropped after %d attempts: close %s of %s/%s was never committed",
+                    MAX_ATTEMPTS, request.close_batch_id, request.store_id, request.business_date)
+        return
     telemetry.record_reconciliation(result, invocation_id=context.invocation_id, partner_id=request.partner_id,
                                     duration_ms=(time.perf_counter() - started) * 1000)
 

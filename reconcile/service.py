@@ -24,6 +24,11 @@ log = logging.getLogger("pos.reconcile")
 MAX_RUNS = 3
 
 
+class CloseNotCommitted(Exception):
+    """The message names a close whose request has not committed (yet): the close sends its message
+    before it commits, and a short delay or a slow commit can deliver the message first."""
+
+
 def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | None = None) -> ClosedDay | None:
     """Reconcile the close named by `request`; None when a newer close has replaced it.
 
@@ -43,6 +48,11 @@ def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | No
 def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
+        if storage.find_batch(request.partner_id, request.close_batch_id) is None:
+            # No marker: the close is not stored yet (or its request failed). Not "replaced": let the
+            # queue deliver the message again; a close that commits later is reconciled then.
+            raise CloseNotCommitted(f"close {request.close_batch_id} of {request.store_id}/"
+                                    f"{request.business_date} is not committed yet")
         log.info("reconciliation skipped: close %s of %s/%s is no longer the latest", request.close_batch_id,
                  request.store_id, request.business_date)
         return None

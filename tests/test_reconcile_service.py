@@ -10,9 +10,9 @@ import pytest
 from backends.sqlite_queue import SqliteQueue
 from backends.sqlite_storage import SqliteStorage
 from core.clock import utc_now
-from core.ports import BatchMarker, ClosedDay, TradeRecordRow
+from core.ports import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from reconcile import messages
-from reconcile.service import reconcile, request_for, sweep
+from reconcile.service import CloseNotCommitted, reconcile, request_for, sweep
 
 DAY = dt.date(2026, 11, 20)
 EXPECTED = {"batch_count": 1, "trade_record_count": 1, "item_row_count": 1, "payment_row_count": 1,
@@ -51,6 +51,20 @@ def test_a_request_for_a_replaced_close_changes_nothing(storage):
     close(storage, "c2", {**EXPECTED, "trade_record_count": 2})
     assert reconcile(storage, request_for("p1", old)) is None
     assert storage.get_closed_day("p1", "S1", DAY).status == "RECEIVED"
+
+
+def test_a_message_ahead_of_its_close_commit_is_retried_not_dropped(storage):
+    """The close sends its message before it commits: a message that finds no marker for its close
+    must fail (the queue delivers it again) rather than be taken for one of a replaced close."""
+    early = ReconcileRequest("p1", "S1", DAY, "c1")
+    with pytest.raises(CloseNotCommitted):
+        reconcile(storage, early)
+    close(storage, "c0")  # an earlier close of the day is stored; c1 still is not
+    with pytest.raises(CloseNotCommitted):
+        reconcile(storage, early)
+    assert storage.get_closed_day("p1", "S1", DAY).status == "RECEIVED"
+    close(storage, "c1")  # the commit lands: the redelivered message reconciles it
+    assert reconcile(storage, early).status == "MATCHED"
 
 
 def test_a_close_arriving_during_a_run_is_not_overwritten_by_the_stale_result(storage, monkeypatch):
