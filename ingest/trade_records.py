@@ -8,37 +8,47 @@ never re-reads whole records.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Iterator
-
 from core.errors import FieldProblem
-from core.money import currency_exponent, to_minor_units
 from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, new_marker
 from ingest.data_protection import protection_problems
-from ingest.parsing import duplicates, money_problems, parse, raise_if_any
-from ingest.trade_rules import record_warnings
+from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
+from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
 
 
-def money_fields(path: str, record: TradeRecord) -> Iterator[tuple[str, str | None]]:
-    """Every amount of a record with its path; all of them use the record's currency."""
-    for name in ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
-                 "rounding_amount", "total_amount"):
-        yield f"{path}.{name}", getattr(record, name)
+RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
+                  "rounding_amount", "total_amount")
+
+
+def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordAmounts:
+    """Every amount of a record, each checked (places, range) and turned into minor units once; the
+    problems go to reader, in the order of the record's fields."""
+    read = reader.read
+    totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
+    items = []
     for i, item in enumerate(record.items):
-        for name in ("unit_price", "discount_amount", "line_amount"):
-            yield f"{path}.items[{i}].{name}", getattr(item, name)
+        at = f"{path}.items[{i}]"
+        items.append(LineAmounts(read(item.unit_price, at, "unit_price"),
+                                 read(item.discount_amount, at, "discount_amount"),
+                                 read(item.line_amount, at, "line_amount")))
         for k, modifier in enumerate(item.modifiers):
-            yield f"{path}.items[{i}].modifiers[{k}].price_delta", modifier.price_delta
+            read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
+    payments = []
+    by_type: dict[str, int] = {}
     for i, payment in enumerate(record.payments):
-        yield f"{path}.payments[{i}].amount", payment.amount
-        yield f"{path}.payments[{i}].tip_amount", payment.tip_amount
+        at = f"{path}.payments[{i}]"
+        amount = read(payment.amount, at, "amount")
+        read(payment.tip_amount, at, "tip_amount")
+        payments.append(amount)
+        by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
     for i, line in enumerate(record.tax_lines):
-        yield f"{path}.tax_lines[{i}].taxable_amount", line.taxable_amount
-        yield f"{path}.tax_lines[{i}].tax_amount", line.tax_amount
+        at = f"{path}.tax_lines[{i}]"
+        read(line.taxable_amount, at, "taxable_amount")
+        read(line.tax_amount, at, "tax_amount")
+    return RecordAmounts(reader.exponent or 0, *totals, items, payments, by_type)
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
@@ -69,17 +79,7 @@ def store_currency_problem(path: str, currency: str, store: StoreMaster) -> list
     return [FieldProblem(path, f"must equal the store currency ({store.currency})")]
 
 
-def _record_problems(path: str, record: TradeRecord, store: StoreMaster) -> list[FieldProblem]:
-    problems = store_currency_problem(f"{path}.currency", record.currency, store)
-    problems += money_problems(list(money_fields(path, record)), record.currency)
-    problems += protection_problems(path, record, store.country_code)
-    return problems
-
-
-def _row(record: TradeRecord, exponent: int) -> TradeRecordRow:
-    payments: dict[str, int] = defaultdict(int)
-    for payment in record.payments:
-        payments[payment.payment_type] += to_minor_units(payment.amount, exponent)
+def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
     return TradeRecordRow(
         trade_record_id=record.trade_record_id,
         version=record.version,
@@ -89,10 +89,10 @@ def _row(record: TradeRecord, exponent: int) -> TradeRecordRow:
         source_transaction_type=record.source_transaction_type,
         item_rows=len(record.items),
         payment_rows=len(record.payments),
-        total_minor=to_minor_units(record.total_amount, exponent),
-        tax_minor=to_minor_units(record.tax_amount, exponent),
-        tip_minor=to_minor_units(record.tip_amount, exponent),
-        payments_minor=dict(payments),
+        total_minor=amounts.total_amount,
+        tax_minor=amounts.tax_amount,
+        tip_minor=amounts.tip_amount,
+        payments_minor=amounts.payments_by_type,
         document_json=record.model_dump_json(),
     )
 
@@ -103,19 +103,24 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
     problems: list[FieldProblem] = []
+    amounts: list[RecordAmounts] = []
     for index, record in enumerate(batch.trade_records):
-        problems += _record_problems(f"trade_records[{index}]", record, store)
+        path = f"trade_records[{index}]"
+        problems += store_currency_problem(f"{path}.currency", record.currency, store)
+        reader = MoneyReader(record.currency)
+        amounts.append(read_amounts(path, record, reader))
+        problems += reader.problems
+        problems += protection_problems(path, record, store.country_code)
     raise_if_any(problems)
 
-    exponent = currency_exponent(store.currency)
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
     warnings: list[Warning] = []
-    for index, record in enumerate(batch.trade_records):
-        warnings += record_warnings(f"trade_records[{index}]", record, exponent,
+    for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
+        warnings += record_warnings(f"trade_records[{index}]", record, money,
                                     standard_of.get(record.source_transaction_type), known_payment_types,
                                     store.time_zone, store.workday_start)
-    rows = [_row(record, exponent) for record in batch.trade_records]
+    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch.batch_id, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
     return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings)
