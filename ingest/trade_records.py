@@ -15,7 +15,7 @@ from ingest.batches import BatchOutcome, Warning, accept, new_marker
 from ingest.data_protection import protection_problems
 from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
-from ingest.wire import TradeRecord, TradeRecordsBatch
+from ingest.wire import MAX_SAFE_INT, TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
 
 
@@ -25,7 +25,8 @@ RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_c
 
 def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordAmounts:
     """Every amount of a record, each checked (places, range) and turned into minor units once; the
-    problems go to reader, in the order of the record's fields."""
+    problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
+    as an integer too, so it is bounded like an amount."""
     read = reader.read
     totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
     items = []
@@ -48,6 +49,11 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
         at = f"{path}.tax_lines[{i}]"
         read(line.taxable_amount, at, "taxable_amount")
         read(line.tax_amount, at, "tax_amount")
+    for payment_type, total in by_type.items():
+        if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
+            last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
+            reader.problem(f"{path}.payments[{last}]", "amount", "with the other payments of its payment_type in "
+                           f"this record, this amount adds up to more than {reader.largest()} in absolute value")
     return RecordAmounts(reader.exponent or 0, *totals, items, payments, by_type)
 
 
