@@ -11,11 +11,11 @@ from __future__ import annotations
 from core.errors import FieldProblem
 from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import BatchOutcome, Warning, accept, new_marker
+from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems
 from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
-from ingest.wire import MAX_SAFE_INT, TradeRecord, TradeRecordsBatch
+from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
 
 
@@ -104,6 +104,9 @@ def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
 
 
 def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
+    if resent is not None:
+        return resent
     batch = parse(TradeRecordsBatch, body)
     raise_if_any(_structure_problems(batch))
     access.require_registered(storage, partner.partner_id, [batch.store_id])
