@@ -25,8 +25,6 @@ import types
 from typing import Annotated, Any, Iterator, Literal, Union, get_args, get_origin
 
 import phonenumbers
-from pydantic import BaseModel
-
 from core.errors import FieldProblem
 from ingest.wire import DecimalString, Identifier, Money, TradeRecord
 
@@ -150,8 +148,9 @@ def luhn_valid(digits: str) -> bool:
 
 # --- walking the record ---------------------------------------------------------------------------
 
-def text_fields(model: BaseModel, path: str) -> Iterator[tuple[str, str]]:
-    """(path, value) of every free-text string in model and the models it holds."""
+def text_fields(model: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
+    models it holds."""
     for name, is_text in _scanned_fields(type(model)):
         value = getattr(model, name)
         if value is not None:
@@ -162,33 +161,38 @@ def _strings_in(value: Any, path: str, is_text: bool) -> Iterator[tuple[str, str
     if isinstance(value, str):
         if is_text:
             yield path, value
-    elif isinstance(value, BaseModel):
-        yield from text_fields(value, path)
     elif isinstance(value, (list, tuple)):
         for index, element in enumerate(value):
             yield from _strings_in(element, f"{path}[{index}]", is_text)
     elif isinstance(value, dict):
         for key, element in value.items():
             yield from _strings_in(element, f"{path}.{key}", is_text)
+    elif _is_model(type(value)):
+        yield from text_fields(value, path)
+
+
+def _is_model(kind: Any) -> bool:
+    # BaseModels and pydantic dataclasses both list their fields in __pydantic_fields__.
+    return isinstance(kind, type) and hasattr(kind, "__pydantic_fields__")
 
 
 @functools.cache
-def _scanned_fields(model: type[BaseModel]) -> tuple[tuple[str, bool], ...]:
+def _scanned_fields(model: type) -> tuple[tuple[str, bool], ...]:
     """(name, is_text) of the fields that can hold free text, themselves or in the models they hold.
 
     Worked out once per model class: a record has about 30 fields, but only a handful can hold free text,
     and the walk visits only those (amounts, timestamps, codes and whole tax lines are skipped).
     """
     scanned = []
-    for name, info in model.model_fields.items():
+    for name, info in model.__pydantic_fields__.items():
         is_text = _holds_text(info.annotation, tuple(info.metadata))
         if is_text or any(_scanned_fields(held) for held in _models_in(info.annotation)):
             scanned.append((name, is_text))
     return tuple(scanned)
 
 
-def _models_in(annotation: Any) -> list[type[BaseModel]]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+def _models_in(annotation: Any) -> list[type]:
+    if _is_model(annotation):
         return [annotation]
     return [model for argument in get_args(annotation) for model in _models_in(argument)]
 

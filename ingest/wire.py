@@ -8,6 +8,7 @@ use case, so that every problem is reported with its path.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import re
@@ -18,6 +19,7 @@ from uuid import UUID
 import langcodes
 import pycountry
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.dataclasses import dataclass
 
 from core.money import currency_exponent
 from reference.codes import code_list
@@ -217,8 +219,16 @@ class MappingsBatch(WriteBatch):
 
 
 # --- trade records (POST /trade-records) --------------------------------------------------------
+# A batch holds thousands of these objects: as pydantic dataclasses with slots (same fields, same
+# validation) they are validated from JSON about a third faster than BaseModels, carry no __dict__ each,
+# and orjson writes them natively (the stored document). Their fields take no `= Field(...)` (pydantic
+# would move such a field to the front of the schema and of the error list): constraints go in
+# Annotated, list defaults in dataclasses.field.
+record_part = dataclass(config=WireModel.model_config, slots=True, kw_only=True)
 
-class TradeModifier(WireModel):
+
+@record_part
+class TradeModifier:
     group_id: Identifier
     option_id: Identifier
     option_name: Text | None = None
@@ -226,7 +236,8 @@ class TradeModifier(WireModel):
     price_delta: Money
 
 
-class TradeItem(WireModel):
+@record_part
+class TradeItem:
     line_no: PositiveInteger
     parent_line_no: PositiveInteger | None = None
     product_id: Identifier
@@ -241,7 +252,8 @@ class TradeItem(WireModel):
     is_voided: bool
 
 
-class Payment(WireModel):
+@record_part
+class Payment:
     payment_id: Identifier
     payment_type: FreeString50
     payment_method: PaymentMethod
@@ -253,7 +265,8 @@ class Payment(WireModel):
     original_payment_id: Identifier | None = None
 
 
-class TaxLine(WireModel):
+@record_part
+class TaxLine:
     tax_code: Identifier
     tax_rate: DecimalString
     taxable_amount: Money
@@ -261,7 +274,8 @@ class TaxLine(WireModel):
     is_inclusive: bool
 
 
-class TradeRecord(WireModel):
+@record_part
+class TradeRecord:
     trade_record_id: Identifier
     version: PositiveInteger
     store_id: Identifier
@@ -288,9 +302,9 @@ class TradeRecord(WireModel):
     guest_count: Count | None = None
     member_id: FreeString50 | None = None
     last_modified_at: Timestamp
-    items: list[TradeItem] = Field(min_length=1)
+    items: Annotated[list[TradeItem], Field(min_length=1)]
     payments: list[Payment]
-    tax_lines: list[TaxLine] = Field(default_factory=list)
+    tax_lines: list[TaxLine] = dataclasses.field(default_factory=list)
 
 
 class TradeRecordsBatch(WriteBatch):

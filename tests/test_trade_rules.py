@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from zoneinfo import ZoneInfo
 
+import orjson
 import pytest
+from pydantic import TypeAdapter
 
 from core.money import format_minor_units
 from ingest.trade_rules import (
@@ -117,7 +119,8 @@ def record_body(lines: list[Line], payments: list[Pay] | None = None, *, exponen
 
 
 def parse(body: dict) -> TradeRecord:
-    return TradeRecord.model_validate(body)
+    """The record as the service reads it: from JSON (strict dataclasses take no dict from Python)."""
+    return TypeAdapter(TradeRecord).validate_json(orjson.dumps(body))
 
 
 def warnings_of(body: dict, standard_type: str | None = "SALE", *, exponent: int = USD,
