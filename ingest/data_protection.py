@@ -25,6 +25,7 @@ import types
 from typing import Annotated, Any, Iterator, Literal, Union, get_args, get_origin
 
 import phonenumbers
+
 from core.errors import FieldProblem
 from ingest.wire import DecimalString, Identifier, Money, TradeRecord
 

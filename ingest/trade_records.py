@@ -1,9 +1,9 @@
 """POST /trade-records: a batch of one store's transactions for one business date (spec 4.7).
 
 Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then the body
-(400), the store (403), then what needs stored data: the store's currency and country (400). Recording rules that HQ can check become warnings; the records are
-still accepted. Each stored record carries its totals in minor units so that reconciliation
-never re-reads whole records.
+(400), the store (403), then what needs stored data: the store's currency and country (400).
+Recording rules that HQ can check become warnings; the records are still accepted. Each stored
+record carries its totals in minor units so that reconciliation never re-reads whole records.
 """
 
 from __future__ import annotations
