@@ -86,9 +86,10 @@ def _constant(name: str) -> None:
 
 
 # A number can only be beyond a double (about 1.8e308) with 200 or more digits before its point or an
-# exponent of 100 or more. Only a body with such a run of characters (anywhere, strings included) has its
-# numbers checked one by one: a Python call per number costs about a tenth of the pass.
-_MAYBE_BEYOND_DOUBLE = re.compile(rb"[0-9]{200}|[eE][+-]?0*[1-9][0-9]{2}")
+# exponent of 100 or more. Only a body with such a run of characters (anywhere, strings included; a
+# number starts after a character that is not a letter, digit or . + -) has its numbers checked one by
+# one: a Python call per number costs about a tenth of the pass.
+_MAYBE_BEYOND_DOUBLE = re.compile(rb"[0-9]{200}|(?<![\w.+-])-?[0-9][0-9.]*[eE][+-]?0*[1-9][0-9]{2}")
 
 
 def i_json_problem(body: bytes) -> str | None:
