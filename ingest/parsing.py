@@ -85,19 +85,11 @@ def _constant(name: str) -> None:
     raise _NotIJson("NaN and Infinity are not JSON numbers")
 
 
-# A number can only be beyond a double (about 1.8e308) with 200 or more digits before its point or an
-# exponent of 100 or more. Only a body with such a run of characters (anywhere, strings included; a
-# number starts after a character that is not a letter, digit or . + -) has its numbers checked one by
-# one: a Python call per number costs about a tenth of the pass.
-_MAYBE_BEYOND_DOUBLE = re.compile(rb"[0-9]{200}|(?<![\w.+-])-?[0-9][0-9.]*[eE][+-]?0*[1-9][0-9]{2}")
-
-
 def i_json_problem(body: bytes) -> str | None:
     """Why a syntactically valid JSON body is not I-JSON, or None. Checks the whole body, fields the
     models ignore included."""
-    number = _number if _MAYBE_BEYOND_DOUBLE.search(body) else None
     try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=_object, parse_float=number, parse_int=number,
+        json.loads(body.decode("utf-8"), object_pairs_hook=_object, parse_float=_number, parse_int=_number,
                    parse_constant=_constant)
     except _NotIJson as problem:
         return str(problem)
