@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from tests.payloads import mapping_batch, problem_of, products_batch, product, store, stores_batch
+from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
