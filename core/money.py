@@ -26,6 +26,16 @@ def places_of(amount: str) -> int:
     return 0 if dot < 0 else len(amount) - dot - 1
 
 
+def minor_units(amount: str, exponent: int) -> int | None:
+    """'12.50' with exponent 2 -> 1250, or None when the amount does not carry exactly `exponent` places:
+    the places check and the conversion in one step. The caller has checked the decimal format."""
+    if exponent:
+        if len(amount) <= exponent or amount[-exponent - 1] != ".":
+            return None
+        return int(amount.replace(".", ""))
+    return None if "." in amount else int(amount)
+
+
 def to_minor_units(amount: str, exponent: int) -> int:
     """'12.50' with exponent 2 -> 1250. The caller has checked the format and the places."""
     return int(amount.replace(".", "")) if exponent else int(amount)

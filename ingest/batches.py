@@ -2,6 +2,8 @@
 
 Resending a known batch_id answers 200 ALREADY_RECEIVED with the original record_count (spec 1).
 A resend is never silent about a different body: it carries a warning that the body was ignored.
+Each write looks its batch_id up first (`known_batch`), and again inside the write (`accept`: the
+marker is created if absent, so a concurrent twin that wins the race turns this request into a resend).
 """
 
 from __future__ import annotations
@@ -10,9 +12,15 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from core import faults
+from pydantic import ValidationError
+
+from core import errors, faults
 from core.clock import utc_now
+from core.errors import FieldProblem
 from core.ports import BatchMarker, Storage
+from ingest import access
+from ingest.parsing import i_json_problem
+from ingest.wire import ResendKey
 
 
 RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
@@ -61,12 +69,12 @@ def new_marker(partner_id: str, batch_id, kind: str, record_count: int, body: by
     return BatchMarker(partner_id, str(batch_id), kind, record_count, body_digest(body), utc_now(), **day)
 
 
-def replay(stored: BatchMarker, attempted: BatchMarker) -> BatchOutcome:
+def replay(stored: BatchMarker, kind: str, digest: str) -> BatchOutcome:
     warnings = []
-    if stored.kind != attempted.kind:
+    if stored.kind != kind:
         warnings.append(Warning(BATCH_ID_REUSED, "batch_id",
                                 f"this batch_id was first used for {stored.kind}; this request was ignored"))
-    elif stored.body_digest != attempted.body_digest:
+    elif stored.body_digest != digest:
         warnings.append(Warning(RESEND_BODY_IGNORED, "$",
                                 "this batch_id was already received with a different body; the new body was "
                                 "ignored. Send changed data with a new batch_id."))
@@ -82,5 +90,27 @@ def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], 
         stored = save(marker)  # a concurrent twin may still win the race: then it is a resend
     faults.point("batch.before_response")
     if stored is not None:
-        return replay(stored, marker)
+        return replay(stored, marker.kind, marker.body_digest)
     return BatchOutcome(marker.batch_id, marker.record_count, warnings=list(warnings or []))
+
+
+def known_batch(storage: Storage, partner_id: str, kind: str, body: bytes,
+                key: type[ResendKey]) -> BatchOutcome | None:
+    """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
+    look-up, not a validation); None for a new batch_id, or when the batch_id or a store code cannot be
+    read (the validation then says why). The partner's key was checked by the caller and markers are
+    per partner, so a partner only ever finds its own; the store codes are checked as for a new batch.
+    A body that differs from the one received must still be I-JSON: with a repeated batch_id, the
+    partner's parser and ours could disagree on which batch it names."""
+    try:
+        read = key.model_validate_json(body)
+    except ValidationError:
+        return None
+    stored = storage.find_batch(partner_id, str(read.batch_id))
+    if stored is None:
+        return None
+    access.require_registered(storage, partner_id, read.store_ids())
+    digest = body_digest(body)
+    if digest != stored.body_digest and (problem := i_json_problem(body)):
+        raise errors.invalid_payload([FieldProblem("$", problem)])
+    return replay(stored, kind, digest)

@@ -13,10 +13,10 @@ import datetime as dt
 from core import faults
 from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
 from ingest import access
-from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker
 from ingest.parsing import money_problems, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
-from ingest.wire import DailyClose
+from ingest.wire import DailyClose, StoreDayKey
 from reconcile import messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
@@ -24,6 +24,9 @@ AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount
 
 def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
                      delay_seconds: int) -> BatchOutcome:
+    resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
+    if resent is not None:
+        return resent
     close = parse(DailyClose, body)
     access.require_registered(storage, partner.partner_id, [close.store_id])
     store = require_store_master(storage, partner.partner_id, close.store_id)

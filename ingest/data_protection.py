@@ -25,7 +25,6 @@ import types
 from typing import Annotated, Any, Iterator, Literal, Union, get_args, get_origin
 
 import phonenumbers
-from pydantic import BaseModel
 
 from core.errors import FieldProblem
 from ingest.wire import DecimalString, Identifier, Money, TradeRecord
@@ -37,6 +36,9 @@ _EMAIL = re.compile(r"[^@\s]+@(?:[^@\s.]+\.)+[^\W\d_]{2,}")
 _PHONE_SHAPE = re.compile(r"\+?[\d ().\-/]+")
 # Runs of digits separated by single spaces or dashes; card numbers are looked for inside them.
 _DIGIT_RUN = re.compile(r"\d+(?:[ \-]\d+)*")
+# Every card number holds 13 digits with at most one separator between two of them: one regex search
+# rules out nearly every text (names, codes) before the run-by-run Luhn test.
+_CARD_CANDIDATE = re.compile(r"\d(?:[ \-]?\d){12}")
 _DIGIT_GROUP = re.compile(r"\d+")
 CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 
@@ -109,6 +111,8 @@ def contains_card_number(text: str) -> bool:
     1111") every span of whole groups is tried, but a longer unbroken digit string is not cut up.
     Digits of any script count (a card number typed with full-width digits is still one).
     """
+    if not _CARD_CANDIDATE.search(text):
+        return False
     for run in _DIGIT_RUN.finditer(text):
         groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run.group())]
         for start in range(len(groups)):
@@ -145,16 +149,17 @@ def luhn_valid(digits: str) -> bool:
 
 # --- walking the record ---------------------------------------------------------------------------
 
-def text_fields(model: BaseModel, path: str) -> Iterator[tuple[str, str]]:
-    """(path, value) of every free-text string in model and the models it holds."""
-    for name, is_text in _text_field_names(type(model)).items():
-        yield from _strings_in(getattr(model, name), f"{path}.{name}", is_text)
+def text_fields(model: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
+    models it holds."""
+    for name, is_text in _scanned_fields(type(model)):
+        value = getattr(model, name)
+        if value is not None:
+            yield from _strings_in(value, f"{path}.{name}", is_text)
 
 
 def _strings_in(value: Any, path: str, is_text: bool) -> Iterator[tuple[str, str]]:
-    if isinstance(value, BaseModel):
-        yield from text_fields(value, path)
-    elif isinstance(value, str):
+    if isinstance(value, str):
         if is_text:
             yield path, value
     elif isinstance(value, (list, tuple)):
@@ -163,11 +168,34 @@ def _strings_in(value: Any, path: str, is_text: bool) -> Iterator[tuple[str, str
     elif isinstance(value, dict):
         for key, element in value.items():
             yield from _strings_in(element, f"{path}.{key}", is_text)
+    elif _is_model(type(value)):
+        yield from text_fields(value, path)
+
+
+def _is_model(kind: Any) -> bool:
+    # BaseModels and pydantic dataclasses both list their fields in __pydantic_fields__.
+    return isinstance(kind, type) and hasattr(kind, "__pydantic_fields__")
 
 
 @functools.cache
-def _text_field_names(model: type[BaseModel]) -> dict[str, bool]:
-    return {name: _holds_text(info.annotation, tuple(info.metadata)) for name, info in model.model_fields.items()}
+def _scanned_fields(model: type) -> tuple[tuple[str, bool], ...]:
+    """(name, is_text) of the fields that can hold free text, themselves or in the models they hold.
+
+    Worked out once per model class: a record has about 30 fields, but only a handful can hold free text,
+    and the walk visits only those (amounts, timestamps, codes and whole tax lines are skipped).
+    """
+    scanned = []
+    for name, info in model.__pydantic_fields__.items():
+        is_text = _holds_text(info.annotation, tuple(info.metadata))
+        if is_text or any(_scanned_fields(held) for held in _models_in(info.annotation)):
+            scanned.append((name, is_text))
+    return tuple(scanned)
+
+
+def _models_in(annotation: Any) -> list[type]:
+    if _is_model(annotation):
+        return [annotation]
+    return [model for argument in get_args(annotation) for model in _models_in(argument)]
 
 
 def _holds_text(annotation: Any, metadata: tuple = ()) -> bool:

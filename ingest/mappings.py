@@ -11,14 +11,27 @@ from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
-from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker
 from ingest.parsing import duplicates, parse, raise_if_any
-from ingest.wire import MappingsBatch
+from ingest.wire import MappingsBatch, ResendKey
 from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
 
 def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
+    changed: set[str] = set()
+    outcome = known_batch(storage, partner.partner_id, "mappings", body, ResendKey)
+    if outcome is None:
+        outcome, changed = _replace_mapping(storage, partner, body)
+    # Also on a resend: when the first attempt failed after storing the mapping, its retry re-runs
+    # the days that still carry a result of the old mapping (nothing, when there are none).
+    faults.point("mapping.before_rerun")
+    rerun_after_mapping(storage, queue, partner.partner_id, changed)
+    return outcome
+
+
+def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
+    """The upload's outcome, and the source codes whose standard type it changed."""
     batch = parse(MappingsBatch, body)
     raise_if_any(duplicates([m.source_code for m in batch.mappings], lambda i: f"mappings[{i}].source_code"))
     unknown = [FieldProblem(f"mappings[{i}].standard_code", "not in the standard transaction type list "
@@ -31,15 +44,10 @@ def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: b
     marker = new_marker(partner.partner_id, batch.batch_id, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
     outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
-    changed: set[str] = set()
-    if not outcome.replayed:
-        after = {entry["source_code"]: entry["standard_code"] for entry in entries}
-        changed = {code for code in before.keys() | after.keys() if before.get(code) != after.get(code)}
-    # Also on a resend: when the first attempt failed after storing the mapping, its retry re-runs
-    # the days that still carry a result of the old mapping (nothing, when there are none).
-    faults.point("mapping.before_rerun")
-    rerun_after_mapping(storage, queue, partner.partner_id, changed)
-    return outcome
+    if outcome.replayed:  # a concurrent twin stored it first
+        return outcome, set()
+    after = {entry["source_code"]: entry["standard_code"] for entry in entries}
+    return outcome, {code for code in before.keys() | after.keys() if before.get(code) != after.get(code)}
 
 
 def get_mapping(storage: Storage, partner: Partner) -> dict:

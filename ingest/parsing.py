@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from core import errors
 from core.errors import FieldProblem
-from core.money import currency_exponent, format_minor_units, places_message, places_of, to_minor_units
+from core.money import currency_exponent, format_minor_units, minor_units, places_message
 from ingest.wire import BATCH_LIMIT, MAX_SAFE_INT
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -71,7 +71,8 @@ class _NotIJson(ValueError):
 
 
 def _object(pairs: list) -> None:
-    if len(pairs) > 1 and len({name for name, _ in pairs}) != len(pairs):
+    # dict() drops repeated names in C, so no Python loop over the pairs; returning None builds no objects.
+    if len(pairs) > 1 and len(dict(pairs)) != len(pairs):
         raise _NotIJson("an object has the same member name twice; send each name once")
 
 
@@ -116,21 +117,44 @@ def raise_if_any(problems: list[FieldProblem]) -> None:
         raise errors.invalid_payload(problems)
 
 
+class MoneyReader:
+    """Reads amounts of one currency into integer minor units, and notes a problem for each amount that
+    does not carry exactly the currency's minor-unit places (spec 1) or whose minor units are beyond an
+    exact integer of I-JSON (2**53 - 1): they are stored as integers, which SQLite holds in 64 bits and
+    Cosmos DB as doubles. That is 90 trillion dollars, but a 15-digit amount in a 4-place currency (CLF)
+    overflowed SQLite (a 500) before this check.
+
+    An amount with a problem reads as 0, so that sums built from it add no second problem."""
+
+    def __init__(self, currency: str):
+        self.currency = currency
+        self.exponent = currency_exponent(currency)  # None: an invalid currency, reported on its own field
+        self.problems: list[FieldProblem] = []
+
+    def read(self, amount: str | None, path: str, name: str | None = None) -> int:
+        """The minor units of amount (0 when None); its path is `path`, or `path.name` (only built for a
+        problem: most amounts have none)."""
+        if amount is None or self.exponent is None:
+            return 0
+        minor = minor_units(amount, self.exponent)
+        if minor is None:
+            self.problem(path, name, places_message(self.currency, self.exponent))
+        elif abs(minor) > MAX_SAFE_INT:
+            self.problem(path, name, f"must be at most {self.largest()} in absolute value")
+        else:
+            return minor
+        return 0
+
+    def largest(self) -> str:
+        return f"{format_minor_units(MAX_SAFE_INT, self.exponent or 0)} {self.currency}"
+
+    def problem(self, path: str, name: str | None, message: str) -> None:
+        self.problems.append(FieldProblem(path if name is None else f"{path}.{name}", message))
+
+
 def money_problems(amounts: list[tuple[str, str | None]], currency: str) -> list[FieldProblem]:
-    """Each (path, amount) must carry exactly the currency's minor-unit places (spec 1), and its minor
-    units must be an exact integer of I-JSON (at most 2**53 - 1): they are stored as integers, which
-    SQLite holds in 64 bits and Cosmos DB as doubles. That is 90 trillion dollars, but a 15-digit
-    amount in a 4-place currency (CLF) overflowed SQLite (a 500) before this check."""
-    exponent = currency_exponent(currency)
-    if exponent is None:  # an invalid currency is reported on its own field
-        return []
-    problems = []
+    """The problems of each (path, amount) of one currency (see MoneyReader)."""
+    reader = MoneyReader(currency)
     for path, amount in amounts:
-        if amount is None:
-            continue
-        if places_of(amount) != exponent:
-            problems.append(FieldProblem(path, places_message(currency, exponent)))
-        elif abs(to_minor_units(amount, exponent)) > MAX_SAFE_INT:
-            problems.append(FieldProblem(path, f"must be at most {format_minor_units(MAX_SAFE_INT, exponent)} "
-                                               f"{currency} in absolute value"))
-    return problems
+        reader.read(amount, path)
+    return reader.problems

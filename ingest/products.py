@@ -9,9 +9,9 @@ from __future__ import annotations
 from core.errors import FieldProblem
 from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
 from ingest import access
-from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker
 from ingest.parsing import duplicates, money_problems, parse, raise_if_any
-from ingest.wire import ModifierGroup, Product, ProductsBatch
+from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
 
 
 def _product_problems(index: int, product: Product) -> list[FieldProblem]:
@@ -36,6 +36,9 @@ def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
 
 
 def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
+    if resent is not None:
+        return resent
     batch = parse(ProductsBatch, body)
     problems = duplicates([(p.product_id, p.store_id) for p in batch.products], lambda i: f"products[{i}].product_id")
     problems += duplicates([g.group_id for g in batch.modifier_groups], lambda i: f"modifier_groups[{i}].group_id")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from core.ports import Partner, Storage, StoreMaster
 from ingest import access
-from ingest.batches import BatchOutcome, accept, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker
 from ingest.parsing import duplicates, parse, raise_if_any
-from ingest.wire import StoresBatch
+from ingest.wire import StoresBatch, StoresKey
 
 
 def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
+    if resent is not None:
+        return resent
     batch = parse(StoresBatch, body)
     store_ids = [store.store_id for store in batch.stores]
     raise_if_any(duplicates(store_ids, lambda i: f"stores[{i}].store_id"))

@@ -1,44 +1,62 @@
 """POST /trade-records: a batch of one store's transactions for one business date (spec 4.7).
 
-Order of checks: the body (400), the store (403), then what needs stored data: the store's
-currency and country (400). Recording rules that HQ can check become warnings; the records are
-still accepted. Each stored record carries its totals in minor units so that reconciliation
-never re-reads whole records.
+Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then the body
+(400), the store (403), then what needs stored data: the store's currency and country (400).
+Recording rules that HQ can check become warnings; the records are still accepted. Each stored
+record carries its totals in minor units so that reconciliation never re-reads whole records.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Iterator
+import orjson
 
 from core.errors import FieldProblem
-from core.money import currency_exponent, to_minor_units
 from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import BatchOutcome, Warning, accept, new_marker
+from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems
-from ingest.parsing import duplicates, money_problems, parse, raise_if_any
-from ingest.trade_rules import record_warnings
-from ingest.wire import TradeRecord, TradeRecordsBatch
+from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
+from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
+from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
 
 
-def money_fields(path: str, record: TradeRecord) -> Iterator[tuple[str, str | None]]:
-    """Every amount of a record with its path; all of them use the record's currency."""
-    for name in ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
-                 "rounding_amount", "total_amount"):
-        yield f"{path}.{name}", getattr(record, name)
+RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
+                  "rounding_amount", "total_amount")
+
+
+def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordAmounts:
+    """Every amount of a record, each checked (places, range) and turned into minor units once; the
+    problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
+    as an integer too, so it is bounded like an amount."""
+    read = reader.read
+    totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
+    items = []
     for i, item in enumerate(record.items):
-        for name in ("unit_price", "discount_amount", "line_amount"):
-            yield f"{path}.items[{i}].{name}", getattr(item, name)
+        at = f"{path}.items[{i}]"
+        items.append(LineAmounts(read(item.unit_price, at, "unit_price"),
+                                 read(item.discount_amount, at, "discount_amount"),
+                                 read(item.line_amount, at, "line_amount")))
         for k, modifier in enumerate(item.modifiers):
-            yield f"{path}.items[{i}].modifiers[{k}].price_delta", modifier.price_delta
+            read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
+    payments = []
+    by_type: dict[str, int] = {}
     for i, payment in enumerate(record.payments):
-        yield f"{path}.payments[{i}].amount", payment.amount
-        yield f"{path}.payments[{i}].tip_amount", payment.tip_amount
+        at = f"{path}.payments[{i}]"
+        amount = read(payment.amount, at, "amount")
+        read(payment.tip_amount, at, "tip_amount")
+        payments.append(amount)
+        by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
     for i, line in enumerate(record.tax_lines):
-        yield f"{path}.tax_lines[{i}].taxable_amount", line.taxable_amount
-        yield f"{path}.tax_lines[{i}].tax_amount", line.tax_amount
+        at = f"{path}.tax_lines[{i}]"
+        read(line.taxable_amount, at, "taxable_amount")
+        read(line.tax_amount, at, "tax_amount")
+    for payment_type, total in by_type.items():
+        if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
+            last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
+            reader.problem(f"{path}.payments[{last}]", "amount", "with the other payments of its payment_type in "
+                           f"this record, this amount adds up to more than {reader.largest()} in absolute value")
+    return RecordAmounts(reader.exponent or 0, *totals, items, payments, by_type)
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
@@ -69,17 +87,7 @@ def store_currency_problem(path: str, currency: str, store: StoreMaster) -> list
     return [FieldProblem(path, f"must equal the store currency ({store.currency})")]
 
 
-def _record_problems(path: str, record: TradeRecord, store: StoreMaster) -> list[FieldProblem]:
-    problems = store_currency_problem(f"{path}.currency", record.currency, store)
-    problems += money_problems(list(money_fields(path, record)), record.currency)
-    problems += protection_problems(path, record, store.country_code)
-    return problems
-
-
-def _row(record: TradeRecord, exponent: int) -> TradeRecordRow:
-    payments: dict[str, int] = defaultdict(int)
-    for payment in record.payments:
-        payments[payment.payment_type] += to_minor_units(payment.amount, exponent)
+def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
     return TradeRecordRow(
         trade_record_id=record.trade_record_id,
         version=record.version,
@@ -89,33 +97,47 @@ def _row(record: TradeRecord, exponent: int) -> TradeRecordRow:
         source_transaction_type=record.source_transaction_type,
         item_rows=len(record.items),
         payment_rows=len(record.payments),
-        total_minor=to_minor_units(record.total_amount, exponent),
-        tax_minor=to_minor_units(record.tax_amount, exponent),
-        tip_minor=to_minor_units(record.tip_amount, exponent),
-        payments_minor=dict(payments),
-        document_json=record.model_dump_json(),
+        total_minor=amounts.total_amount,
+        tax_minor=amounts.tax_amount,
+        tip_minor=amounts.tip_amount,
+        payments_minor=amounts.payments_by_type,
+        document_json=document_json(record),
     )
 
 
+def document_json(record: TradeRecord) -> str:
+    """The record as stored, written by orjson (it serialises dataclasses natively) in a fifth of the time
+    pydantic takes, with the same bytes (tests/test_trade_records.py compares the two)."""
+    return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
+
+
 def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+    resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
+    if resent is not None:
+        return resent
     batch = parse(TradeRecordsBatch, body)
     raise_if_any(_structure_problems(batch))
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
     problems: list[FieldProblem] = []
+    amounts: list[RecordAmounts] = []
     for index, record in enumerate(batch.trade_records):
-        problems += _record_problems(f"trade_records[{index}]", record, store)
+        path = f"trade_records[{index}]"
+        problems += store_currency_problem(f"{path}.currency", record.currency, store)
+        reader = MoneyReader(record.currency)
+        amounts.append(read_amounts(path, record, reader))
+        problems += reader.problems
+        problems += protection_problems(path, record, store.country_code)
     raise_if_any(problems)
 
-    exponent = currency_exponent(store.currency)
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
     warnings: list[Warning] = []
-    for index, record in enumerate(batch.trade_records):
-        warnings += record_warnings(f"trade_records[{index}]", record, exponent,
+    for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
+        warnings += record_warnings(f"trade_records[{index}]", record, money,
                                     standard_of.get(record.source_transaction_type), known_payment_types,
                                     store.time_zone, store.workday_start)
-    rows = [_row(record, exponent) for record in batch.trade_records]
+    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch.batch_id, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
     return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings)

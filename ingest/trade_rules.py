@@ -5,9 +5,10 @@ rule, located by a path such as `trade_records[3].items[1].line_amount`. Every r
 function over the parsed record; `record_warnings` runs them all in a fixed order (the order of the
 rules below, then the order of lines and payments), so the same record always gets the same list.
 
-Money is compared in integer minor units (`core.money.to_minor_units`): the caller has already checked
-that every amount carries exactly the currency's places. Quantities are free decimal strings, so a line's
-quantity x unit_price is computed exactly with integers scaled by the quantity's own places.
+Money is compared in integer minor units: the caller reads every amount once, checking its places, and
+hands the rules a `RecordAmounts`. Quantities are free decimal strings, so a line's quantity x unit_price
+is computed exactly with integers scaled by the quantity's own places. Messages are built only for a
+rule that fails.
 
 Messages name the expected and the actual amounts but never echo member_id or free text.
 
@@ -29,9 +30,10 @@ Decisions the specification leaves open:
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import zoneinfo
 from decimal import Decimal
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from core.money import format_minor_units, places_of, to_minor_units
 from ingest.batches import Warning
@@ -69,23 +71,48 @@ NEGATIVE_AMOUNT_FIELDS = ("subtotal_amount", "discount_amount", "tax_amount", "s
 SIGNED_PAYMENT_TYPE = "ADJUSTMENT"
 
 
-def record_warnings(path: str, record: TradeRecord, exponent: int, standard_type: str | None,
+class LineAmounts(NamedTuple):
+    """The amounts of one item line, in minor units."""
+
+    unit_price: int
+    discount_amount: int
+    line_amount: int
+
+
+class RecordAmounts(NamedTuple):
+    """The amounts of one record that the rules and the stored row use, in minor units; read once per
+    record (`ingest.trade_records.read_amounts`). Field names are the wire's."""
+
+    exponent: int  # the currency's minor-unit places, for messages
+    subtotal_amount: int
+    discount_amount: int
+    tax_amount: int
+    service_charge_amount: int
+    tip_amount: int
+    rounding_amount: int
+    total_amount: int
+    items: list[LineAmounts]  # in the order of record.items
+    payments: list[int]  # amount of each payment, in the order of record.payments
+    payments_by_type: dict[str, int]  # payment_type -> sum of its amounts (direction not applied)
+
+
+def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str | None,
                     known_payment_types: set[str], store_time_zone: str | None,
                     workday_start: str | None) -> list[Warning]:
     """Every recording-rule warning of one record, in a stable order.
 
-    path: where the record sits in the request ("trade_records[17]"); exponent: the currency's
-    minor-unit places; standard_type: the HQ type the partner's mapping gives the record's
+    path: where the record sits in the request ("trade_records[17]"); amounts: the record's amounts
+    in minor units; standard_type: the HQ type the partner's mapping gives the record's
     source_transaction_type (None when unmapped: no sign rules); known_payment_types: payment types
     whose direction HQ knows; store_time_zone, workday_start: from the store master (None when the
     store is unknown: no business date rule).
     """
     return [
-        *amount_identity(path, record, exponent),
-        *combo_children(path, record),
-        *line_amounts(path, record, exponent),
-        *transaction_signs(path, record, exponent, standard_type),
-        *payment_amounts(path, record, exponent),
+        *amount_identity(path, record, amounts),
+        *combo_children(path, record, amounts),
+        *line_amounts(path, record, amounts),
+        *transaction_signs(path, record, amounts, standard_type),
+        *payment_amounts(path, record, amounts),
         *payment_directions(path, record, known_payment_types),
         *business_date(path, record, standard_type, store_time_zone, workday_start),
     ]
@@ -93,36 +120,33 @@ def record_warnings(path: str, record: TradeRecord, exponent: int, standard_type
 
 # --- amounts --------------------------------------------------------------------------------------
 
-def amount_identity(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
     """AMOUNT_MISMATCH: total = subtotal - discount (+ tax when added on top) + service + tip + rounding."""
-    def minor(amount: str) -> int:
-        return to_minor_units(amount, exponent)
+    subtotal, discount, tax = amounts.subtotal_amount, amounts.discount_amount, amounts.tax_amount
+    service, tip, rounding = amounts.service_charge_amount, amounts.tip_amount, amounts.rounding_amount
+    tax_added = 0 if record.prices_include_tax else tax
+    expected = subtotal - discount + tax_added + service + tip + rounding
+    if amounts.total_amount == expected:
+        return []
 
     def text(value: int) -> str:
-        return format_minor_units(value, exponent)
+        return format_minor_units(value, amounts.exponent)
 
-    subtotal, discount, tax = minor(record.subtotal_amount), minor(record.discount_amount), minor(record.tax_amount)
-    service, tip = minor(record.service_charge_amount), minor(record.tip_amount)
-    rounding, total = minor(record.rounding_amount), minor(record.total_amount)
     if record.prices_include_tax:
-        expected = subtotal - discount + service + tip + rounding
         formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
                    f"+ service_charge_amount {text(service)} + tip_amount {text(tip)} "
                    f"+ rounding_amount {text(rounding)}")
         basis = "prices include tax (prices_include_tax is true), so tax_amount is not added"
     else:
-        expected = subtotal - discount + tax + service + tip + rounding
         formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
                    f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
                    f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}")
         basis = "tax is added on top (prices_include_tax is false)"
-    if total == expected:
-        return []
     return [Warning(AMOUNT_MISMATCH, f"{path}.total_amount",
-                    f"total_amount is {text(total)} but {formula} = {text(expected)}; {basis}")]
+                    f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}")]
 
 
-def line_amounts(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
     """LINE_AMOUNT_MISMATCH: line_amount = quantity x unit_price - discount_amount, for each line.
 
     The product is computed exactly. When it has more places than the currency (quantity 0.333 x
@@ -136,31 +160,29 @@ def line_amounts(path: str, record: TradeRecord, exponent: int) -> list[Warning]
     are not checked.
     """
     warnings = []
-    for index, item in enumerate(record.items):
+    for index, (item, money) in enumerate(zip(record.items, amounts.items)):
         if item.is_voided:
             continue
-        warning = _line_amount_warning(f"{path}.items[{index}].line_amount", item, exponent)
-        if warning is not None:
-            warnings.append(warning)
+        message = _line_amount_problem(item, money, amounts.exponent)
+        if message is not None:
+            warnings.append(Warning(LINE_AMOUNT_MISMATCH, f"{path}.items[{index}].line_amount", message))
     return warnings
 
 
-def _line_amount_warning(line_path: str, item: TradeItem, exponent: int) -> Warning | None:
-    line = to_minor_units(item.line_amount, exponent)
-    discount = to_minor_units(item.discount_amount, exponent)
+def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> str | None:
+    line, discount = money.line_amount, money.discount_amount
     if _is_combo_child(item):
         expected = -discount
         if line == expected:
             return None
-        return Warning(LINE_AMOUNT_MISMATCH, line_path,
-                       f"line_amount is {_money(line, exponent)} but a combo child line has a zero price, so "
-                       f"line_amount = 0 - discount_amount {_money(discount, exponent)} = "
-                       f"{_money(expected, exponent)}; the combo's price belongs on the combo line")
+        return (f"line_amount is {_money(line, exponent)} but a combo child line has a zero price, so "
+                f"line_amount = 0 - discount_amount {_money(discount, exponent)} = "
+                f"{_money(expected, exponent)}; the combo's price belongs on the combo line")
     # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
     quantity_places = places_of(item.quantity)
     scale = 10**quantity_places
     quantity = to_minor_units(item.quantity, quantity_places)
-    exact = quantity * to_minor_units(item.unit_price, exponent) - discount * scale
+    exact = quantity * money.unit_price - discount * scale
     if abs(line * scale - exact) < scale:
         return None
     message = (f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
@@ -170,20 +192,22 @@ def _line_amount_warning(line_path: str, item: TradeItem, exponent: int) -> Warn
         places = f"{exponent} decimal places" if exponent else "whole units"
         message += (f", so line_amount is {_money(low, exponent)} or {_money(low + 1, exponent)} (the exact value "
                     f"rounded to {places} either way)")
-    return Warning(LINE_AMOUNT_MISMATCH, line_path, message)
+    return message
 
 
 # --- combos ---------------------------------------------------------------------------------------
 
-def combo_children(path: str, record: TradeRecord) -> list[Warning]:
+def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
     """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
+    children = [index for index, item in enumerate(record.items) if _is_combo_child(item)]
+    if not children:
+        return []
     lines: dict[int, TradeItem] = {}
     for item in record.items:
         lines.setdefault(item.line_no, item)
     warnings = []
-    for index, item in enumerate(record.items):
-        if not _is_combo_child(item):
-            continue
+    for index in children:
+        item = record.items[index]
         item_path = f"{path}.items[{index}]"
         parent = lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
@@ -198,7 +222,7 @@ def combo_children(path: str, record: TradeRecord) -> list[Warning]:
             warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
                                     f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
                                     f"{parent.product_type}, not COMBO"))
-        if Decimal(item.unit_price) != 0:
+        if amounts.items[index].unit_price != 0:
             warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.unit_price",
                                     f"a combo child line has a zero unit_price (the revenue sits on the combo "
                                     f"line); this one has {item.unit_price}"))
@@ -211,10 +235,11 @@ def _is_combo_child(item: TradeItem) -> bool:
 
 # --- signs ----------------------------------------------------------------------------------------
 
-def transaction_signs(path: str, record: TradeRecord, exponent: int, standard_type: str | None) -> list[Warning]:
+def transaction_signs(path: str, record: TradeRecord, amounts: RecordAmounts,
+                      standard_type: str | None) -> list[Warning]:
     """The signs the standard type asks for; nothing for an unmapped type (its meaning is unknown yet)."""
     if standard_type in NEGATIVE_TYPES:
-        return negative_signs(path, record, exponent, standard_type)
+        return negative_signs(path, record, amounts, standard_type)
     if standard_type == "SALE":
         return sale_quantities(path, record)
     if standard_type == "EXCHANGE":
@@ -222,7 +247,7 @@ def transaction_signs(path: str, record: TradeRecord, exponent: int, standard_ty
     return []
 
 
-def negative_signs(path: str, record: TradeRecord, exponent: int, standard_type: str) -> list[Warning]:
+def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str) -> list[Warning]:
     """SIGN_EXPECTED_NEGATIVE: RETURN and REFUND lines and amounts are negative (zero has no sign)."""
     warnings = []
     for index, item in _counted_lines(record):
@@ -230,17 +255,17 @@ def negative_signs(path: str, record: TradeRecord, exponent: int, standard_type:
             warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].quantity",
                                     f"item quantities of a {standard_type} transaction are negative; this line "
                                     f"has quantity {item.quantity}"))
-        line = to_minor_units(item.line_amount, exponent)
+        line = amounts.items[index].line_amount
         if line > 0:
             warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].line_amount",
                                     f"line amounts of a {standard_type} transaction are negative; this line has "
-                                    f"line_amount {_money(line, exponent)}"))
+                                    f"line_amount {_money(line, amounts.exponent)}"))
     for name in NEGATIVE_AMOUNT_FIELDS:
-        amount = to_minor_units(getattr(record, name), exponent)
+        amount = getattr(amounts, name)
         if amount > 0:
             warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.{name}",
                                     f"{name} of a {standard_type} transaction is negative or zero; it is "
-                                    f"{_money(amount, exponent)}"))
+                                    f"{_money(amount, amounts.exponent)}"))
     return warnings
 
 
@@ -273,16 +298,15 @@ def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
 
 # --- payments -------------------------------------------------------------------------------------
 
-def payment_amounts(path: str, record: TradeRecord, exponent: int) -> list[Warning]:
+def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
     """PAYMENT_AMOUNT_NEGATIVE: amounts are positive, the direction comes from payment_type."""
     warnings = []
-    for index, payment in enumerate(record.payments):
-        amount = to_minor_units(payment.amount, exponent)
+    for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments)):
         if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
             warnings.append(Warning(PAYMENT_AMOUNT_NEGATIVE, f"{path}.payments[{index}].amount",
                                     f"payment amounts are positive and payment_type gives the direction (REFUND "
                                     f"for money given back); only ADJUSTMENT may be negative. This amount is "
-                                    f"{_money(amount, exponent)}"))
+                                    f"{_money(amount, amounts.exponent)}"))
     return warnings
 
 
@@ -328,6 +352,7 @@ def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
     return local.date()
 
 
+@functools.cache
 def _clock(hh_mm: str) -> dt.time:
     hours, minutes = hh_mm.split(":")
     return dt.time(int(hours), int(minutes))

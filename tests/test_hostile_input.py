@@ -606,3 +606,25 @@ def test_amounts_are_refused_beyond_exact_integers_and_kept_exactly_up_to_them(b
     assert partner.post("trade-records", trade_batch("S1", DAY, [record])).status_code == 202
     row, = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
     assert row.total_minor == largest and row.payments_minor == {"SALE": largest}
+
+
+def test_a_payment_type_summing_beyond_exact_integers_is_refused_and_kept_exactly_up_to_them(backend_host):
+    """Each stored record keeps the sum of its payments per payment_type in minor units (reconciliation reads
+    it), an integer that Cosmos DB holds as a double: two amounts that each fit may add up to more than
+    2**53 - 1. Such a record is refused (400 at the payment that completes the sum), and a sum of exactly
+    2**53 - 1 is stored exactly; payments of different types are not added together."""
+    from tests.trade_payloads import Pay
+
+    partner = make_partner(backend_host, ("S1",), prefix="paysum")
+    assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
+    largest, half = 2**53 - 1, 2**52
+    over = trade_record("S1", DAY, [Line("P", 1, 100)], [Pay(100), Pay(half), Pay(half, "DEPOSIT"), Pay(half)])
+    body = trade_batch("S1", DAY, [over])
+    guard = NothingStored(partner, [body["batch_id"]])
+    (error,) = invalid_at(partner.post("trade-records", body), "trade_records[0].payments[3].amount")
+    assert "90071992547409.91 USD" in error["message"]
+    guard.check()
+    exact = trade_record("S1", DAY, [Line("P", 1, 100)], [Pay(half), Pay(half, "DEPOSIT"), Pay(half - 1)])
+    assert partner.post("trade-records", trade_batch("S1", DAY, [exact])).status_code == 202
+    row, = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
+    assert row.payments_minor == {"SALE": largest, "DEPOSIT": half}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
+from pydantic import TypeAdapter
 
+from ingest.trade_records import document_json
+from ingest.wire import TradeRecord
 from tests.payloads import changed, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
@@ -145,3 +149,19 @@ def test_store_currency_change_is_seen_by_later_records(partner):
     assert partner.put("stores", stores_batch(store("S1", currency="CAD", country_code="CA",
                                                     last_modified_at="2026-11-02T00:00:00Z"))).status_code == 202
     assert problem_paths(partner.post("trade-records", trade_batch("S1", DAY, [sale()]))) == {"trade_records[0].currency"}
+
+
+@pytest.mark.parametrize("opened_at", ["2026-11-20T12:00:00Z", "2026-11-20T12:00:00+00:00",
+                                       "2026-11-20T12:00:00.250-05:30", "2026-11-20T12:00:00.000001+14:00"])
+def test_the_stored_document_is_the_models_own_json(opened_at):
+    """document_json writes with orjson what pydantic writes, for every field of a record."""
+    from tests.test_hostile_input import full_trade_record
+
+    body = full_trade_record(opened_at=opened_at, closed_at=None, member_id="M-\u00e9\u6f22-\U0001f600",
+                             original_trade_record_id="T-0")
+    body["items"][0]["product_name"] = 'Burger "XL" \\ \t\n\u2028</script>'
+    body["payments"][0]["original_payment_id"] = "PAY-0"
+    assert set(body) == set(TradeRecord.__pydantic_fields__)  # every field, sent
+    adapter = TypeAdapter(TradeRecord)
+    record = adapter.validate_json(json.dumps(body))
+    assert document_json(record) == adapter.dump_json(record).decode()

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
 from zoneinfo import ZoneInfo
 
+import orjson
 import pytest
+from pydantic import TypeAdapter
 
 from core.money import format_minor_units
 from ingest.trade_rules import (
@@ -29,6 +31,8 @@ from ingest.trade_rules import (
     WARNING_CODES,
     record_warnings,
 )
+from ingest.parsing import MoneyReader
+from ingest.trade_records import read_amounts
 from ingest.wire import TradeRecord
 from reference.codes import code_list
 
@@ -115,14 +119,18 @@ def record_body(lines: list[Line], payments: list[Pay] | None = None, *, exponen
 
 
 def parse(body: dict) -> TradeRecord:
-    return TradeRecord.model_validate(body)
+    """The record as the service reads it: from JSON (strict dataclasses take no dict from Python)."""
+    return TypeAdapter(TradeRecord).validate_json(orjson.dumps(body))
 
 
 def warnings_of(body: dict, standard_type: str | None = "SALE", *, exponent: int = USD,
                 known_payment_types: set[str] = SUGGESTED_PAYMENT_TYPES, time_zone: str | None = NEW_YORK,
                 workday_start: str | None = WORKDAY_START):
-    return record_warnings(PATH, parse(body), exponent, standard_type, known_payment_types, time_zone,
-                           workday_start)
+    record = parse(body)
+    reader = MoneyReader(record.currency)
+    amounts = read_amounts(PATH, record, reader)
+    assert reader.exponent == exponent and reader.problems == []
+    return record_warnings(PATH, record, amounts, standard_type, known_payment_types, time_zone, workday_start)
 
 
 def codes_and_paths(warnings) -> list[tuple[str, str]]:
@@ -337,7 +345,9 @@ def test_a_jpy_line_with_a_fraction_of_a_yen_may_be_rounded_either_way():
 
 
 def test_large_quantities_and_prices_are_computed_exactly():
-    quantity, price = "1234.56789012", 9999999999999  # 99999999999.99: 25 significant digits in the product
+    # 99999999999.99: 24 significant digits in the product, far beyond a double's; the line_amount stays
+    # within the 2**53 - 1 minor units an amount may have.
+    quantity, price = "123.45678901", 9999999999999
     with localcontext() as context:
         context.prec = 100
         exact = Decimal(quantity) * price
