@@ -39,7 +39,7 @@ class FaultPoint:
 
 POINTS: tuple[FaultPoint, ...] = (
     # -- a batch acceptance (ingest/batches.py accept, every write endpoint) --
-    FaultPoint("batch.validated", "the request is valid; nothing is written yet (its batch_id not even looked up)",
+    FaultPoint("batch.validated", "the request is valid and its batch_id was not known; nothing is written yet",
                BATCH_FLOWS),
     # -- a daily close: the queue message first, then the close and its marker --
     FaultPoint("close.before_enqueue", "the close is valid and its batch_id unknown; nothing sent or written",

@@ -3,7 +3,8 @@
 The last close received for a store-day wins: it replaces the previous one and puts the result
 back to RECEIVED. The delayed queue message is sent before the close and its marker commit, so a
 crash in between leaves either nothing (the partner's retry redoes it) or a message naming a
-close that is not stored (the worker ignores it); the sweep re-sends any close left RECEIVED.
+close that is not stored (the worker fails it, so the queue delivers it again until the close
+commits or the attempts run out); the sweep re-sends any close left RECEIVED.
 """
 
 from __future__ import annotations
