@@ -2,7 +2,8 @@
 
 Every handler is `handle(req, action)`: the action gets a Call (the backend, the authenticated
 partner, the body) and returns (status, body). Errors become RFC 9457 problem documents with the
-specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed.
+specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed, nor
+logged: a failure is logged by exception type, causes and frames, never by its message.
 """
 
 from __future__ import annotations
@@ -118,13 +119,14 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
     except ApiError as error:
         error_code = error.code
         response = problem_response(error, request_id)
-    except BackendUnavailable:
-        log.exception("backend unavailable", extra={"request_id": request_id})
+    except BackendUnavailable as error:
+        # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
+        telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
         error_code = "SERVICE_UNAVAILABLE"
         response = problem_response(errors.service_unavailable(
             "Storage is temporarily unavailable; nothing was stored. Retry the same request later."), request_id)
-    except Exception:
-        log.exception("unexpected error", extra={"request_id": request_id})
+    except Exception as error:
+        telemetry.log_exception(log, "unexpected error", error, **_error_fields(req, context, request_id))
         error_code = "INTERNAL_ERROR"
         response = problem_response(ApiError(500, "INTERNAL_ERROR",
                                              "Unexpected error; nothing is lost if you retry the same request. "
@@ -134,6 +136,13 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,
         duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, body=body, error_code=error_code)
     return response
+
+
+def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:
+    """What support needs to find a failed request: the request id the partner was given, and where."""
+    return {"event": "http_error", "request_id": request_id, "function": context.function_name if context else "",
+            "invocation_id": context.invocation_id if context else "", "method": req.method,
+            "path": _path_of(req.url)}
 
 
 def _path_of(url: str) -> str:

@@ -12,7 +12,9 @@ import datetime as dt
 import json
 import logging
 import os
+import traceback
 from collections import Counter
+from pathlib import Path
 
 from opentelemetry import metrics
 
@@ -58,6 +60,49 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str, ensure_ascii=False)
+
+
+# Error codes an exception may carry that name the failure without quoting data (SQLite's result code,
+# an HTTP status, an OS errno); everything else of an exception, its message above all, stays out.
+_SAFE_CODES = ("sqlite_errorname", "status_code", "errno")
+_ROOT = str(Path(__file__).resolve().parent.parent) + os.sep
+_MAX_CHAIN = 5
+
+
+def _type_name(error: BaseException) -> str:
+    kind = type(error)
+    return kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+
+
+def _describe(error: BaseException) -> str:
+    codes = [f"{name}={getattr(error, name)}" for name in _SAFE_CODES
+             if isinstance(getattr(error, name, None), (int, str)) and getattr(error, name) not in ("", None)]
+    return _type_name(error) + (f" ({', '.join(codes)})" if codes else "")
+
+
+def exception_fields(error: BaseException) -> dict:
+    """An exception as it may be logged: its type, its causes' types, safe error codes and the frames
+    where each was raised, never a message. Messages can quote what a partner sent (pydantic's
+    ValidationError quotes input values, a KeyError its key, a library error a card number), and
+    log.exception() would print them, and send them to Application Insights, for every chained cause."""
+    chain, seen, current = [], set(), error
+    while current is not None and id(current) not in seen and len(chain) < _MAX_CHAIN:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    blocks = []
+    for caught in reversed(chain):  # innermost cause first, as Python prints a chain
+        frames = [f'  File "{frame.filename.removeprefix(_ROOT)}", line {frame.lineno}, in {frame.name}'
+                  for frame in traceback.extract_tb(caught.__traceback__)]
+        blocks.append("\n".join(["Traceback (most recent call last):", *frames, _describe(caught) + ": (message not logged)"]))
+    return {"exception_type": _type_name(error), "exception_chain": [_describe(caught) for caught in chain],
+            "exception": "\n\nwhich caused:\n\n".join(blocks)}
+
+
+def log_exception(logger: logging.Logger, message: str, error: BaseException, level: int = logging.ERROR,
+                  **fields) -> None:
+    """Log a caught exception with exception_fields() instead of exc_info (which carries the message)."""
+    logger.log(level, message, extra={**fields, **exception_fields(error)}, stacklevel=2)
 
 
 def record_request(*, function: str, invocation_id: str, request_id: str, method: str, path: str, status: int,

@@ -13,6 +13,7 @@ import azure.functions as func
 import orjson
 
 from api.http import REQUEST_ID_HEADER, loggable_path, request_id_for
+from api.telemetry import log_exception
 from devhost.functions import FunctionTable, invoke
 
 # The Functions front end refuses bodies over 100 MB before the app sees them; so does this host.
@@ -80,8 +81,8 @@ class FunctionsHttpServer(ThreadingHTTPServer):
                                    params=dict(parse_qsl(split.query)), route_params=route_params, body=body)
         try:
             response = invoke(function.name, function.handler, request)
-        except Exception:
-            log.exception("function %s raised", function.name, extra={"request_id": request_id})
+        except Exception as error:
+            log_exception(log, f"function {function.name} raised", error, request_id=request_id)
             return _problem(500, "INTERNAL_ERROR", "The function failed; quote the request_id to HQ support.",
                             request_id)
         out = {name: value for name, value in response.headers.items()}

@@ -14,6 +14,7 @@ import azure.functions as func
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
+from api.telemetry import log_exception
 from devhost.functions import QueueFunction, TimerFunction, invoke
 
 log = logging.getLogger("pos.devhost")
@@ -43,8 +44,8 @@ class QueueTriggerRunner(threading.Thread):
             try:
                 if not self.run_once():
                     self.stop_event.wait(self.poll)
-            except Exception:
-                log.exception("queue runner %s failed; retrying", self.function.name)
+            except Exception as error:
+                log_exception(log, f"queue runner {self.function.name} failed; retrying", error)
                 self.stop_event.wait(self.poll)
 
     def run_once(self) -> bool:
@@ -57,9 +58,11 @@ class QueueTriggerRunner(threading.Thread):
         try:
             invoke(self.function.name, self.function.handler,
                    func.QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt))
-        except Exception:
-            log.exception("function %s failed on message %s (attempt %d of %d)", self.function.name,
-                          message.message_id, message.dequeue_count, self.max_dequeue)
+        except Exception as error:
+            # Types and frames only: the message of a reconciliation's failure could quote stored data.
+            log_exception(log, f"function {self.function.name} failed on message {message.message_id} "
+                               f"(attempt {message.dequeue_count} of {self.max_dequeue})", error,
+                          message_id=message.message_id, dequeue_count=message.dequeue_count)
             if message.dequeue_count >= self.max_dequeue:
                 self.queue.move_to_poison(message)
                 log.error("message %s moved to %s", message.message_id, self.queue.poison_name)
@@ -88,5 +91,5 @@ class TimerTriggerRunner(threading.Thread):
     def _fire(self, past_due: bool) -> None:
         try:
             invoke(self.function.name, self.function.handler, TimerRequest(past_due=past_due))
-        except Exception:
-            log.exception("timer function %s failed", self.function.name)
+        except Exception as error:
+            log_exception(log, f"timer function {self.function.name} failed", error)

@@ -153,3 +153,44 @@ def test_a_setting_that_is_not_a_number_is_named_in_the_error(monkeypatch):
     monkeypatch.setenv("RATE_LIMIT_PER_MINUTE", "lots")
     with pytest.raises(ValueError, match="RATE_LIMIT_PER_MINUTE"):
         Settings.from_env()
+
+
+# --- the body on its way in -----------------------------------------------------------------------
+
+def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch):
+    """A 5 MB body costs its size once in the host: read in one piece (Content-Length), then handed to
+    func.HttpRequest and through api/http.py's json_body without a copy (docs/decisions.md)."""
+    import http.client
+    import re
+
+    import azure.functions as func
+
+    from api.http import Call
+    from devhost import server as devserver
+    from devhost.functions import FunctionTable, HttpFunction
+
+    read: list[bytes] = []
+    original = devserver._Handler._read_body
+    monkeypatch.setattr(devserver._Handler, "_read_body",
+                        lambda self, headers: read.append(original(self, headers)) or read[-1])
+    seen: dict = {}
+
+    def handler(req: func.HttpRequest) -> func.HttpResponse:
+        seen["same"] = req.get_body() is read[-1] and Call(req, None, None, "r").json_body() is read[-1]
+        return func.HttpResponse(b"{}", status_code=202, mimetype="application/json")
+
+    table = FunctionTable(http=[HttpFunction("take", frozenset({"POST"}), "take", re.compile("take"), 1, handler)])
+    server = devserver.FunctionsHttpServer(("127.0.0.1", 0), table, "pos/v1")
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    serving.start()
+    try:
+        body = b'{"pad": "' + b"x" * (5 * 1024 * 1024 - 20) + b'"}'
+        connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=30)
+        connection.request("POST", "/pos/v1/take", body, {"Content-Type": "application/json"})
+        assert connection.getresponse().status == 202
+        connection.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(read) == 1 and read[0] == body
+    assert seen["same"] is True

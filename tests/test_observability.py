@@ -110,3 +110,81 @@ def test_counters_count_records_warnings_rejections_and_outcomes(reader):
     assert delta("pos.warnings", {"code": "LINE_AMOUNT_MISMATCH"}) == 1
     assert delta("pos.requests.rejected", {"code": "STORE_NOT_ALLOWED", "function": "put_stores"}) == 1
     assert delta("pos.reconciliations", {"status": "SKIPPED"}) == 1
+
+
+def captured_json_log(logger_name: str):
+    """The lines `logger_name` writes, formatted as the local host formats them (JSON, one per line)."""
+    import io
+    import logging
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(telemetry.JsonFormatter())
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+    def detach() -> None:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+    return stream, detach
+
+
+def test_an_unexpected_error_is_logged_with_its_type_frames_and_request_id_but_no_message(monkeypatch):
+    """Exception messages can quote a partner's input (pydantic quotes input values): the log keeps
+    the type, the chain of causes and the frames, and the request id the partner was answered with."""
+    import azure.functions as func
+    import pydantic
+
+    from api import http
+
+    monkeypatch.setattr(http, "current_backend", lambda: None)
+
+    def look_up_member(call):
+        try:
+            pydantic.TypeAdapter(int).validate_python(f"member {MEMBER_ID} card {CARD}")
+        except pydantic.ValidationError as error:
+            raise RuntimeError(f"no member {MEMBER_ID}") from error
+
+    stream, detach = captured_json_log("pos.api")
+    try:
+        request = func.HttpRequest("POST", "http://x/pos/v1/trade-records", headers={"x-request-id": "support-7"},
+                                   body=b"{}")
+        response = http.handle(request, look_up_member, authenticated=False)
+    finally:
+        detach()
+    assert response.status_code == 500 and response.headers["x-request-id"] == "support-7"
+    text = stream.getvalue()
+    for secret in (MEMBER_ID, CARD, "input_value"):
+        assert secret not in text
+    (error,) = [e for e in log_entries(text) if e.get("event") == "http_error"]
+    assert error["request_id"] == "support-7" and error["path"] == "pos/v1/trade-records"
+    assert error["exception_type"] == "RuntimeError"
+    assert error["exception_chain"] == ["RuntimeError", "pydantic_core._pydantic_core.ValidationError"]
+    assert "in look_up_member" in error["exception"] and 'File "api/http.py"' in error["exception"]
+    assert "message not logged" in error["exception"]
+    (logged,) = [e for e in log_entries(text) if e.get("event") == "http_request"]
+    assert logged["request_id"] == "support-7" and logged["code"] == "INTERNAL_ERROR"
+
+
+def test_a_failure_over_http_is_logged_by_type_and_request_id_without_its_message(tmp_path):
+    """The same over real HTTP: a step of a batch fails (POS_FAULTS, armed once); the partner gets a
+    request id, and the host's log has the failure under that id, with no exception message or input."""
+    host = start_host(tmp_path, POS_FAULTS="batch.validated:1")
+    try:
+        partner = make_partner(host)
+        sale = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], member_id=MEMBER_ID)
+        failed = partner.put("stores", stores_batch(store("S1")), headers={**partner.headers(), "x-request-id": "s-8"})
+        assert failed.status_code == 500 and failed.json()["request_id"] == "s-8"
+        assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
+        assert partner.post("trade-records", trade_batch("S1", DAY, [sale])).status_code == 202
+    finally:
+        host.stop()
+    text = host.log()
+    assert "injected fault at" not in text and MEMBER_ID not in text and partner.key not in text
+    (error,) = [e for e in log_entries(text) if e.get("event") == "http_error"]
+    assert error["request_id"] == "s-8" and error["function"] == "put_stores"
+    assert error["exception_type"] == "core.faults.InjectedFault"
+    assert 'File "ingest/batches.py"' in error["exception"]
