@@ -10,7 +10,7 @@ import logging
 import re
 import threading
 
-import azure.functions as func
+from azure.functions.queue import QueueMessage  # the worker's class: it carries dequeue_count
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
@@ -57,7 +57,8 @@ class QueueTriggerRunner(threading.Thread):
         body = message.body if isinstance(message.body, bytes) else message.body.encode()
         try:
             invoke(self.function.name, self.function.handler,
-                   func.QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt))
+                   QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt,
+                                dequeue_count=message.dequeue_count))
         except Exception as error:
             # Types and frames only: the message of a reconciliation's failure could quote stored data.
             log_exception(log, f"function {self.function.name} failed on message {message.message_id} "

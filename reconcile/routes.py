@@ -32,7 +32,10 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
     try:
         result = service.reconcile(current_backend().storage, request)
     except service.CloseNotCommitted:
-        if (msg.dequeue_count or 1) < MAX_ATTEMPTS:
+        attempt = msg.dequeue_count or 1
+        if attempt < MAX_ATTEMPTS:
+            log.info("reconciliation postponed: close %s of %s/%s is not committed yet (attempt %d of %d)",
+                     request.close_batch_id, request.store_id, request.business_date, attempt, MAX_ATTEMPTS)
             raise  # delivered again after the visibility timeout, when the close has committed
         # Its request failed for good (the partner got no 2xx): nothing to reconcile, and nothing for
         # the poison queue. Should the close commit after all, the sweep reconciles it.
