@@ -1,5 +1,7 @@
 """The Functions app (Python v2 programming model). It only wires: blueprints and triggers."""
 
+import gc
+
 import azure.functions as func
 
 from api.routes import bp as api_document
@@ -16,3 +18,7 @@ app.register_functions(ingest_routes)
 app.register_functions(reference_routes)
 app.register_functions(reconcile_functions)
 app.register_functions(api_document)
+
+# What the app loaded stays for the worker's life: frozen, it is not walked again by every full
+# collection, which a 500-record batch sets off (docs/decisions.md, "Local host, load run and error logs").
+gc.freeze()

@@ -70,7 +70,7 @@ POINTS: tuple[FaultPoint, ...] = (
                                        "re-enqueued", ("mappings",)),
     # -- a reconciliation (reconcile/service.py, run by the queue trigger) --
     FaultPoint("reconcile.close_read", "the close is read; nothing else", ("reconcile",)),
-    FaultPoint("reconcile.rows_read", "the store-day's rows are read; the mapping and directions are not",
+    FaultPoint("reconcile.totals_read", "the store-day's totals are read; the mapping and directions are not",
                ("reconcile",)),
     FaultPoint("reconcile.before_save", "the result is computed; it is not saved", ("reconcile",)),
     FaultPoint("reconcile.saved", "the result is saved; the queue message is not deleted", ("reconcile",)),

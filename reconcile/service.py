@@ -59,7 +59,7 @@ def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetim
     faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
     day_totals = storage.store_day_totals(request.partner_id, request.store_id, request.business_date)
-    faults.point("reconcile.rows_read")
+    faults.point("reconcile.totals_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()
     directions = payment_directions(storage.payment_directions(request.partner_id))
     actual = compute_totals(day_totals, standard_of, directions)

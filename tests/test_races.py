@@ -236,7 +236,7 @@ def run_in_thread(work) -> tuple[threading.Thread, list]:
     return thread, out
 
 
-@pytest.mark.parametrize("point", ["reconcile.close_read", "reconcile.rows_read", "reconcile.before_save"])
+@pytest.mark.parametrize("point", ["reconcile.close_read", "reconcile.totals_read", "reconcile.before_save"])
 def test_a_close_arriving_during_a_reconciliation_is_not_overwritten_by_the_stale_result(backend, point):
     storage, queue = backend
     partner, records = open_day(storage, queue, (("01", "SALE"), ("03", "SALE")))
