@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import re
 import types
-from typing import Annotated, Any, Iterator, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import phonenumbers
 
@@ -95,6 +95,11 @@ def is_phone_number(value: str, country_code: str | None) -> bool:
 # --- card numbers ---------------------------------------------------------------------------------
 
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
+    # One search over all the record's free text rules out nearly every record (the texts are joined
+    # by a line break, which no card number spans); only a record with a candidate is walked again
+    # with paths, to name its fields.
+    if not _CARD_CANDIDATE.search("\n".join(text for _, text in text_fields(record, None))):
+        return []
     return [
         FieldProblem(field_path, "must not contain a payment card number (13 to 19 digits passing the Luhn "
                                  "check); send at most card_last4 on the payment. The value is not echoed")
@@ -149,27 +154,33 @@ def luhn_valid(digits: str) -> bool:
 
 # --- walking the record ---------------------------------------------------------------------------
 
-def text_fields(model: Any, path: str) -> Iterator[tuple[str, str]]:
+def text_fields(model: Any, path: str | None) -> list[tuple[str | None, str]]:
     """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
-    models it holds."""
+    models it holds; with path None, no paths are built (None in their place)."""
+    found: list[tuple[str | None, str]] = []
+    _texts_of_model(model, path, found)
+    return found
+
+
+def _texts_of_model(model: Any, path: str | None, found: list) -> None:
     for name, is_text in _scanned_fields(type(model)):
         value = getattr(model, name)
         if value is not None:
-            yield from _strings_in(value, f"{path}.{name}", is_text)
+            _texts_in(value, None if path is None else f"{path}.{name}", is_text, found)
 
 
-def _strings_in(value: Any, path: str, is_text: bool) -> Iterator[tuple[str, str]]:
+def _texts_in(value: Any, path: str | None, is_text: bool, found: list) -> None:
     if isinstance(value, str):
         if is_text:
-            yield path, value
+            found.append((path, value))
     elif isinstance(value, (list, tuple)):
         for index, element in enumerate(value):
-            yield from _strings_in(element, f"{path}[{index}]", is_text)
+            _texts_in(element, None if path is None else f"{path}[{index}]", is_text, found)
     elif isinstance(value, dict):
         for key, element in value.items():
-            yield from _strings_in(element, f"{path}.{key}", is_text)
+            _texts_in(element, None if path is None else f"{path}.{key}", is_text, found)
     elif _is_model(type(value)):
-        yield from text_fields(value, path)
+        _texts_of_model(value, path, found)
 
 
 def _is_model(kind: Any) -> bool:
