@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
 
+from backends.cosmos_storage import CosmosStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
 
@@ -18,6 +20,17 @@ def cosmos_emulator(tmp_path_factory):
     emulator = start_cosmos_emulator(tmp_path_factory.mktemp("cosmos") / "emulator.log")
     yield emulator
     emulator.stop()
+
+
+@pytest.fixture(scope="module")
+def cosmos_storage(cosmos_emulator, request):
+    """A Cosmos DB storage on a database of the test module's own (the sweep and some checks look at
+    every partner's data, so modules must not share one)."""
+    module = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    storage = CosmosStorage(cosmos_emulator.endpoint, f"{module}-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
+                            create_containers=True)
+    yield storage
+    storage.close()
 
 
 @pytest.fixture(scope="session")

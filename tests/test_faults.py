@@ -25,7 +25,6 @@ import orjson
 import pytest
 
 from backends.azure_queue import AzureQueue
-from backends.cosmos_storage import CosmosStorage
 from backends.sqlite_queue import SqliteQueue
 from backends.sqlite_storage import SqliteStorage
 from core import faults
@@ -112,14 +111,6 @@ class LostQueue:
     def send(self, body: str, delay_seconds: int = 0) -> None:
         pass
 
-
-@pytest.fixture(scope="module")
-def cosmos_storage(cosmos_emulator):
-    # A database of its own: the sweep looks at every partner's closes.
-    storage = CosmosStorage(cosmos_emulator.endpoint, f"faults-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
-                            create_containers=True)
-    yield storage
-    storage.close()
 
 
 def open_backend(kind: str, request, tmp_path: Path) -> Backend:

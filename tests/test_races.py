@@ -20,7 +20,6 @@ import orjson
 import pytest
 
 from backends.azure_queue import AzureQueue
-from backends.cosmos_storage import CosmosStorage
 from backends.sqlite_queue import SqliteQueue
 from backends.sqlite_storage import SqliteStorage
 from core import faults
@@ -176,13 +175,6 @@ def test_concurrent_daily_closes_leave_one_of_them_with_the_result_of_its_own_to
 
 
 # -- in the use cases, on both adapters: a run held half way -----------------------------------------------
-
-@pytest.fixture(scope="module")
-def cosmos_storage(cosmos_emulator):
-    storage = CosmosStorage(cosmos_emulator.endpoint, f"races-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
-                            create_containers=True)
-    yield storage
-    storage.close()
 
 
 @pytest.fixture(params=["sqlite", "azure"])

@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import pytest
 
-from backends.cosmos_storage import CosmosStorage
 from backends.sqlite_storage import SqliteStorage
 from core.ports import (
     AdminError,
@@ -38,13 +37,6 @@ RACERS = 8
 # The emulator's self-signed certificate (verification is off for loopback endpoints only).
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
-
-@pytest.fixture(scope="module")
-def cosmos_storage(cosmos_emulator):
-    storage = CosmosStorage(cosmos_emulator.endpoint, f"contract-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
-                            create_containers=True)
-    yield storage
-    storage.close()
 
 
 @pytest.fixture(params=["sqlite", "cosmos"])
