@@ -33,12 +33,20 @@ BATCH_WARNING_CODES = {
 
 @dataclass(frozen=True)
 class Warning:
+    """A warning of the common batch response. path locates the record, as the specification shows
+    it ("trade_records[17]"); field names the one field concerned, relative to the record
+    ("total_amount", "items[2].line_amount"), or is None when the warning is about the whole record."""
+
     code: str
     path: str
     message: str
+    field: str | None = None
 
     def as_dict(self) -> dict:
-        return {"code": self.code, "path": self.path, "message": self.message}
+        answer = {"code": self.code, "path": self.path, "message": self.message}
+        if self.field is not None:
+            answer["field"] = self.field
+        return answer
 
 
 @dataclass

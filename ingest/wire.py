@@ -374,8 +374,11 @@ class ProductsKey(ResendKey):
 
 class BatchWarning(WireModel):
     code: str = Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")
-    path: str = Field(description="Location in the request, for example trade_records[17].total_amount.")
+    path: str = Field(description="Location of the record in the request, for example trade_records[17].")
     message: str = Field(description="Human-readable; may change; must not be parsed.")
+    field: str | None = Field(default=None, description="The field concerned, relative to the record (for "
+                              "example total_amount or items[2].line_amount); absent when the warning is "
+                              "about the whole record or the batch.")
 
 
 class BatchResponse(WireModel):
