@@ -1,0 +1,101 @@
+"""The README as a newcomer follows it: its commands run as written, against a fresh local host.
+
+The walkthrough's shell block runs in bash (curl included, failing on any HTTP error), then the example
+day's HQ commands and push script (examples/README.md) run against the same data, as a newcomer who tries
+one after the other would: the two must not collide, and the day must reach MATCHED.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, start_host
+
+README = ROOT / "README.md"
+EXAMPLES_README = ROOT / "examples" / "README.md"
+
+
+def shell_block(markdown: Path, heading: str) -> str:
+    """The first ```sh block after the heading."""
+    text = markdown.read_text(encoding="utf-8")
+    section = text[text.index(heading):]
+    return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+
+
+def run_bash(script: str, env: dict) -> subprocess.CompletedProcess:
+    # As written, except the interpreter (the one running the tests) and curl, which fails on an HTTP
+    # error instead of printing it and going on.
+    prelude = ('set -euo pipefail\n'
+               'curl() { command curl --fail-with-body "$@"; echo; }\n')
+    script = script.replace(".venv/bin/python", f'"{sys.executable}"')
+    return subprocess.run(["bash", "-c", prelude + script], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def fresh_host(tmp_path_factory):
+    running = start_host(tmp_path_factory.mktemp("readme"))
+    yield running
+    running.stop()
+
+
+def test_the_walkthrough_then_the_example_day_run_as_written(fresh_host):
+    walkthrough = shell_block(README, "## Walkthrough (local)")
+    walkthrough = walkthrough.replace("BASE=http://127.0.0.1:7071/pos/v1", f"BASE={fresh_host.base_url}")
+    assert f"BASE={fresh_host.base_url}" in walkthrough, "the walkthrough no longer sets BASE as expected"
+    ran = run_bash(walkthrough, fresh_host.env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    answers = [json.loads(line) for line in ran.stdout.splitlines() if line.startswith("{")]
+    writes = [answer for answer in answers if "batch_id" in answer and "status" in answer]
+    assert len(writes) == 3 and all(answer["status"] == "ACCEPTED" for answer in writes), ran.stdout
+
+    # The example day's HQ set-up, as examples/README.md has it, on the same data.
+    setup = shell_block(EXAMPLES_README, "## Running it against `make run`")
+    hq_lines = [line for line in setup.splitlines() if line.startswith(".venv/bin/python -m hq")]
+    assert len(hq_lines) == 3, setup
+    onboarded = run_bash("\n".join(hq_lines), fresh_host.env)
+    assert onboarded.returncode == 0, onboarded.stdout + onboarded.stderr
+    key = onboarded.stdout.strip().splitlines()[-1]
+
+    pushed = subprocess.run([sys.executable, "examples/push_day.py", "--base-url", fresh_host.base_url,
+                             "--timeout", "60"], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                            env={**os.environ, "POS_API_KEY": key})
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    assert "result: all 2 store-day(s) MATCHED" in pushed.stdout
+    assert key not in pushed.stdout + pushed.stderr
+
+
+def test_the_quickstart_is_two_commands_and_says_what_a_machine_needs():
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
+    assert first_block.split("\n")[:2] == ["make run", "make test"] and first_block.count("\n") == 2
+    needs = text[:text.index("## Walkthrough")]
+    for word in ("Python 3.11", "make", "Node.js", "npm"):
+        assert word in needs, word
+
+
+def test_the_readme_never_points_outside_the_repository():
+    for markdown in (README, EXAMPLES_README, ROOT / "docs" / "decisions.md"):
+        text = markdown.read_text(encoding="utf-8")
+        assert "../shared" not in text and "shared/spec" not in text, markdown
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # an absolute URL
+            resolved = (markdown.parent / target).resolve()
+            assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{markdown.name}: {target}"
+
+
+def test_the_readme_says_which_cosmos_db_emulator_the_tests_use_and_what_it_lacks():
+    package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
+    emulator = next(name for name in package["devDependencies"] if "cosmos" in name)
+    text = README.read_text(encoding="utf-8")
+    assert f"`{emulator}`" in text
+    for limit in ("throttling", "request charges", "consistency"):
+        assert limit in text, limit
