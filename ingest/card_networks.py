@@ -23,7 +23,7 @@ from typing import NamedTuple
 class CardNetwork(NamedTuple):
     name: str
     ranges: tuple[tuple[str, str], ...]
-    lengths: range
+    lengths: tuple[int, ...]
 
 
 def _one(prefix: str) -> tuple[str, str]:
@@ -31,14 +31,14 @@ def _one(prefix: str) -> tuple[str, str]:
 
 
 CARD_NETWORKS: tuple[CardNetwork, ...] = (
-    CardNetwork("Visa", (_one("4"),), range(13, 20)),
-    CardNetwork("Mastercard", (("51", "55"), ("2221", "2720")), range(16, 17)),
-    CardNetwork("American Express", (_one("34"), _one("37")), range(15, 16)),
-    CardNetwork("Discover", (_one("6011"), ("622126", "622925"), ("644", "649"), _one("65")), range(16, 20)),
-    CardNetwork("JCB", (("3528", "3589"),), range(16, 20)),
-    CardNetwork("UnionPay", (_one("62"),), range(16, 20)),
-    CardNetwork("Diners Club", (("300", "305"), _one("3095"), _one("36"), ("38", "39")), range(14, 20)),
-    CardNetwork("Maestro", (_one("50"), ("56", "69")), range(13, 20)),  # Maestro also has 12 digits
+    CardNetwork("Visa", (_one("4"),), (13, 16, 19)),
+    CardNetwork("Mastercard", (("51", "55"), ("2221", "2720")), (16,)),
+    CardNetwork("American Express", (_one("34"), _one("37")), (15,)),
+    CardNetwork("Discover", (_one("6011"), ("622126", "622925"), ("644", "649"), _one("65")), tuple(range(16, 20))),
+    CardNetwork("JCB", (("3528", "3589"),), tuple(range(16, 20))),
+    CardNetwork("UnionPay", (_one("62"),), tuple(range(16, 20))),
+    CardNetwork("Diners Club", (("300", "305"), _one("3095"), _one("36"), ("38", "39")), tuple(range(14, 20))),
+    CardNetwork("Maestro", (_one("50"), ("56", "69")), tuple(range(13, 20))),  # Maestro also has 12 digits
 )
 
 
