@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from core import errors
 from core.ports import Partner, Storage
-from ingest.data_protection import contains_card_number, is_email_address
+from ingest.card_numbers import contains_card_number
+from ingest.personal_data import is_email_address
 
 KEY_PREFIX = "posk_"  # makes a leaked key easy to recognise for secret scanners
 KEY_BYTES = 32

@@ -2,45 +2,33 @@
 
 A record that carries such data is rejected (400 INVALID_PAYLOAD) and nothing of the batch is stored.
 Problems name the field and the kind of data found, never the value: a rejected value must not reach
-a response, and through it a log.
+a response, and through it a log. Only what is unambiguous is refused (issue 11 parts 2 and 3):
 
-- member_id is an internal member number or a salted hash, never an e-mail address or a phone number.
-  A phone number is a value made only of digits and phone punctuation that `phonenumbers` reads as a
-  valid number of the store's country (or of any country when written with a leading +). Values with
-  letters are never phone numbers here, so salted hashes such as "a1b2c3d4e5f6" and prefixed sequence
-  numbers such as "M-000123" pass (phonenumbers would otherwise read letters as a phone keypad).
+- member_id is an internal member number, a sequence number or a salted hash (the specification allows
+  them), never an e-mail address, a phone number written as one, a national personal ID of the store's
+  country in its usual written form (ingest/personal_data.py) or a payment card number. A bare digit
+  string is a sequence number: accepted, with the warning MEMBER_ID_MAY_BE_PHONE where it is also a
+  valid phone number of the store's country.
 - No free-text field of the record, its items, modifiers, payments or tax lines holds a payment card
   number: 13 to 19 digits, alone or in groups separated by single spaces or dashes, that pass the
-  Luhn check, whatever digit they start with. The free-text fields (names, order sources, payment
-  types and details, member_id) are found by walking the model, so a field added later is covered.
-  Identifiers (codes and ids such as trade_record_id, payment_id or fiscal_document_no) are not
-  scanned, nor are amounts (decimal strings) and enum codes; timestamps and dates are not strings.
+  Luhn check and lie in a card network's issuer range (ingest/card_numbers.py). The free-text fields
+  (names, order sources, payment types and details, member_id) are found by walking the model, so a
+  field added later is covered. Identifiers (codes and ids such as trade_record_id, payment_id or
+  fiscal_document_no) are not scanned, nor are amounts (decimal strings) and enum codes; timestamps and
+  dates are not strings.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-import phonenumbers
-
 from core.errors import FieldProblem
+from ingest.batches import Warning
+from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
+from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
 from ingest.wire import DecimalString, Identifier, Money, TradeRecord
-
-# A simple, robust shape of local@domain.tld: the top-level domain holds letters only.
-_EMAIL = re.compile(r"[^@\s]+@(?:[^@\s.]+\.)+[^\W\d_]{2,}")
-# Digits and the punctuation people write phone numbers with; a leading + for the international form.
-# \d, not [0-9]: digits typed in another script (full-width "０９１２...") are still the same number.
-_PHONE_SHAPE = re.compile(r"\+?[\d ().\-/]+")
-# Runs of digits separated by single spaces or dashes; card numbers are looked for inside them.
-_DIGIT_RUN = re.compile(r"\d+(?:[ \-]\d+)*")
-# Every card number holds 13 digits with at most one separator between two of them: one regex search
-# rules out nearly every text (names, codes) before the run-by-run Luhn test.
-_CARD_CANDIDATE = re.compile(r"\d(?:[ \-]?\d){12}")
-_DIGIT_GROUP = re.compile(r"\d+")
-CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 
 # Patterns of the string types that are not free text, and so are not scanned for card numbers:
 # amounts and quantities (decimal strings) are numbers. Identifiers are left out because partner keys
@@ -48,6 +36,13 @@ CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 # scanning ids would refuse valid batches at random.
 _NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Identifier)
                                for meta in get_args(kind)[1:]) - {None}
+
+MEMBER_ID_MAY_BE_PHONE = "MEMBER_ID_MAY_BE_PHONE"
+PROTECTION_WARNING_CODES = {
+    MEMBER_ID_MAY_BE_PHONE: "member_id is a bare digit string that is also a valid phone number of the "
+                            "store's country; accepted as a sequence number",
+}
+_NOT_ECHOED = "must be an internal member number, a sequence number or a salted hash, not {}; the value is not echoed"
 
 
 def protection_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
@@ -57,39 +52,36 @@ def protection_problems(path: str, record: TradeRecord, country_code: str | None
     return problems
 
 
+def protection_warnings(path: str, record: TradeRecord, country_code: str | None) -> list[Warning]:
+    """Warnings of an accepted record: a member_id that may be a phone number (path is the record's)."""
+    if record.member_id is None or not may_be_phone_number(record.member_id, country_code):
+        return []
+    return [Warning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
+                    "number of the store's country. It was accepted as a sequence number; if it is a "
+                    "customer's phone number, send an internal member number or a salted hash instead",
+                    field="member_id")]
+
+
 # --- member_id ------------------------------------------------------------------------------------
 
 def member_id_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
+    """A member_id that is personal data; a card number in it is reported by card_number_problems."""
     member_id = record.member_id
     if member_id is None:
         return []
-    field_path = f"{path}.member_id"
-    if is_email_address(member_id):
-        return [FieldProblem(field_path, "must be an internal member number or a salted hash, not an e-mail "
-                                         "address; the value is not echoed")]
-    if is_phone_number(member_id, country_code):
-        return [FieldProblem(field_path, "must be an internal member number or a salted hash, not a phone "
-                                         "number; the value is not echoed")]
-    return []
+    kind = personal_data_kind(member_id, country_code)
+    return [] if kind is None else [FieldProblem(f"{path}.member_id", _NOT_ECHOED.format(kind))]
 
 
-def is_email_address(value: str) -> bool:
-    return _EMAIL.fullmatch(value.strip()) is not None
-
-
-def is_phone_number(value: str, country_code: str | None) -> bool:
-    """Whether value is a valid phone number of country_code, or of any country in the + form.
-
-    Without a country only the international form (+...) can be read as a number.
-    """
-    text = value.strip()
-    if not _PHONE_SHAPE.fullmatch(text):
-        return False
-    try:
-        number = phonenumbers.parse(text, country_code)
-    except phonenumbers.NumberParseException:
-        return False
-    return phonenumbers.is_valid_number(number)
+def personal_data_kind(value: str, country_code: str | None) -> str | None:
+    """What personal data value is, in words for a problem ('an e-mail address'), or None."""
+    if is_email_address(value):
+        return "an e-mail address"
+    if is_written_phone_number(value, country_code):
+        return "a phone number"
+    if is_national_id(value, country_code):
+        return "a national ID of the store's country"
+    return None
 
 
 # --- card numbers ---------------------------------------------------------------------------------
@@ -98,58 +90,21 @@ def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
     # One search over all the record's free text rules out nearly every record (the texts are joined
     # by a line break, which no card number spans); only a record with a candidate is walked again
     # with paths, to name its fields.
-    if not _CARD_CANDIDATE.search("\n".join(text for _, text in text_fields(record, None))):
+    if not CARD_CANDIDATE.search("\n".join(text for _, text in text_fields(record, None))):
         return []
     return [
-        FieldProblem(field_path, "must not contain a payment card number (13 to 19 digits passing the Luhn "
-                                 "check); send at most card_last4 on the payment. The value is not echoed")
+        FieldProblem(field_path, "must not contain a payment card number (13 to 19 digits of a card network's "
+                                 "issuer range passing the Luhn check); send at most card_last4 on the payment. "
+                                 "The value is not echoed")
         for field_path, text in text_fields(record, path)
         if contains_card_number(text)
     ]
 
 
-def contains_card_number(text: str) -> bool:
-    """Whether text holds 13 to 19 digits, alone or in groups separated by single spaces or dashes,
-    that pass the Luhn check (whatever digit they start with).
-
-    A card number is delimited from other digits: inside a run of groups ("ref 12 4111 1111 1111
-    1111") every span of whole groups is tried, but a longer unbroken digit string is not cut up.
-    Digits of any script count (a card number typed with full-width digits is still one).
-    """
-    if not _CARD_CANDIDATE.search(text):
-        return False
-    for run in _DIGIT_RUN.finditer(text):
-        groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run.group())]
-        for start in range(len(groups)):
-            digits = ""
-            for group in groups[start:]:
-                digits += group
-                if len(digits) > CARD_MAX_DIGITS:
-                    break
-                if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits):
-                    return True
-    return False
-
-
 def redacted(text: str) -> str:
     """`text` with every card number and e-mail address replaced, for what is logged (a request path
     may carry anything a partner typed)."""
-    text = _DIGIT_RUN.sub(lambda run: "[card number]" if contains_card_number(run.group()) else run.group(), text)
-    return _EMAIL.sub("[e-mail]", text)
-
-
-def _ascii_digits(digits: str) -> str:
-    return "".join(str(int(char)) for char in digits)
-
-
-def luhn_valid(digits: str) -> bool:
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        digit = int(char)
-        if position % 2:
-            digit = digit * 2 - 9 if digit > 4 else digit * 2
-        total += digit
-    return total % 10 == 0
+    return EMAIL.sub("[e-mail]", redact_card_numbers(text))
 
 
 # --- walking the record ---------------------------------------------------------------------------

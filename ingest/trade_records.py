@@ -14,7 +14,7 @@ from core.errors import FieldProblem
 from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
-from ingest.data_protection import protection_problems
+from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
@@ -137,6 +137,7 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
         warnings += record_warnings(f"trade_records[{index}]", record, money,
                                     standard_of.get(record.source_transaction_type), known_payment_types,
                                     store.time_zone, store.workday_start)
+        warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch.batch_id, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
