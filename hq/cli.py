@@ -130,9 +130,11 @@ def store_list(backend, args) -> None:
 def _check_ids(what: str, ids: list[str]) -> None:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import Identifier
+    from ingest.wire import StoreId
 
-    adapter = TypeAdapter(Identifier)
+    # Partner ids follow the store code's restricted rule: both name HQ's own records and appear in
+    # commands, logs and paths.
+    adapter = TypeAdapter(StoreId)
     for value in ids:
         try:
             adapter.validate_python(value)

@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import phonenumbers
 
 from core.errors import FieldProblem
-from ingest.wire import DecimalString, Identifier, Money, TradeRecord
+from ingest.wire import Code, DecimalString, Money, StoreId, TradeRecord
 
 # A simple, robust shape of local@domain.tld: the top-level domain holds letters only.
 _EMAIL = re.compile(r"[^@\s]+@(?:[^@\s.]+\.)+[^\W\d_]{2,}")
@@ -46,7 +46,7 @@ CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 # amounts and quantities (decimal strings) are numbers. Identifiers are left out because partner keys
 # are system-generated, and a numeric id of 13 to 19 digits passes the Luhn check one time in ten:
 # scanning ids would refuse valid batches at random.
-_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Identifier)
+_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Code, StoreId)
                                for meta in get_args(kind)[1:]) - {None}
 
 
