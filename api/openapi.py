@@ -171,12 +171,11 @@ def _operation(name: str, op: Operation, template: str) -> dict:
 
 
 def _parameter_schema(name: str) -> dict:
-    """Path parameters are checked as the same fields of a body are (store_id an Identifier), so the
-    document says so; a value outside the schema gets the documented 400, 403 or 404."""
+    """Path parameters are checked as the same fields of a body are (store_id a StoreId, with the
+    description that says why its set is restricted), so the document says so; a value outside the
+    schema gets the documented 400, 403 or 404."""
     if name == "store_id":
-        schema = TypeAdapter(wire.Identifier).json_schema()
-        schema.pop("description", None)
-        return schema
+        return TypeAdapter(wire.StoreId).json_schema()
     if name == "business_date":
         return TypeAdapter(dt.date).json_schema()
     if name == "code_type":

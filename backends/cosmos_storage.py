@@ -132,13 +132,15 @@ def _tls_verification(endpoint: str, verify_tls: bool | None) -> bool:
 
 
 def _part(value: str) -> str:
-    """An identifier made safe for ids and partition keys, readable when it is plain.
+    """A partner's code made safe for ids and partition keys, readable when it is plain.
 
-    Identifiers may hold any character but / \\ ? # and control characters. Some that Cosmos DB
-    accepts in an id still break its point operations (a "%" sequence is decoded by the gateway
-    before it checks the request's signature: 401 or 404), and "|" separates compound keys. So
-    letters, digits and "-._" stay, and every other character is written as ~XX per UTF-8 byte:
-    injective, hence no two identifiers (or key parts) ever collide.
+    Codes (product_id, trade_record_id, group_id, ...) may hold any printable character, "/ \\ ? #"
+    included, which Cosmos DB refuses in an id; store and partner ids hold fewer. Some characters
+    Cosmos DB accepts in an id still break its point operations (a "%" sequence is decoded by the
+    gateway before it checks the request's signature: 401 or 404), and "|" separates compound keys.
+    So letters, digits and "-._" stay, and every other character is written as ~XX per UTF-8 byte:
+    injective, hence no two codes (or key parts) ever collide. A code is escaped, never refused; a
+    key grown too long by escaping is hashed by _key.
     """
     if all(char in _PLAIN for char in value):
         return value

@@ -7,6 +7,8 @@ is running. Exit codes: 0 done, 1 refused (unknown partner, duplicate, ...), 2 b
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from typing import Callable
 
@@ -15,6 +17,8 @@ from core.ports import AdminError, BackendUnavailable
 from core.settings import Settings, load_local_settings
 
 COMMANDS: dict[tuple[str, str], Callable] = {}
+# What would make a partner's code in a comma-separated list ambiguous (see _code_list).
+_NEEDS_QUOTES = re.compile(r'[,;"]|^$')
 
 
 def command(group: str, name: str):
@@ -130,9 +134,11 @@ def store_list(backend, args) -> None:
 def _check_ids(what: str, ids: list[str]) -> None:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import Identifier
+    from ingest.wire import StoreId
 
-    adapter = TypeAdapter(Identifier)
+    # Partner ids follow the store code's restricted rule: both name HQ's own records and appear in
+    # commands, logs and paths.
+    adapter = TypeAdapter(StoreId)
     for value in ids:
         try:
             adapter.validate_python(value)
@@ -245,7 +251,8 @@ def reconcile_show(backend, args) -> None:
     print(_table(["FIELD", "EXPECTED", "ACTUAL", ""], rows))
     for name, value in (day.details or {}).items():
         if value and name != "source_codes":
-            print(f"{name}: {value}")
+            # JSON shows codes exactly as sent, spaces and slashes included, and copies back as they are.
+            print(f"{name}: {json.dumps(value, ensure_ascii=False)}")
 
 
 @command("reconcile", "list")
@@ -299,10 +306,17 @@ def _notes(day) -> str:
     if details.get("missing_batch_seqs"):
         notes.append("missing batch_seq " + ",".join(map(str, details["missing_batch_seqs"])))
     if details.get("unmapped_source_codes"):
-        notes.append("unmapped " + ",".join(details["unmapped_source_codes"]))
+        notes.append("unmapped " + _code_list(details["unmapped_source_codes"]))
     if details.get("unknown_payment_types"):
-        notes.append("unknown payment_type " + ",".join(details["unknown_payment_types"]))
+        notes.append("unknown payment_type " + _code_list(details["unknown_payment_types"]))
     return "; ".join(notes)
+
+
+def _code_list(codes: list[str]) -> str:
+    """Partner codes joined by commas; a code is quoted (JSON) where a comma, a semicolon, a quote or
+    spaces around it would hide where it ends ("FT/Venda" stays as it is, " 01" does not)."""
+    return ",".join(json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip()
+                    else code for code in codes)
 
 
 # -- payment types ----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ a response, and through it a log. Only what is unambiguous is refused (issue 11 
   number: 13 to 19 digits, alone or in groups separated by single spaces or dashes, that pass the
   Luhn check and lie in a card network's issuer range (ingest/card_numbers.py). The free-text fields
   (names, order sources, payment types and details, member_id) are found by walking the model, so a
-  field added later is covered. Identifiers (codes and ids such as trade_record_id, payment_id or
+  field added later is covered. Codes (ids such as trade_record_id, payment_id or
   fiscal_document_no) are not scanned, nor are amounts (decimal strings) and enum codes; timestamps and
   dates are not strings.
 """
@@ -28,13 +28,13 @@ from core.errors import FieldProblem
 from ingest.batches import Warning
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
-from ingest.wire import DecimalString, Identifier, Money, TradeRecord
+from ingest.wire import Code, DecimalString, Money, StoreId, TradeRecord
 
 # Patterns of the string types that are not free text, and so are not scanned for card numbers:
-# amounts and quantities (decimal strings) are numbers. Identifiers are left out because partner keys
+# amounts and quantities (decimal strings) are numbers. Codes and store ids are left out because partner keys
 # are system-generated, and a numeric id of 13 to 19 digits passes the Luhn check one time in ten:
 # scanning ids would refuse valid batches at random.
-_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Identifier)
+_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Code, StoreId)
                                for meta in get_args(kind)[1:]) - {None}
 
 MEMBER_ID_MAY_BE_PHONE = "MEMBER_ID_MAY_BE_PHONE"

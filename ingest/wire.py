@@ -89,10 +89,31 @@ Money = Annotated[
     Field(description="Amount as a decimal string with exactly the currency's minor-unit places "
                       "(USD \"12.50\", JPY \"1200\")."),
 ]
-Identifier = Annotated[
+# Codes and ids (product_id, payment_id, fiscal_document_no, tax_code, ...). The specification types
+# them as plain strings with no length, and real systems write them with any character: "FT A/123",
+# "FV/2024/01/001", "GST/HST", "#4411", "ABC/12-XL", non-Latin scripts. So a code is any printable text,
+# kept exactly as sent (spaces around it too: they are part of the partner's key), only without control
+# characters (C0, DEL, C1) and line or paragraph separators, which are never part of a code and would
+# break HQ's tables and logs. Storage escapes what its keys cannot hold (backends/cosmos_storage.py).
+# 200 characters is a generous maximum where the specification sets none (docs/decisions.md).
+MAX_CODE_LENGTH = 200
+_CODE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
+Code = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=100, pattern=r"^[^/\\?#\x00-\x1f\x7f]+$"),
-    Field(description="Code of up to 100 characters, without / \\ ? # or control characters."),
+    StringConstraints(min_length=1, max_length=MAX_CODE_LENGTH, pattern=_CODE_PATTERN),
+    Field(description=f"Code of 1 to {MAX_CODE_LENGTH} characters: any printable text, kept exactly as sent "
+                      "(spaces included); no control characters or line separators."),
+]
+# store_id alone travels in a URL path (GET /daily-close/{store_id}/{business_date}), where "/" splits
+# the path, "?" and "#" end it, and some clients and proxies read a backslash as "/": it keeps a
+# restricted set.
+MAX_STORE_ID_LENGTH = 100
+_STORE_ID_PATTERN = r"^[^/\\?#\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
+StoreId = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_STORE_ID_LENGTH, pattern=_STORE_ID_PATTERN),
+    Field(description=f"Store code of 1 to {MAX_STORE_ID_LENGTH} characters, without / \\ ? # or control "
+                      "characters: it travels in the path of GET /daily-close/{store_id}/{business_date}."),
 ]
 # Names and free strings: any text but control characters (tab and line breaks aside). A NUL or an
 # escape sequence is never POS data, and would reach HQ's reports and terminals as it is.
@@ -142,7 +163,7 @@ class WriteBatch(WireModel):
 # --- stores (PUT /stores) -----------------------------------------------------------------------
 
 class Store(WireModel):
-    store_id: Identifier
+    store_id: StoreId
     store_name: Text
     country_code: CountryCode
     currency: CurrencyCode
@@ -161,18 +182,18 @@ class StoresBatch(WriteBatch):
 # --- products and modifier groups (PUT /products) -----------------------------------------------
 
 class ComboComponent(WireModel):
-    product_id: Identifier
+    product_id: Code
     quantity: DecimalString
     is_substitutable: bool
-    substitute_group_id: Identifier | None = None
+    substitute_group_id: Code | None = None
 
 
 class Product(WireModel):
-    product_id: Identifier
-    store_id: Identifier | None = None
-    sku: Identifier | None = None
+    product_id: Code
+    store_id: StoreId | None = None
+    sku: Code | None = None
     name: LocalizedText
-    category_id: Identifier | None = None
+    category_id: Code | None = None
     category_name: LocalizedText | None = None
     unit_price: Money
     currency: CurrencyCode
@@ -182,19 +203,19 @@ class Product(WireModel):
     version: Count
     last_modified_at: Timestamp
     product_type: ProductType
-    modifier_group_ids: list[Identifier] = Field(default_factory=list)
+    modifier_group_ids: list[Code] = Field(default_factory=list)
     combo_components: list[ComboComponent] = Field(default_factory=list)
 
 
 class ModifierOption(WireModel):
-    option_id: Identifier
+    option_id: Code
     name: LocalizedText
     price_delta: DecimalString
     is_default: bool = False
 
 
 class ModifierGroup(WireModel):
-    group_id: Identifier
+    group_id: Code
     name: LocalizedText
     min_select: Count
     max_select: Count
@@ -209,9 +230,9 @@ class ProductsBatch(WriteBatch):
 # --- transaction type mapping (PUT/GET /mappings/transaction-types) -----------------------------
 
 class MappingEntry(WireModel):
-    source_code: Identifier
+    source_code: Code
     source_name: Text | None = None
-    standard_code: Identifier
+    standard_code: Code
 
 
 class MappingsBatch(WriteBatch):
@@ -229,8 +250,8 @@ record_part = dataclass(config=WireModel.model_config, slots=True, kw_only=True)
 
 @record_part
 class TradeModifier:
-    group_id: Identifier
-    option_id: Identifier
+    group_id: Code
+    option_id: Code
     option_name: Text | None = None
     quantity: DecimalString
     price_delta: Money
@@ -240,7 +261,7 @@ class TradeModifier:
 class TradeItem:
     line_no: PositiveInteger
     parent_line_no: PositiveInteger | None = None
-    product_id: Identifier
+    product_id: Code
     product_name: Text
     product_type: ProductType
     quantity: DecimalString
@@ -254,7 +275,7 @@ class TradeItem:
 
 @record_part
 class Payment:
-    payment_id: Identifier
+    payment_id: Code
     payment_type: FreeString50
     payment_method: PaymentMethod
     payment_method_detail: FreeString50 | None = None
@@ -262,12 +283,12 @@ class Payment:
     amount: Money
     tip_amount: Money | None = None
     paid_at: Timestamp
-    original_payment_id: Identifier | None = None
+    original_payment_id: Code | None = None
 
 
 @record_part
 class TaxLine:
-    tax_code: Identifier
+    tax_code: Code
     tax_rate: DecimalString
     taxable_amount: Money
     tax_amount: Money
@@ -276,11 +297,11 @@ class TaxLine:
 
 @record_part
 class TradeRecord:
-    trade_record_id: Identifier
+    trade_record_id: Code
     version: PositiveInteger
-    store_id: Identifier
+    store_id: StoreId
     business_date: dt.date
-    source_transaction_type: Identifier
+    source_transaction_type: Code
     order_type: OrderType
     order_source: FreeString50 | None = None
     order_source_detail: FreeString50 | None = None
@@ -296,9 +317,9 @@ class TradeRecord:
     tip_amount: Money
     rounding_amount: Money
     total_amount: Money
-    original_trade_record_id: Identifier | None = None
-    fiscal_document_no: Identifier | None = None
-    employee_id: Identifier | None = None
+    original_trade_record_id: Code | None = None
+    fiscal_document_no: Code | None = None
+    employee_id: Code | None = None
     guest_count: Count | None = None
     member_id: FreeString50 | None = None
     last_modified_at: Timestamp
@@ -308,7 +329,7 @@ class TradeRecord:
 
 
 class TradeRecordsBatch(WriteBatch):
-    store_id: Identifier
+    store_id: StoreId
     business_date: dt.date
     batch_seq: Annotated[int, Field(ge=1, le=MAX_BATCHES_PER_DAY, description=_INTEGER)]
     trade_records: list[TradeRecord] = Field(min_length=1, max_length=BATCH_LIMIT)
@@ -317,7 +338,7 @@ class TradeRecordsBatch(WriteBatch):
 # --- daily close (POST /daily-close) ------------------------------------------------------------
 
 class DailyClose(WriteBatch):
-    store_id: Identifier
+    store_id: StoreId
     business_date: dt.date
     batch_count: Annotated[int, Field(ge=0, le=MAX_BATCHES_PER_DAY, description=_INTEGER)]
     trade_record_count: Count
@@ -344,14 +365,14 @@ class ResendKey(WriteBatch):
 class StoreDayKey(ResendKey):
     """POST /trade-records and POST /daily-close."""
 
-    store_id: Identifier
+    store_id: StoreId
 
     def store_ids(self) -> set[str]:
         return {self.store_id}
 
 
 class _StoreCode(WireModel):
-    store_id: Identifier | None = None
+    store_id: StoreId | None = None
 
 
 class StoresKey(ResendKey):

@@ -30,7 +30,7 @@ from ingest.data_protection import (
     text_fields,
 )
 from ingest.personal_data import is_national_id, is_written_phone_number, may_be_phone_number
-from ingest.wire import FreeString50, Identifier, Text, TradeRecord, record_part
+from ingest.wire import Code, FreeString50, Text, TradeRecord, record_part
 from tests.test_business_day import DAY, open_store
 from tests.trade_payloads import Line, trade_batch, trade_record
 
@@ -297,7 +297,7 @@ FREE_TEXT_FIELDS = [
     "member_id", "order_source", "order_source_detail", "items.0.product_name", "items.0.modifiers.0.option_name",
     "payments.0.payment_type", "payments.0.payment_method_detail",
 ]
-# Every Identifier field: codes and ids, which are not scanned.
+# Every code field (Code, and StoreId for store_id): codes and ids, which are not scanned.
 IDENTIFIER_FIELDS = [
     "trade_record_id", "store_id", "source_transaction_type", "original_trade_record_id", "fiscal_document_no",
     "employee_id", "items.0.product_id", "items.0.modifiers.0.group_id", "items.0.modifiers.0.option_id",
@@ -437,8 +437,8 @@ def test_a_free_text_field_added_to_the_model_later_is_covered_and_an_identifier
     class LaterTradeRecord(TradeRecord):
         delivery_note: FreeString50 | None = Field(default=None)
         courier_remark: Text | None = None
-        platform_order_id: Identifier | None = None
-        platform_refs: list[Identifier] = Field(default_factory=list)
+        platform_order_id: Code | None = None
+        platform_refs: list[Code] = Field(default_factory=list)
 
     record = parsed(record_body(
         delivery_note=f"card {grouped(VISA)}", courier_remark=card("62", 19), platform_order_id=VISA,

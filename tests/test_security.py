@@ -345,7 +345,7 @@ def rejected_requests(partner, stranger_key: str):
         ("POST", "trade-records", trade_batch("S1", DAY, [bad_record]), {}),
         ("POST", "trade-records", trade_batch("S1", DAY, [bad_name]), {}),
         ("POST", "trade-records", records(guest_count=CARD), {}),
-        ("POST", "trade-records", records(fiscal_document_no=f"{CARD}/{EMAIL}"), {}),
+        ("POST", "trade-records", records(fiscal_document_no=f"{CARD}/{EMAIL}/" * 8), {}),  # a code too long
         ("POST", "trade-records", {**records(), "store_id": CARD}, {}),
         ("POST", "trade-records", records(total_amount=CARD), {}),
         ("POST", "daily-close", daily_close(CARD, DAY, totals_of([], set(), DIRECTIONS)), {}),
