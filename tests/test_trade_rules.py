@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -32,7 +33,7 @@ from ingest.trade_rules import (
     WARNING_CODES,
     record_warnings,
 )
-from ingest.batches import Warning
+from ingest.batches import BATCH_WARNING_CODES, Warning
 from ingest.parsing import MoneyReader
 from ingest.trade_records import read_amounts
 from ingest.wire import TradeRecord
@@ -215,6 +216,12 @@ def test_every_code_is_documented():
     assert set(WARNING_CODES) == {AMOUNT_MISMATCH, LINE_AMOUNT_MISMATCH, COMBO_CHILD_INVALID, SIGN_EXPECTED_NEGATIVE,
                                   SIGN_EXPECTED_POSITIVE, EXCHANGE_LINES_ONE_SIDED, PAYMENT_AMOUNT_NEGATIVE,
                                   PAYMENT_TYPE_UNKNOWN_DIRECTION, BUSINESS_DATE_MISMATCH, CLOSED_AT_WHILE_OPEN}
+
+
+def test_every_code_is_in_the_readme_table():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for code in [*WARNING_CODES, *BATCH_WARNING_CODES]:
+        assert f"| `{code}` |" in readme, code
 
 
 # --- AMOUNT_MISMATCH ------------------------------------------------------------------------------
