@@ -35,7 +35,7 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
     raise_if_any(problems)
 
-    marker = new_marker(partner.partner_id, close.batch_id, "daily-close", 1, body,
+    marker = new_marker(partner.partner_id, close, "daily-close", 1, body,
                         store_id=close.store_id, business_date=close.business_date)
     expected = close.model_dump(mode="json", include={"batch_count", "trade_record_count", "item_row_count",
                                                       "payment_row_count", *AMOUNTS})
@@ -50,4 +50,4 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
         faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)
 
-    return accept(storage, marker, save)
+    return accept(storage, marker, save, sent_batch_id=close.batch_id)

@@ -41,9 +41,9 @@ def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[B
         raise ApiError(400, "UNKNOWN_STANDARD_CODE",
                        "A standard_code is not in the standard transaction type list.", errors=unknown)
     entries = [m.model_dump(mode="json") for m in batch.mappings]
-    marker = new_marker(partner.partner_id, batch.batch_id, "mappings", len(entries), body)
+    marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
-    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries))
+    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries), sent_batch_id=batch.batch_id)
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}

@@ -55,8 +55,9 @@ def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcom
     products = [ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
                 for p in batch.products]
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
-    marker = new_marker(partner.partner_id, batch.batch_id, "products", len(products), body)
-    return accept(storage, marker, lambda m: storage.save_products(m, products, groups))
+    marker = new_marker(partner.partner_id, batch, "products", len(products), body)
+    return accept(storage, marker, lambda m: storage.save_products(m, products, groups),
+                  sent_batch_id=batch.batch_id)
 
 
 def _store_currency_problems(storage: Storage, partner_id: str, products: list[Product]) -> list[FieldProblem]:

@@ -22,5 +22,5 @@ def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
                     s.last_modified_at, s.model_dump(mode="json"))
         for s in batch.stores
     ]
-    marker = new_marker(partner.partner_id, batch.batch_id, "stores", len(masters), body)
-    return accept(storage, marker, lambda m: storage.save_stores(m, masters))
+    marker = new_marker(partner.partner_id, batch, "stores", len(masters), body)
+    return accept(storage, marker, lambda m: storage.save_stores(m, masters), sent_batch_id=batch.batch_id)

@@ -139,6 +139,7 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
                                     store.time_zone, store.workday_start)
         warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
-    marker = new_marker(partner.partner_id, batch.batch_id, "trade-records", len(rows), body,
+    marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
-    return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings)
+    return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings,
+                  sent_batch_id=batch.batch_id)

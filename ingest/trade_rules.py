@@ -1,7 +1,8 @@
 """The recording rules of trade records (spec 4.7) that warn without rejecting.
 
 A record that breaks one of these rules is still stored; the 202 response lists one warning per broken
-rule, located by a path such as `trade_records[3].items[1].line_amount`. Every rule is a small pure
+rule, located at the record (path `trade_records[3]`, as the specification shows it) with the field
+concerned relative to the record (field `items[1].line_amount`). Every rule is a small pure
 function over the parsed record; `record_warnings` runs them all in a fixed order (the order of the
 rules below, then the order of lines and payments), so the same record always gets the same list.
 
@@ -25,6 +26,10 @@ Decisions the specification leaves open:
 - A record that refers to an earlier transaction (original_trade_record_id set, or a RETURN or REFUND)
   may keep the business date of that transaction (spec 4.7, refunds rule 1), so its business date is
   not derived from opened_at.
+- closed_at is null while a transaction is OPEN (spec 2): a warning, not an error, as the validation
+  table of spec 4.7 does not list it. The converse (a closed status without closed_at) is not warned
+  about: the field is optional, HQ derives nothing from it, and a POS that records no closing time
+  could not act on a warning repeated on every record.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ EXCHANGE_LINES_ONE_SIDED = "EXCHANGE_LINES_ONE_SIDED"
 PAYMENT_AMOUNT_NEGATIVE = "PAYMENT_AMOUNT_NEGATIVE"
 PAYMENT_TYPE_UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
 BUSINESS_DATE_MISMATCH = "BUSINESS_DATE_MISMATCH"
+CLOSED_AT_WHILE_OPEN = "CLOSED_AT_WHILE_OPEN"
 
 # What each warning code means, for documentation and for anyone reading a response.
 WARNING_CODES = {
@@ -62,6 +68,8 @@ WARNING_CODES = {
                                     "left out of payment totals until HQ records it",
     BUSINESS_DATE_MISMATCH: "business_date differs from the one opened_at gives in the store's time zone "
                             "and workday_start",
+    CLOSED_AT_WHILE_OPEN: "closed_at is set although status is OPEN (closed_at is null while a transaction is "
+                          "OPEN)",
 }
 
 NEGATIVE_TYPES = frozenset({"RETURN", "REFUND"})
@@ -115,6 +123,7 @@ def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, stan
         *payment_amounts(path, record, amounts),
         *payment_directions(path, record, known_payment_types),
         *business_date(path, record, standard_type, store_time_zone, workday_start),
+        *closed_while_open(path, record),
     ]
 
 
@@ -142,8 +151,9 @@ def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> l
                    f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
                    f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}")
         basis = "tax is added on top (prices_include_tax is false)"
-    return [Warning(AMOUNT_MISMATCH, f"{path}.total_amount",
-                    f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}")]
+    return [Warning(AMOUNT_MISMATCH, path,
+                    f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}",
+                    field="total_amount")]
 
 
 def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
@@ -165,7 +175,7 @@ def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list
             continue
         message = _line_amount_problem(item, money, amounts.exponent)
         if message is not None:
-            warnings.append(Warning(LINE_AMOUNT_MISMATCH, f"{path}.items[{index}].line_amount", message))
+            warnings.append(Warning(LINE_AMOUNT_MISMATCH, path, message, field=f"items[{index}].line_amount"))
     return warnings
 
 
@@ -208,24 +218,24 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
     warnings = []
     for index in children:
         item = record.items[index]
-        item_path = f"{path}.items[{index}]"
+        parent_field = f"items[{index}].parent_line_no"
         parent = lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
-            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+            warnings.append(Warning(COMBO_CHILD_INVALID, path,
                                     f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
-                                    "child line points at its combo line"))
+                                    "child line points at its combo line", field=parent_field))
         elif parent is None:
-            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+            warnings.append(Warning(COMBO_CHILD_INVALID, path,
                                     f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
-                                    "combo child line points at its combo line"))
+                                    "combo child line points at its combo line", field=parent_field))
         elif parent.product_type != "COMBO":
-            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.parent_line_no",
+            warnings.append(Warning(COMBO_CHILD_INVALID, path,
                                     f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
-                                    f"{parent.product_type}, not COMBO"))
+                                    f"{parent.product_type}, not COMBO", field=parent_field))
         if amounts.items[index].unit_price != 0:
-            warnings.append(Warning(COMBO_CHILD_INVALID, f"{item_path}.unit_price",
+            warnings.append(Warning(COMBO_CHILD_INVALID, path,
                                     f"a combo child line has a zero unit_price (the revenue sits on the combo "
-                                    f"line); this one has {item.unit_price}"))
+                                    f"line); this one has {item.unit_price}", field=f"items[{index}].unit_price"))
     return warnings
 
 
@@ -252,29 +262,30 @@ def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, stand
     warnings = []
     for index, item in _counted_lines(record):
         if Decimal(item.quantity) > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].quantity",
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
                                     f"item quantities of a {standard_type} transaction are negative; this line "
-                                    f"has quantity {item.quantity}"))
+                                    f"has quantity {item.quantity}", field=f"items[{index}].quantity"))
         line = amounts.items[index].line_amount
         if line > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.items[{index}].line_amount",
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
                                     f"line amounts of a {standard_type} transaction are negative; this line has "
-                                    f"line_amount {_money(line, amounts.exponent)}"))
+                                    f"line_amount {_money(line, amounts.exponent)}",
+                                    field=f"items[{index}].line_amount"))
     for name in NEGATIVE_AMOUNT_FIELDS:
         amount = getattr(amounts, name)
         if amount > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, f"{path}.{name}",
+            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
                                     f"{name} of a {standard_type} transaction is negative or zero; it is "
-                                    f"{_money(amount, amounts.exponent)}"))
+                                    f"{_money(amount, amounts.exponent)}", field=name))
     return warnings
 
 
 def sale_quantities(path: str, record: TradeRecord) -> list[Warning]:
     """SIGN_EXPECTED_POSITIVE: a SALE sells; returned items belong in a RETURN, REFUND or EXCHANGE."""
     return [
-        Warning(SIGN_EXPECTED_POSITIVE, f"{path}.items[{index}].quantity",
+        Warning(SIGN_EXPECTED_POSITIVE, path,
                 f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
-                "Send returned items as a RETURN, REFUND or EXCHANGE transaction")
+                "Send returned items as a RETURN, REFUND or EXCHANGE transaction", field=f"items[{index}].quantity")
         for index, item in _counted_lines(record)
         if Decimal(item.quantity) < 0
     ]
@@ -286,10 +297,10 @@ def exchange_sides(path: str, record: TradeRecord) -> list[Warning]:
     given = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) > 0)
     if returned and given:
         return []
-    return [Warning(EXCHANGE_LINES_ONE_SIDED, f"{path}.items",
+    return [Warning(EXCHANGE_LINES_ONE_SIDED, path,
                     "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
                     f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
-                    "send a RETURN and a SALE")]
+                    "send a RETURN and a SALE", field="items")]
 
 
 def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
@@ -303,19 +314,20 @@ def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> l
     warnings = []
     for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments)):
         if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
-            warnings.append(Warning(PAYMENT_AMOUNT_NEGATIVE, f"{path}.payments[{index}].amount",
+            warnings.append(Warning(PAYMENT_AMOUNT_NEGATIVE, path,
                                     f"payment amounts are positive and payment_type gives the direction (REFUND "
                                     f"for money given back); only ADJUSTMENT may be negative. This amount is "
-                                    f"{_money(amount, amounts.exponent)}"))
+                                    f"{_money(amount, amounts.exponent)}", field=f"payments[{index}].amount"))
     return warnings
 
 
 def payment_directions(path: str, record: TradeRecord, known_payment_types: set[str]) -> list[Warning]:
     """PAYMENT_TYPE_UNKNOWN_DIRECTION: HQ counts a payment only once it knows its type's direction."""
     return [
-        Warning(PAYMENT_TYPE_UNKNOWN_DIRECTION, f"{path}.payments[{index}].payment_type",
+        Warning(PAYMENT_TYPE_UNKNOWN_DIRECTION, path,
                 "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
-                "left out of payment totals until HQ records its direction; tell HQ what the value means")
+                "left out of payment totals until HQ records its direction; tell HQ what the value means",
+                field=f"payments[{index}].payment_type")
         for index, payment in enumerate(record.payments)
         if payment.payment_type not in known_payment_types
     ]
@@ -339,10 +351,10 @@ def business_date(path: str, record: TradeRecord, standard_type: str | None, sto
     if expected == record.business_date:
         return []
     before = "before" if local.time() < _clock(workday_start) else "at or after"
-    return [Warning(BUSINESS_DATE_MISMATCH, f"{path}.business_date",
+    return [Warning(BUSINESS_DATE_MISMATCH, path,
                     f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
                     f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
-                    f"business_date is {record.business_date.isoformat()}")]
+                    f"business_date is {record.business_date.isoformat()}", field="business_date")]
 
 
 def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
@@ -356,6 +368,18 @@ def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
 def _clock(hh_mm: str) -> dt.time:
     hours, minutes = hh_mm.split(":")
     return dt.time(int(hours), int(minutes))
+
+
+# --- status -----------------------------------------------------------------------------------------
+
+def closed_while_open(path: str, record: TradeRecord) -> list[Warning]:
+    """CLOSED_AT_WHILE_OPEN: closed_at is null while a transaction is OPEN (spec 2, TradeRecord)."""
+    if record.status != "OPEN" or record.closed_at is None:
+        return []
+    return [Warning(CLOSED_AT_WHILE_OPEN, path,
+                    "closed_at is set but status is OPEN; closed_at stays null while a transaction is OPEN. "
+                    "Send closed_at once the transaction closes, with the status it closed with",
+                    field="closed_at")]
 
 
 # --- formatting -----------------------------------------------------------------------------------

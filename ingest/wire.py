@@ -18,7 +18,8 @@ from uuid import UUID
 
 import langcodes
 import pycountry
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter,
+                      ValidationError)
 from pydantic.dataclasses import dataclass
 
 from core.money import currency_exponent
@@ -143,6 +144,28 @@ Timestamp = Annotated[AwareDatetime,
                             lt=dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc),
                             description="Date-time with a UTC offset (RFC 3339).")]
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), Field(description="HH:mm")]
+# A batch_id is kept as the partner wrote it, to be echoed exactly (spec 1: "Echo of the request
+# batch_id"); markers compare its canonical form (`WriteBatch.batch_key`). pydantic-core's UUID parser
+# decides what is a UUID, so the forms accepted stay those accepted before the echo: 8-4-4-4-12 hex
+# digits, also 32 without hyphens, in braces or after "urn:uuid:", in any case. One call per batch.
+_UUID = TypeAdapter(UUID)
+_A_UUID = "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01"
+
+
+def _check_uuid(text: str) -> str:
+    try:
+        _UUID.validate_python(text)
+    except ValidationError:
+        raise ValueError(f"must be a UUID, such as {_A_UUID}") from None
+    return text
+
+
+BatchId = Annotated[str, AfterValidator(_check_uuid),
+                    Field(description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {_A_UUID}; "
+                                      "also accepted without hyphens, in braces or after urn:uuid:. The response "
+                                      "echoes it exactly as sent. Two batch_ids are the same batch when they are "
+                                      "the same UUID, in any case or form.",
+                          json_schema_extra={"format": "uuid"})]
 MasterStatus = Literal["ACTIVE", "INACTIVE"]
 ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]
 TaxCategory = Literal[code_list("tax-categories").codes]  # type: ignore[valid-type]
@@ -157,7 +180,13 @@ class WireModel(BaseModel):
 
 
 class WriteBatch(WireModel):
-    batch_id: UUID = Field(description="Idempotency key of the batch.")
+    batch_id: BatchId
+
+    @property
+    def batch_key(self) -> str:
+        """The batch_id as batch markers store and compare it: its UUID in canonical form (lower case,
+        hyphenated), so that the same UUID written in another case or form is the same batch."""
+        return str(UUID(self.batch_id))
 
 
 # --- stores (PUT /stores) -----------------------------------------------------------------------
@@ -395,15 +424,16 @@ class ProductsKey(ResendKey):
 
 class BatchWarning(WireModel):
     code: str = Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")
-    path: str = Field(description="Location of the record in the request, for example trade_records[17].")
+    path: str = Field(description="Location of the record in the request, for example trade_records[17]; $ for "
+                                  "a warning about the whole request (RESEND_BODY_IGNORED, BATCH_ID_REUSED).")
     message: str = Field(description="Human-readable; may change; must not be parsed.")
     field: str | None = Field(default=None, description="The field concerned, relative to the record (for "
-                              "example total_amount or items[2].line_amount); absent when the warning is "
-                              "about the whole record or the batch.")
+                              "example total_amount or items[2].line_amount; batch_id for a warning about the "
+                              "whole request); absent when the warning is about the whole record.")
 
 
 class BatchResponse(WireModel):
-    batch_id: UUID
+    batch_id: str = Field(description="The request's batch_id, exactly as sent.", json_schema_extra={"format": "uuid"})
     status: Literal["ACCEPTED", "ALREADY_RECEIVED"]
     record_count: int
     warnings: list[BatchWarning]

@@ -341,8 +341,9 @@ def shop(backend_host):
     return partner
 
 
-def unknown_direction_paths(response: dict) -> list[str]:
-    return [w["path"] for w in response["warnings"] if w["code"] == UNKNOWN_DIRECTION]
+def unknown_direction_paths(response: dict) -> list[tuple[str, str]]:
+    """Where each PAYMENT_TYPE_UNKNOWN_DIRECTION points: the record's path and the field within it."""
+    return [(w["path"], w["field"]) for w in response["warnings"] if w["code"] == UNKNOWN_DIRECTION]
 
 
 def test_a_custom_payment_type_counts_once_hq_sets_its_direction(shop):
@@ -351,7 +352,7 @@ def test_a_custom_payment_type_counts_once_hq_sets_its_direction(shop):
     record = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88,
                           payments=[Pay(1188 - credit, "SALE"), Pay(credit, "STORE_CREDIT")])
     accepted = push(shop, "S1", [record])
-    assert unknown_direction_paths(accepted) == ["trade_records[0].payments[1].payment_type"]
+    assert unknown_direction_paths(accepted) == [("trade_records[0]", "payments[1].payment_type")]
     fields = batch_fields(host, partner_id, accepted["batch_id"])
     assert (fields["kind"], fields["record_count"], fields["store_id"]) == ("trade-records", "1", "S1")
     gone = refused(host.hq_in_process("batch", "show", partner_id, str(uuid.uuid4())), "has no batch")
@@ -392,7 +393,7 @@ def test_a_custom_payment_type_counts_once_hq_sets_its_direction(shop):
     again = trade_record("S1", NEXT_DAY, [Line("P-COLA", 1, 199)], opened_at="2026-11-21T12:00:00-05:00",
                          payments=[Pay(199, "STORE_CREDIT")])
     assert unknown_direction_paths(push(shop, "S1", [again], batch_seq=2, business_date=NEXT_DAY)) == [
-        "trade_records[0].payments[0].payment_type"]
+        ("trade_records[0]", "payments[0].payment_type")]
 
 
 def test_payment_type_set_names_the_days_that_left_it_out(shop):

@@ -425,5 +425,6 @@ def test_a_batch_id_of_a_stores_batch_is_not_reused_for_products(partner):
     assert reused.status_code == 200
     answer = reused.json()
     assert (answer["status"], answer["record_count"]) == ("ALREADY_RECEIVED", 1)
-    assert [warning["code"] for warning in answer["warnings"]] == ["BATCH_ID_REUSED"]
+    warnings = [(warning["code"], warning["path"], warning["field"]) for warning in answer["warnings"]]
+    assert warnings == [("BATCH_ID_REUSED", "$", "batch_id")]
     assert partner.host.storage().get_product(partner.partner_id, "P-1", None) is None

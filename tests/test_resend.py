@@ -10,8 +10,10 @@ import uuid
 
 import pytest
 
+from tests.conftest import make_partner
 from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
-from tests.test_business_day import DAY, DIRECTIONS, open_store
+from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
+from tests.test_hq_operations import batch_fields
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 
@@ -64,7 +66,8 @@ def test_a_known_batch_id_with_a_body_that_would_be_refused_is_already_received(
     answer = again.json()
     assert (answer["batch_id"], answer["status"], answer["record_count"]) == (
         body["batch_id"], "ALREADY_RECEIVED", record_count)
-    assert [warning["code"] for warning in answer["warnings"]] == ["RESEND_BODY_IGNORED"]
+    warnings = [(warning["code"], warning["path"], warning["field"]) for warning in answer["warnings"]]
+    assert warnings == [("RESEND_BODY_IGNORED", "$", "batch_id")]
 
 
 @pytest.mark.parametrize("kind", [kind for kind, write in WRITES.items() if write[4] is not None])
@@ -94,3 +97,60 @@ def test_a_resend_that_names_its_batch_id_twice_is_refused(partner):
     problem = problem_of(response, 400, "INVALID_PAYLOAD")
     assert [error["path"] for error in problem["errors"]] == ["$"]
     assert "same member name twice" in problem["errors"][0]["message"]
+
+
+# --- batch_id: echoed as sent, equal as a UUID (issue 11 part 4) ------------------------------------
+
+def forms_of(batch_id: str) -> list[str]:
+    """One UUID as partners' code writes it: each accepted form, in upper and lower case."""
+    lower, upper = batch_id.lower(), batch_id.upper()
+    return [upper, lower, upper.replace("-", ""), "{" + lower + "}", "urn:uuid:" + upper]
+
+
+@pytest.fixture
+def anywhere(backend_host):
+    """A partner on each backend in turn."""
+    return make_partner(backend_host)
+
+
+@pytest.mark.parametrize("kind", WRITES)
+def test_the_batch_id_is_echoed_as_sent_and_one_uuid_is_one_batch(anywhere, kind):
+    open_store(anywhere)
+    body = WRITES[kind][2]()
+    sent = body["batch_id"].upper()
+    first = send(anywhere, kind, {**body, "batch_id": sent})
+    assert first.status_code == 202, first.text
+    assert first.json()["batch_id"] == sent
+    record_count = first.json()["record_count"]
+    # Whether a body that differs only in the batch_id's writing carries RESEND_BODY_IGNORED is issue 12's.
+    for form in forms_of(sent):
+        again = send(anywhere, kind, {**body, "batch_id": form})
+        answer = again.json()
+        assert (again.status_code, answer["batch_id"], answer["status"], answer["record_count"]) == (
+            200, form, "ALREADY_RECEIVED", record_count), form
+    # The marker is keyed by the canonical form of the UUID, whatever form came first.
+    fields = batch_fields(anywhere.host, anywhere.partner_id, sent)
+    assert (fields["batch_id"], fields["kind"]) == (sent.lower(), kind)
+
+
+def test_a_day_sent_with_upper_case_batch_ids_reconciles(anywhere):
+    open_store(anywhere)
+    record = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88)
+    batch = trade_batch("S1", DAY, [record])
+    assert send(anywhere, "trade-records", {**batch, "batch_id": batch["batch_id"].upper()}).status_code == 202
+    close_id = str(uuid.uuid4()).upper()
+    result = close_and_wait(anywhere, "S1", totals_of([record], {"01"}, DIRECTIONS), batch_id=close_id)
+    assert result["status"] == "MATCHED", result
+    assert "this close is the latest" in batch_fields(anywhere.host, anywhere.partner_id, close_id)["store_day"]
+
+
+@pytest.mark.parametrize("batch_id", ["9b2e51c0-7d4a4e8f-b1c3-5a6d7e8f9012", " 9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
+                                      "URN:UUID:9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
+                                      "{9b2e51c07d4a4e8fb1c35a6d7e8f9012}", "9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f901g",
+                                      "FV/2024/01/001"])
+def test_a_batch_id_that_is_not_a_uuid_is_refused_without_echo(partner, batch_id):
+    open_store(partner)
+    body = {**trade_batch("S1", DAY, [sale()]), "batch_id": batch_id}
+    problem = problem_of(send(partner, "trade-records", body), 400, "INVALID_PAYLOAD")
+    assert [error["path"] for error in problem["errors"]] == ["batch_id"]
+    assert batch_id not in json.dumps(problem)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from decimal import Decimal, localcontext
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -20,6 +21,7 @@ from core.money import format_minor_units
 from ingest.trade_rules import (
     AMOUNT_MISMATCH,
     BUSINESS_DATE_MISMATCH,
+    CLOSED_AT_WHILE_OPEN,
     COMBO_CHILD_INVALID,
     EXCHANGE_LINES_ONE_SIDED,
     LINE_AMOUNT_MISMATCH,
@@ -31,6 +33,7 @@ from ingest.trade_rules import (
     WARNING_CODES,
     record_warnings,
 )
+from ingest.batches import BATCH_WARNING_CODES, Warning
 from ingest.parsing import MoneyReader
 from ingest.trade_records import read_amounts
 from ingest.wire import TradeRecord
@@ -133,8 +136,10 @@ def warnings_of(body: dict, standard_type: str | None = "SALE", *, exponent: int
     return record_warnings(PATH, record, amounts, standard_type, known_payment_types, time_zone, workday_start)
 
 
-def codes_and_paths(warnings) -> list[tuple[str, str]]:
-    return [(warning.code, warning.path) for warning in warnings]
+def codes_and_fields(warnings) -> list[tuple[str, str | None]]:
+    """(code, field) of each warning; every one is located at the record itself, as spec 1 shows it."""
+    assert [warning.path for warning in warnings] == [PATH] * len(warnings)
+    return [(warning.code, warning.field) for warning in warnings]
 
 
 def usd(minor: int) -> str:
@@ -210,7 +215,13 @@ def test_a_jpy_record_with_tax_included_has_no_warnings():
 def test_every_code_is_documented():
     assert set(WARNING_CODES) == {AMOUNT_MISMATCH, LINE_AMOUNT_MISMATCH, COMBO_CHILD_INVALID, SIGN_EXPECTED_NEGATIVE,
                                   SIGN_EXPECTED_POSITIVE, EXCHANGE_LINES_ONE_SIDED, PAYMENT_AMOUNT_NEGATIVE,
-                                  PAYMENT_TYPE_UNKNOWN_DIRECTION, BUSINESS_DATE_MISMATCH}
+                                  PAYMENT_TYPE_UNKNOWN_DIRECTION, BUSINESS_DATE_MISMATCH, CLOSED_AT_WHILE_OPEN}
+
+
+def test_every_code_is_in_the_readme_table():
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    for code in [*WARNING_CODES, *BATCH_WARNING_CODES]:
+        assert f"| `{code}` |" in readme, code
 
 
 # --- AMOUNT_MISMATCH ------------------------------------------------------------------------------
@@ -221,7 +232,7 @@ def test_a_total_one_minor_unit_off_is_an_amount_mismatch_naming_both_totals():
     expected = subtotal + 163 + 200
     body["total_amount"] = usd(expected + 1)
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(AMOUNT_MISMATCH, f"{PATH}.total_amount")]
+    assert codes_and_fields(warnings) == [(AMOUNT_MISMATCH, "total_amount")]
     message = warnings[0].message
     assert f"total_amount is {usd(expected + 1)}" in message
     assert f"= {usd(expected)}" in message
@@ -239,7 +250,7 @@ def test_each_part_of_the_tax_added_identity_counts(part, sign):
     body[part] = usd(changed)
     total = int(body["total_amount"].replace(".", ""))
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(AMOUNT_MISMATCH, f"{PATH}.total_amount")]
+    assert codes_and_fields(warnings) == [(AMOUNT_MISMATCH, "total_amount")]
     assert f"= {usd(total + sign * 7)}" in warnings[0].message
 
 
@@ -252,7 +263,7 @@ def test_with_tax_included_the_tax_is_not_added_again():
     subtotal = 2 * BURGER
     added_twice["total_amount"] = usd(subtotal + tax_inside)
     warnings = warnings_of(added_twice)
-    assert codes_and_paths(warnings) == [(AMOUNT_MISMATCH, f"{PATH}.total_amount")]
+    assert codes_and_fields(warnings) == [(AMOUNT_MISMATCH, "total_amount")]
     assert f"= {usd(subtotal)}" in warnings[0].message and "tax_amount is not added" in warnings[0].message
 
 
@@ -262,7 +273,7 @@ def test_a_jpy_amount_mismatch_speaks_in_whole_yen():
     expected = subtotal + 100
     body["total_amount"] = str(expected + 219)  # tax added although prices include it
     warnings = jpy_warnings(body)
-    assert codes_and_paths(warnings) == [(AMOUNT_MISMATCH, f"{PATH}.total_amount")]
+    assert codes_and_fields(warnings) == [(AMOUNT_MISMATCH, "total_amount")]
     assert f"total_amount is {expected + 219} " in warnings[0].message and f"= {expected};" in warnings[0].message
 
 
@@ -282,7 +293,7 @@ def test_a_line_amount_off_by_one_minor_unit_is_reported_on_that_line():
     body["total_amount"] = usd(int(body["total_amount"].replace(".", "")) - 1)
     body["payments"][0]["amount"] = body["total_amount"]
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(LINE_AMOUNT_MISMATCH, f"{PATH}.items[4].line_amount")]
+    assert codes_and_fields(warnings) == [(LINE_AMOUNT_MISMATCH, "items[4].line_amount")]
     message = warnings[0].message
     assert f"line_amount is {usd(expected - 1)}" in message
     assert f"quantity 2 x unit_price {usd(price)} - discount_amount {usd(discount)} = {usd(expected)}" in message
@@ -292,7 +303,7 @@ def test_the_line_discount_is_taken_off():
     body = record_body([Line("P-BURGER", "3", BURGER, discount=25)])
     assert warnings_of(body) == []
     body["items"][0]["line_amount"] = usd(3 * BURGER)  # the discount forgotten
-    assert codes_and_paths(warnings_of(body))[0] == (LINE_AMOUNT_MISMATCH, f"{PATH}.items[0].line_amount")
+    assert codes_and_fields(warnings_of(body))[0] == (LINE_AMOUNT_MISMATCH, "items[0].line_amount")
 
 
 def test_a_fractional_quantity_whose_amount_fits_the_currency_must_match_exactly():
@@ -303,7 +314,7 @@ def test_a_fractional_quantity_whose_amount_fits_the_currency_must_match_exactly
     body["items"][0]["line_amount"] = usd(exact + 1)
     body["subtotal_amount"] = body["total_amount"] = body["payments"][0]["amount"] = usd(exact + 1)
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(LINE_AMOUNT_MISMATCH, f"{PATH}.items[0].line_amount")]
+    assert codes_and_fields(warnings) == [(LINE_AMOUNT_MISMATCH, "items[0].line_amount")]
     assert warnings[0].message.endswith(f"= {usd(exact)}")
 
 
@@ -322,7 +333,7 @@ def test_an_amount_with_more_places_than_the_currency_may_be_rounded_either_way(
         assert warnings_of(_weighed(quantity, price, line_amount)) == []
     for line_amount in (floor - 1, floor + 2):
         warnings = [w for w in warnings_of(_weighed(quantity, price, line_amount)) if w.code == LINE_AMOUNT_MISMATCH]
-        assert codes_and_paths(warnings) == [(LINE_AMOUNT_MISMATCH, f"{PATH}.items[0].line_amount")]
+        assert codes_and_fields(warnings) == [(LINE_AMOUNT_MISMATCH, "items[0].line_amount")]
         assert f"line_amount is {usd(floor)} or {usd(floor + 1)}" in warnings[0].message
         assert f"= {exact.scaleb(-USD).normalize():f}," in warnings[0].message
 
@@ -358,7 +369,7 @@ def test_large_quantities_and_prices_are_computed_exactly():
     findings = [w for w in warnings_of(body) if w.code == LINE_AMOUNT_MISMATCH]
     assert findings == []
     body["items"][0]["line_amount"] = usd(floor - 1)
-    assert [w.path for w in warnings_of(body) if w.code == LINE_AMOUNT_MISMATCH] == [f"{PATH}.items[0].line_amount"]
+    assert [w.field for w in warnings_of(body) if w.code == LINE_AMOUNT_MISMATCH] == ["items[0].line_amount"]
 
 
 def test_a_combo_child_line_carries_no_amount_but_its_discount():
@@ -366,7 +377,7 @@ def test_a_combo_child_line_carries_no_amount_but_its_discount():
     assert warnings_of(body) == []
     body["items"][2]["line_amount"] = usd(FRIES_PRICE)  # revenue put on the child line
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(LINE_AMOUNT_MISMATCH, f"{PATH}.items[2].line_amount")]
+    assert codes_and_fields(warnings) == [(LINE_AMOUNT_MISMATCH, "items[2].line_amount")]
     assert f"0 - discount_amount {usd(0)} = {usd(0)}" in warnings[0].message
 
     discounted_child = combo_sale()
@@ -377,7 +388,7 @@ def test_a_combo_child_line_carries_no_amount_but_its_discount():
 def test_a_combo_child_with_a_price_is_reported_once_as_combo_child_invalid():
     body = combo_sale()
     body["items"][1].update(unit_price=usd(BURGER), line_amount=usd(0))
-    assert codes_and_paths(warnings_of(body)) == [(COMBO_CHILD_INVALID, f"{PATH}.items[1].unit_price")]
+    assert codes_and_fields(warnings_of(body)) == [(COMBO_CHILD_INVALID, "items[1].unit_price")]
 
 
 def test_voided_lines_are_not_checked():
@@ -393,7 +404,7 @@ def test_a_child_pointing_at_no_line_is_invalid():
     missing = len(body["items"]) + 1
     body["items"][3]["parent_line_no"] = missing
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(COMBO_CHILD_INVALID, f"{PATH}.items[3].parent_line_no")]
+    assert codes_and_fields(warnings) == [(COMBO_CHILD_INVALID, "items[3].parent_line_no")]
     assert f"parent_line_no {missing} matches no line_no" in warnings[0].message
 
 
@@ -402,21 +413,21 @@ def test_a_child_pointing_at_a_line_that_is_not_a_combo_is_invalid():
     burger_line = body["items"][4]["line_no"]
     body["items"][3]["parent_line_no"] = burger_line
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(COMBO_CHILD_INVALID, f"{PATH}.items[3].parent_line_no")]
+    assert codes_and_fields(warnings) == [(COMBO_CHILD_INVALID, "items[3].parent_line_no")]
     assert "product_type is SINGLE, not COMBO" in warnings[0].message
 
 
 def test_a_child_pointing_at_itself_is_invalid():
     body = combo_sale()
     body["items"][3]["parent_line_no"] = body["items"][3]["line_no"]
-    assert codes_and_paths(warnings_of(body)) == [(COMBO_CHILD_INVALID, f"{PATH}.items[3].parent_line_no")]
+    assert codes_and_fields(warnings_of(body)) == [(COMBO_CHILD_INVALID, "items[3].parent_line_no")]
 
 
 def test_a_priced_child_of_a_missing_combo_gets_both_findings_in_line_order():
     body = combo_sale()
     body["items"][1].update(parent_line_no=99, unit_price=usd(1))
-    assert codes_and_paths(warnings_of(body)) == [(COMBO_CHILD_INVALID, f"{PATH}.items[1].parent_line_no"),
-                                                  (COMBO_CHILD_INVALID, f"{PATH}.items[1].unit_price")]
+    assert codes_and_fields(warnings_of(body)) == [(COMBO_CHILD_INVALID, "items[1].parent_line_no"),
+                                                  (COMBO_CHILD_INVALID, "items[1].unit_price")]
 
 
 # --- sign rules -----------------------------------------------------------------------------------
@@ -426,8 +437,8 @@ def test_a_positive_line_in_a_refund_or_return_is_reported(standard_type):
     lines = refund_lines() + [Line("P-COLA", "1", 199)]
     body = record_body(lines, tax=-100, source_type="02", original_trade_record_id="T-0999")
     warnings = warnings_of(body, standard_type)
-    assert codes_and_paths(warnings) == [(SIGN_EXPECTED_NEGATIVE, f"{PATH}.items[4].quantity"),
-                                         (SIGN_EXPECTED_NEGATIVE, f"{PATH}.items[4].line_amount")]
+    assert codes_and_fields(warnings) == [(SIGN_EXPECTED_NEGATIVE, "items[4].quantity"),
+                                         (SIGN_EXPECTED_NEGATIVE, "items[4].line_amount")]
     assert f"{standard_type} transaction" in warnings[0].message and "quantity 1" in warnings[0].message
     assert f"line_amount {usd(199)}" in warnings[1].message
 
@@ -437,8 +448,8 @@ def test_each_positive_transaction_amount_of_a_refund_is_reported(name):
     body = refund()
     positive = 1
     body[name] = usd(positive)
-    reported = [(w.code, w.path) for w in warnings_of(body, "REFUND") if w.code == SIGN_EXPECTED_NEGATIVE]
-    assert reported == [(SIGN_EXPECTED_NEGATIVE, f"{PATH}.{name}")]
+    reported = [(w.code, w.path, w.field) for w in warnings_of(body, "REFUND") if w.code == SIGN_EXPECTED_NEGATIVE]
+    assert reported == [(SIGN_EXPECTED_NEGATIVE, PATH, name)]
 
 
 def test_a_positive_rounding_in_a_refund_is_fine():
@@ -461,7 +472,7 @@ def test_positive_amounts_are_not_judged_when_the_type_is_unmapped_or_not_signed
 def test_a_negative_quantity_in_a_sale_is_reported():
     body = record_body([Line("P-BURGER", "2", BURGER), Line("P-COLA", "-1", 199)])
     warnings = warnings_of(body, "SALE")
-    assert codes_and_paths(warnings) == [(SIGN_EXPECTED_POSITIVE, f"{PATH}.items[1].quantity")]
+    assert codes_and_fields(warnings) == [(SIGN_EXPECTED_POSITIVE, "items[1].quantity")]
     assert "quantity -1" in warnings[0].message
 
 
@@ -482,7 +493,7 @@ def test_a_voided_negative_line_in_a_sale_is_not_reported():
 ], ids=["only-new", "only-returned", "returned-line-voided"])
 def test_an_exchange_with_one_side_only_is_reported(lines, returned, given):
     warnings = warnings_of(record_body(lines, source_type="03", original_trade_record_id="T-0998"), "EXCHANGE")
-    assert codes_and_paths(warnings) == [(EXCHANGE_LINES_ONE_SIDED, f"{PATH}.items")]
+    assert codes_and_fields(warnings) == [(EXCHANGE_LINES_ONE_SIDED, "items")]
     assert f"{returned} returned and {given} new lines" in warnings[0].message
 
 
@@ -501,7 +512,7 @@ def test_a_negative_payment_amount_is_reported():
     total = int(body["total_amount"].replace(".", ""))
     body["payments"] = [{**body["payments"][0], "payment_type": "SALE", "amount": usd(total)}]
     warnings = warnings_of(body, "REFUND")
-    assert codes_and_paths(warnings) == [(PAYMENT_AMOUNT_NEGATIVE, f"{PATH}.payments[0].amount")]
+    assert codes_and_fields(warnings) == [(PAYMENT_AMOUNT_NEGATIVE, "payments[0].amount")]
     assert f"This amount is {usd(total)}" in warnings[0].message
 
 
@@ -516,7 +527,7 @@ def test_a_payment_type_without_a_known_direction_is_reported_without_echoing_it
     custom = "HOUSE_ACCOUNT_CHARGE"
     body = record_body([Line("P-BURGER", "1", BURGER)], payments=[Pay(BURGER, custom)])
     warnings = warnings_of(body)
-    assert codes_and_paths(warnings) == [(PAYMENT_TYPE_UNKNOWN_DIRECTION, f"{PATH}.payments[0].payment_type")]
+    assert codes_and_fields(warnings) == [(PAYMENT_TYPE_UNKNOWN_DIRECTION, "payments[0].payment_type")]
     assert custom not in warnings[0].message and "payment totals" in warnings[0].message
 
 
@@ -535,7 +546,7 @@ def test_a_transaction_before_workday_start_belongs_to_the_previous_business_dat
 
     wrong = record_body([Line("P-BURGER", "1", BURGER)], opened_at=opened, business_date=next_morning)
     warnings = warnings_of(wrong)
-    assert codes_and_paths(warnings) == [(BUSINESS_DATE_MISMATCH, f"{PATH}.business_date")]
+    assert codes_and_fields(warnings) == [(BUSINESS_DATE_MISMATCH, "business_date")]
     message = warnings[0].message
     assert f"so the business date is {(next_morning - dt.timedelta(days=1)).isoformat()}" in message
     assert f"business_date is {next_morning.isoformat()}" in message
@@ -586,6 +597,25 @@ def test_a_midnight_workday_start_never_moves_the_date():
     assert warnings_of(body, time_zone="Asia/Taipei", workday_start="00:00") == []
 
 
+# --- CLOSED_AT_WHILE_OPEN -------------------------------------------------------------------------
+
+def test_an_open_transaction_has_no_closed_at():
+    opened = local_time(DAY, 12)
+    assert warnings_of(record_body([Line("P-BURGER", "1", BURGER)], status="OPEN", closed_at=None)) == []
+    closed = record_body([Line("P-BURGER", "1", BURGER)], status="OPEN", closed_at=opened + dt.timedelta(minutes=5))
+    warnings = warnings_of(closed)
+    assert codes_and_fields(warnings) == [(CLOSED_AT_WHILE_OPEN, "closed_at")]
+    assert "status is OPEN" in warnings[0].message
+
+
+@pytest.mark.parametrize("status", ["COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"])
+def test_a_closed_transaction_may_have_or_lack_closed_at(status):
+    """closed_at is optional (spec 2): a POS that records no closing time is not warned on every record."""
+    with_time = record_body([Line("P-BURGER", "1", BURGER)], status=status)
+    assert warnings_of(with_time) == []
+    assert warnings_of({**with_time, "closed_at": None}) == []
+
+
 # --- the whole list -------------------------------------------------------------------------------
 
 def _record_breaking_every_rule() -> dict:
@@ -598,20 +628,22 @@ def _record_breaking_every_rule() -> dict:
                        opened_at=local_time(DAY, 2), business_date=DAY)
     body["items"][0]["line_amount"] = usd(COMBO - 1)
     body["total_amount"] = usd(0)
+    body["status"] = "OPEN"  # closed_at is set by the builder
     return body
 
 
 def test_all_warnings_of_a_record_come_in_a_stable_order():
     body = _record_breaking_every_rule()
     first = warnings_of(body, "SALE")
-    assert codes_and_paths(first) == [
-        (AMOUNT_MISMATCH, f"{PATH}.total_amount"),
-        (COMBO_CHILD_INVALID, f"{PATH}.items[1].parent_line_no"),
-        (LINE_AMOUNT_MISMATCH, f"{PATH}.items[0].line_amount"),
-        (SIGN_EXPECTED_POSITIVE, f"{PATH}.items[2].quantity"),
-        (PAYMENT_AMOUNT_NEGATIVE, f"{PATH}.payments[0].amount"),
-        (PAYMENT_TYPE_UNKNOWN_DIRECTION, f"{PATH}.payments[1].payment_type"),
-        (BUSINESS_DATE_MISMATCH, f"{PATH}.business_date"),
+    assert codes_and_fields(first) == [
+        (AMOUNT_MISMATCH, "total_amount"),
+        (COMBO_CHILD_INVALID, "items[1].parent_line_no"),
+        (LINE_AMOUNT_MISMATCH, "items[0].line_amount"),
+        (SIGN_EXPECTED_POSITIVE, "items[2].quantity"),
+        (PAYMENT_AMOUNT_NEGATIVE, "payments[0].amount"),
+        (PAYMENT_TYPE_UNKNOWN_DIRECTION, "payments[1].payment_type"),
+        (BUSINESS_DATE_MISMATCH, "business_date"),
+        (CLOSED_AT_WHILE_OPEN, "closed_at"),
     ]
     assert warnings_of(body, "SALE") == first
 
@@ -631,4 +663,6 @@ def test_warnings_serialise_as_the_batch_response_expects():
     body = combo_sale()
     body["total_amount"] = usd(0)
     (warning,) = warnings_of(body)
-    assert warning.as_dict() == {"code": AMOUNT_MISMATCH, "path": f"{PATH}.total_amount", "message": warning.message}
+    assert warning.as_dict() == {"code": AMOUNT_MISMATCH, "path": PATH, "message": warning.message,
+                                 "field": "total_amount"}
+    assert "field" not in Warning("SOME_CODE", PATH, "about the whole record").as_dict()

@@ -10,15 +10,17 @@ import sqlite3
 
 import pytest
 
+from ingest.wire import BatchResponse
 from tests.payloads import mapping_batch
 from tests.test_business_day import DAY, open_store
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
 
 
-def warnings_for(partner, record) -> list[tuple[str, str]]:
+def warnings_for(partner, record) -> list[tuple[str, str, str | None]]:
+    """(code, path, field) of each warning: path locates the record, field the field within it."""
     response = partner.post("trade-records", trade_batch("S1", DAY, [record]))
     assert response.status_code == 202, response.text
-    return [(w["code"], w["path"]) for w in response.json()["warnings"]]
+    return [(w["code"], w["path"], w.get("field")) for w in response.json()["warnings"]]
 
 
 @pytest.fixture
@@ -36,21 +38,21 @@ def test_a_clean_record_has_no_warnings(shop):
 def test_amount_identity(shop):
     record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=49)
     record["total_amount"] = "5.98"  # the identity gives 5.50 + 0.49 = 5.99
-    assert warnings_for(shop, record) == [("AMOUNT_MISMATCH", "trade_records[0].total_amount")]
+    assert warnings_for(shop, record) == [("AMOUNT_MISMATCH", "trade_records[0]", "total_amount")]
 
 
 def test_tax_included_identity_does_not_add_tax(shop):
     record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=49, prices_include_tax=True)
     assert warnings_for(shop, record) == []
     record["total_amount"] = "5.99"
-    assert warnings_for(shop, record) == [("AMOUNT_MISMATCH", "trade_records[0].total_amount")]
+    assert warnings_for(shop, record) == [("AMOUNT_MISMATCH", "trade_records[0]", "total_amount")]
 
 
 def test_line_amount(shop):
     record = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)])
     record["items"][0]["line_amount"] = "11.01"
     codes = warnings_for(shop, record)
-    assert ("LINE_AMOUNT_MISMATCH", "trade_records[0].items[0].line_amount") in codes
+    assert ("LINE_AMOUNT_MISMATCH", "trade_records[0]", "items[0].line_amount") in codes
 
 
 def test_combo_child_must_point_at_a_combo_line_and_cost_zero(shop):
@@ -58,25 +60,25 @@ def test_combo_child_must_point_at_a_combo_line_and_cost_zero(shop):
              Line("P-COLA", 1, 199, product_type="DRINK", parent_line_no=1), Line("P-FRIES", 1, 0, parent_line_no=9)]
     codes = warnings_for(shop, trade_record("S1", DAY, lines))
     assert [c for c in codes if c[0] == "COMBO_CHILD_INVALID"] == [
-        ("COMBO_CHILD_INVALID", "trade_records[0].items[2].unit_price"),
-        ("COMBO_CHILD_INVALID", "trade_records[0].items[3].parent_line_no")]
+        ("COMBO_CHILD_INVALID", "trade_records[0]", "items[2].unit_price"),
+        ("COMBO_CHILD_INVALID", "trade_records[0]", "items[3].parent_line_no")]
 
 
 def test_refund_and_return_need_negative_quantities(shop):
     for source in ("02", "03"):
         codes = warnings_for(shop, trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], source_type=source,
                                                 payments=[Pay(299, "REFUND")]))
-        assert ("SIGN_EXPECTED_NEGATIVE", "trade_records[0].items[0].quantity") in codes
+        assert ("SIGN_EXPECTED_NEGATIVE", "trade_records[0]", "items[0].quantity") in codes
 
 
 def test_sale_needs_positive_quantities(shop):
     codes = warnings_for(shop, trade_record("S1", DAY, [Line("P-BURGER", 2, 550), Line("P-FRIES", -1, 299)]))
-    assert ("SIGN_EXPECTED_POSITIVE", "trade_records[0].items[1].quantity") in codes
+    assert ("SIGN_EXPECTED_POSITIVE", "trade_records[0]", "items[1].quantity") in codes
 
 
 def test_exchange_needs_a_returned_and_a_new_line(shop):
     one_sided = trade_record("S1", DAY, [Line("P-RINGS", 1, 429)], source_type="04")
-    assert [c for c, _ in warnings_for(shop, one_sided)] == ["EXCHANGE_LINES_ONE_SIDED"]
+    assert [c for c, *_ in warnings_for(shop, one_sided)] == ["EXCHANGE_LINES_ONE_SIDED"]
     both = trade_record("S1", DAY, [Line("P-FRIES", -1, 349), Line("P-RINGS", 1, 429)], source_type="04")
     assert warnings_for(shop, both) == []
 
@@ -85,8 +87,8 @@ def test_negative_payment_and_unknown_payment_type(shop):
     record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)],
                           payments=[Pay(600, "SALE"), Pay(-50, "SALE"), Pay(0, "STORE_CREDIT_SWAP")])
     codes = warnings_for(shop, record)
-    assert ("PAYMENT_AMOUNT_NEGATIVE", "trade_records[0].payments[1].amount") in codes
-    assert ("PAYMENT_TYPE_UNKNOWN_DIRECTION", "trade_records[0].payments[2].payment_type") in codes
+    assert ("PAYMENT_AMOUNT_NEGATIVE", "trade_records[0]", "payments[1].amount") in codes
+    assert ("PAYMENT_TYPE_UNKNOWN_DIRECTION", "trade_records[0]", "payments[2].payment_type") in codes
 
 
 def test_business_date_follows_the_store_time_zone_and_workday_start(shop):
@@ -94,7 +96,33 @@ def test_business_date_follows_the_store_time_zone_and_workday_start(shop):
     late_night = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], opened_at="2026-11-21T03:30:00-05:00")
     assert warnings_for(shop, late_night) == []
     next_day = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], opened_at="2026-11-21T04:30:00-05:00")
-    assert warnings_for(shop, next_day) == [("BUSINESS_DATE_MISMATCH", "trade_records[0].business_date")]
+    assert warnings_for(shop, next_day) == [("BUSINESS_DATE_MISMATCH", "trade_records[0]", "business_date")]
+
+
+def test_a_warning_names_the_record_as_the_specification_shows_it(shop):
+    """path is exactly the record's location, so a partner matching it finds the record; field says where."""
+    records = [trade_record("S1", DAY, [Line("P-牛肉麵-大", 1, 18000)], trade_record_id="FT A 123"),
+               trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], trade_record_id="20261120-0042"),
+               trade_record("S1", DAY, [Line("P-BURGER", 1, 550), Line("P-FRIES", 1, 299)], trade_record_id="4711")]
+    records[2]["items"][1]["line_amount"] = "3.00"
+    records[2]["subtotal_amount"] = records[2]["total_amount"] = records[2]["payments"][0]["amount"] = "8.50"
+    response = shop.post("trade-records", trade_batch("S1", DAY, records))
+    assert response.status_code == 202, response.text
+    (warning,) = response.json()["warnings"]
+    assert warning == {"code": "LINE_AMOUNT_MISMATCH", "path": "trade_records[2]", "field": "items[1].line_amount",
+                       "message": warning["message"]}
+    BatchResponse.model_validate_json(response.content)
+
+
+def test_closed_at_is_null_while_a_transaction_is_open(shop):
+    open_with_close = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status="OPEN")
+    assert warnings_for(shop, open_with_close) == [("CLOSED_AT_WHILE_OPEN", "trade_records[0]", "closed_at")]
+    still_open = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status="OPEN", closed_at=None)
+    assert warnings_for(shop, still_open) == []
+    # closed_at is optional: a closed transaction without it is not warned about.
+    for status in ("COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"):
+        no_time = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status=status, closed_at=None)
+        assert warnings_for(shop, no_time) == []
 
 
 def _stored(partner) -> int:
