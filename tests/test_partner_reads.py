@@ -188,3 +188,19 @@ def test_a_database_of_the_previous_version_gets_payment_ids_and_product_lines_f
     with storage.db.read() as db:
         assert db.execute("SELECT payment_ids, product_lines FROM trade_records WHERE trade_record_id = 'T-3'"
                           ).fetchone()[:] == ("[]", "{}")
+
+
+# --- the rule alone -------------------------------------------------------------------------------
+
+def test_the_rule_names_a_few_stored_records_and_counts_the_rest():
+    from ingest.payment_ids import reused_payment_ids
+    from ingest.wire import TradeRecordsBatch
+
+    records = [sale("T-1", "P-1", "P-2"), sale("T-2", "P-2")]
+    batch = TradeRecordsBatch.model_validate_json(orjson.dumps(trade_batch("S1", DAY, records)))
+    stored = {"P-1": {"T-1"}, "P-2": {"T-1", "A", "B", "C", "D"}}
+    warnings = reused_payment_ids(batch.trade_records, stored)
+    assert [(w.path, w.field) for w in warnings] == [("trade_records[0]", "payments[1].payment_id"),
+                                                     ("trade_records[1]", "payments[0].payment_id")]
+    assert '"A", "B", "C" and 1 more' in warnings[0].message  # T-1 itself is not "another" record
+    assert '"A", "B", "C" and 2 more' in warnings[1].message  # for T-2, T-1 is one of them
