@@ -24,6 +24,7 @@ from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest import wire
 from ingest.batches import BATCH_WARNING_CODES
 from ingest.data_protection import PROTECTION_WARNING_CODES
+from ingest.payment_ids import PAYMENT_ID_WARNING_CODES
 from ingest.trade_rules import WARNING_CODES
 from reference.codes import CODE_TYPES
 
@@ -99,7 +100,7 @@ def _schemas() -> dict:
     pairs.append((wire.Problem, "validation"))
     _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
     schemas = document["$defs"]
-    codes = {**WARNING_CODES, **PROTECTION_WARNING_CODES, **BATCH_WARNING_CODES}
+    codes = {**WARNING_CODES, **PROTECTION_WARNING_CODES, **PAYMENT_ID_WARNING_CODES, **BATCH_WARNING_CODES}
     schemas["BatchWarning"]["properties"]["code"]["description"] = "Warning code. " + "; ".join(
         f"{code}: {meaning}" for code, meaning in codes.items()) + "."
     schemas["BatchWarning"]["properties"]["code"]["examples"] = list(codes)

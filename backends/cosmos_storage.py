@@ -68,6 +68,7 @@ from core.ports import (
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
+    UnknownProduct,
 )
 from core.settings import PROJECT_ROOT, Settings
 
@@ -89,6 +90,8 @@ TOMBSTONE_TTL_SECONDS = 86_400
 WRITE_CONCURRENCY = 16
 # Optimistic concurrency gives up (503, the caller retries) only under pathological contention.
 MAX_ATTEMPTS = 50
+# Ids per parameterised query (ARRAY_CONTAINS): keeps the query text well under its size limit.
+IDS_PER_QUERY = 500
 # Cosmos DB numbers are IEEE doubles: integers beyond 2**53 (epoch microseconds after year 2255,
 # huge minor-unit amounts) are stored as decimal strings so that nothing is rounded.
 _SAFE_INT = 2**53
@@ -251,6 +254,28 @@ def _version_key(partner_id: str, trade_record_id: str) -> str:
 
 def _record_id(trade_record_id: str) -> str:
     return _key("r", trade_record_id)
+
+
+def _payment_key(partner_id: str, payment_id: str) -> str:
+    """What a record item lists per payment: partner and payment_id in one indexed value, so that a look-up
+    finds only the partner's own (other partners' numeric ids like "1001" are never loaded)."""
+    return _key(partner_id, payment_id)
+
+
+def _chunks(values: list[str]) -> Iterable[list[str]]:
+    return (values[start:start + IDS_PER_QUERY] for start in range(0, len(values), IDS_PER_QUERY))
+
+
+def _lines_of(item: dict) -> dict[str, int]:
+    """A record item's lines per product_id: stored with it, or, for a record written before they were,
+    counted from its document's items."""
+    lines = item.get("lines")
+    if isinstance(lines, dict):
+        return lines
+    counted: dict[str, int] = {}
+    for line in lines or []:
+        counted[line["product_id"]] = counted.get(line["product_id"], 0) + 1
+    return counted
 
 
 def _version_of(item: dict) -> tuple[int, int]:
@@ -772,6 +797,8 @@ class CosmosStorage:
                 "total_minor": _exact(row.total_minor), "tax_minor": _exact(row.tax_minor),
                 "tip_minor": _exact(row.tip_minor),
                 "payments": {kind: _exact(amount) for kind, amount in row.payments_minor.items()},
+                "payment_keys": [_payment_key(partner_id, payment_id) for payment_id in row.payment_ids],
+                "product_lines": row.product_lines,
                 "document": orjson.loads(row.document_json) if row.document_json else None}
         _write_if(self._trades, item, lambda current: _version_of(current) < mine, create_first=not expected)
 
@@ -870,6 +897,43 @@ class CosmosStorage:
         pk = _day_key(partner_id, store_id, business_date.isoformat())
         items = _query(self._trades, "SELECT c.batch_seq FROM c WHERE c.pk = @pk AND c.type = 'batch'", pk, pk=pk)
         return sorted((item["batch_seq"] for item in items), key=lambda seq: (seq is not None, seq or 0))
+
+    @_outage_as_unavailable
+    def trade_records_by_payment_id(self, partner_id: str, payment_ids) -> dict[str, set[str]]:
+        # One query per 500 ids across the store-day partitions, served by the index on /payment_keys/[]:
+        # it loads only the records that use one of the ids (none, usually); docs/decisions.md counts the RU.
+        payment_id_of = {_payment_key(partner_id, payment_id): payment_id for payment_id in set(payment_ids)}
+        users: dict[str, set[str]] = {}
+        for keys in _chunks(sorted(payment_id_of)):
+            for item in _stream(self._trades, "SELECT c.trade_record_id, k AS payment_key FROM c "
+                                "JOIN k IN c.payment_keys WHERE c.type = 'record' AND ARRAY_CONTAINS(@keys, k)",
+                                keys=keys):
+                users.setdefault(payment_id_of[item["payment_key"]], set()).add(item["trade_record_id"])
+        return users
+
+    @_outage_as_unavailable
+    def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
+        pk = _day_key(partner_id, store_id, business_date.isoformat())
+        lines: dict[str, list[int]] = {}  # product_id -> [item lines, records]
+        for item in _stream(self._trades, "SELECT (IS_DEFINED(c.product_lines) ? c.product_lines : c.document.items) "
+                            "AS lines FROM c WHERE c.pk = @pk AND c.type = 'record'", pk, pk=pk):
+            for product_id, count in _lines_of(item).items():
+                seen = lines.setdefault(product_id, [0, 0])
+                seen[0] += count
+                seen[1] += 1
+        known = self._products_in_master(partner_id, store_id, sorted(lines))
+        return [UnknownProduct(product_id, *lines[product_id]) for product_id in sorted(lines)
+                if product_id not in known]
+
+    def _products_in_master(self, partner_id: str, store_id: str, product_ids: list[str]) -> set[str]:
+        """Those of `product_ids` the product master holds for `store_id` or for all stores."""
+        pk = _key(partner_id)
+        known: set[str] = set()
+        for ids in _chunks(product_ids):
+            items = _stream(self._partners, "SELECT c.product_id, c.store_key FROM c WHERE c.pk = @pk "
+                            "AND c.type = 'product' AND ARRAY_CONTAINS(@ids, c.product_id)", pk, pk=pk, ids=ids)
+            known.update(item["product_id"] for item in items if item["store_key"] in ("", store_id))
+        return known
 
     @_outage_as_unavailable
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:

@@ -29,6 +29,7 @@ from core.ports import (
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
+    UnknownProduct,
 )
 
 SCHEMA = """
@@ -74,12 +75,29 @@ CREATE TABLE IF NOT EXISTS trade_records (
     source_type TEXT NOT NULL, item_rows INTEGER NOT NULL, payment_rows INTEGER NOT NULL,
     total_minor INTEGER NOT NULL, tax_minor INTEGER NOT NULL, tip_minor INTEGER NOT NULL,
     payments TEXT NOT NULL, document TEXT NOT NULL,
+    payment_ids TEXT NOT NULL DEFAULT '[]', product_lines TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (partner_id, trade_record_id));
 -- Reconciliation sums a store-day from this index alone (it covers every column it reads); it replaces
 -- trade_records_by_day (partner, store, date), its prefix, in databases made before it.
 CREATE INDEX IF NOT EXISTS trade_records_day_totals ON trade_records(partner_id, store_id, business_date,
     source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, payments);
 DROP INDEX IF EXISTS trade_records_by_day;
+-- Which trade records use a payment_id (payment_id is unique within the partner, spec 2): the payment_ids
+-- of each record's latest version, kept in step with trade_records.payment_ids by the two triggers, so
+-- that whichever version wins the upsert is the one indexed.
+CREATE TABLE IF NOT EXISTS trade_record_payments (
+    partner_id TEXT NOT NULL, payment_id TEXT NOT NULL, trade_record_id TEXT NOT NULL,
+    PRIMARY KEY (partner_id, payment_id, trade_record_id)) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS trade_record_payments_on_insert AFTER INSERT ON trade_records BEGIN
+    INSERT OR IGNORE INTO trade_record_payments
+        SELECT new.partner_id, value, new.trade_record_id FROM json_each(new.payment_ids);
+END;
+CREATE TRIGGER IF NOT EXISTS trade_record_payments_on_update AFTER UPDATE OF payment_ids ON trade_records BEGIN
+    DELETE FROM trade_record_payments WHERE partner_id = old.partner_id AND trade_record_id = old.trade_record_id
+        AND payment_id IN (SELECT value FROM json_each(old.payment_ids));
+    INSERT OR IGNORE INTO trade_record_payments
+        SELECT new.partner_id, value, new.trade_record_id FROM json_each(new.payment_ids);
+END;
 CREATE TABLE IF NOT EXISTS closed_days (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL,
     close_batch_id TEXT NOT NULL, currency TEXT NOT NULL, expected TEXT NOT NULL,
@@ -88,6 +106,30 @@ CREATE TABLE IF NOT EXISTS closed_days (
     PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
 """
+
+# Databases made before trade_records had payment_ids and product_lines get them on open, filled from each
+# stored record's document (the record as received); the update trigger then indexes the payment_ids.
+RECORD_CODE_COLUMNS = {
+    "payment_ids": "ALTER TABLE trade_records ADD COLUMN payment_ids TEXT NOT NULL DEFAULT '[]'",
+    "product_lines": "ALTER TABLE trade_records ADD COLUMN product_lines TEXT NOT NULL DEFAULT '{}'",
+}
+FILL_RECORD_CODES = (
+    "UPDATE trade_records SET "
+    "payment_ids = (SELECT json_group_array(json_extract(p.value, '$.payment_id')) "
+    "    FROM json_each(trade_records.document, '$.payments') p), "
+    "product_lines = (SELECT json_group_object(product_id, lines) FROM ("
+    "    SELECT json_extract(i.value, '$.product_id') AS product_id, COUNT(*) AS lines "
+    "    FROM json_each(trade_records.document, '$.items') i GROUP BY 1)) "
+    "WHERE json_valid(document)")
+
+# The product_ids of a store-day's item lines that the product master holds neither for the store nor for
+# all stores (store_key ''); each record lists a product_id once, with its number of lines.
+DAY_UNKNOWN_PRODUCTS = (
+    "SELECT l.key, SUM(l.value), COUNT(*) FROM trade_records t, json_each(t.product_lines) l "
+    "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? AND NOT EXISTS ("
+    "    SELECT 1 FROM products p WHERE p.partner_id = t.partner_id AND p.product_id = l.key "
+    "    AND p.store_key IN ('', t.store_id)) "
+    "GROUP BY l.key ORDER BY l.key")
 
 # A store-day's sums, read from the index trade_records_day_totals alone.
 DAY_BY_SOURCE_TYPE = (
@@ -114,6 +156,23 @@ def _json(value) -> str:
 class SqliteStorage:
     def __init__(self, data_dir: Path) -> None:
         self.db = SqliteDatabase(data_dir / "pos.sqlite3", SCHEMA)
+        self._add_record_codes()
+
+    def _add_record_codes(self) -> None:
+        """Give a database made before them the columns payment_ids and product_lines, filled (once)."""
+        def missing(db) -> list[str]:
+            present = {row["name"] for row in db.execute("PRAGMA table_info(trade_records)")}
+            return [name for name in RECORD_CODE_COLUMNS if name not in present]
+
+        with self.db.read() as db:
+            if not missing(db):
+                return
+        with self.db.write() as db:
+            columns = missing(db)  # again, under the lock: another process may have done it meanwhile
+            for name in columns:
+                db.execute(RECORD_CODE_COLUMNS[name])
+            if columns:
+                db.execute(FILL_RECORD_CODES)
 
     # -- HQ administration ------------------------------------------------------------------------
 
@@ -338,18 +397,23 @@ class SqliteStorage:
             existing = self._claim(db, marker)
             if existing is None:
                 db.executemany(
-                    "INSERT INTO trade_records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "INSERT INTO trade_records (partner_id, trade_record_id, version, last_modified_us, store_id, "
+                    "business_date, source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, "
+                    "payments, document, payment_ids, product_lines) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT DO UPDATE SET version = excluded.version, "
                     "last_modified_us = excluded.last_modified_us, store_id = excluded.store_id, "
                     "business_date = excluded.business_date, source_type = excluded.source_type, "
                     "item_rows = excluded.item_rows, payment_rows = excluded.payment_rows, "
                     "total_minor = excluded.total_minor, tax_minor = excluded.tax_minor, "
-                    "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document "
+                    "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document, "
+                    "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines "
                     "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
                     "AND excluded.last_modified_us > trade_records.last_modified_us)",
                     [(marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
                       r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
-                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json)
+                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json,
+                      _json(r.payment_ids), _json(r.product_lines))
                      for r in rows])
                 faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
@@ -447,6 +511,24 @@ class SqliteStorage:
                 "SELECT batch_seq FROM batches WHERE partner_id = ? AND store_id = ? AND business_date = ? "
                 "AND kind = 'trade-records' ORDER BY batch_seq", (partner_id, store_id, business_date.isoformat()))
             return [row[0] for row in rows]
+
+    def trade_records_by_payment_id(self, partner_id: str, payment_ids) -> dict[str, set[str]]:
+        ids = sorted(set(payment_ids))
+        users: dict[str, set[str]] = {}
+        with self.db.snapshot() as db:
+            for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+                chunk = ids[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for payment_id, trade_record_id in db.execute(
+                        "SELECT payment_id, trade_record_id FROM trade_record_payments "
+                        f"WHERE partner_id = ? AND payment_id IN ({marks})", (partner_id, *chunk)):
+                    users.setdefault(payment_id, set()).add(trade_record_id)
+        return users
+
+    def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
+        with self.db.read() as db:
+            rows = db.execute(DAY_UNKNOWN_PRODUCTS, (partner_id, store_id, business_date.isoformat())).fetchall()
+        return [UnknownProduct(row[0], row[1], row[2]) for row in rows]
 
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
         query = "SELECT * FROM closed_days WHERE partner_id = ?"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -121,6 +121,10 @@ class TradeRecordRow:
     tip_minor: int
     payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
     document_json: str = field(default="", compare=False)  # the record as received, serialised once
+    # The record's codes that partner-wide reads look up: its payments' payment_ids, and its item lines
+    # counted per product_id (every line, combo children and voided lines included).
+    payment_ids: tuple[str, ...] = field(default=(), compare=False)
+    product_lines: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,16 @@ class StoreDayTotals:
             for payment_type, amount in paid.items():
                 payments[payment_type] += amount
         return cls({code: SourceTypeTotals(*group) for code, group in sums.items()}, dict(payments))
+
+
+@dataclass(frozen=True)
+class UnknownProduct:
+    """A product_id that item lines of a store-day name but the product master does not hold (neither for
+    that store nor for all stores): how many lines name it, in how many latest records."""
+
+    product_id: str
+    item_lines: int
+    trade_records: int
 
 
 @dataclass(frozen=True)
@@ -241,6 +255,18 @@ class Storage(Protocol):
         ...
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
+
+    def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
+        """For each of `payment_ids` that the latest version of a stored trade record of the partner uses
+        (any store, any date): the trade_record_ids using it. Ids nobody uses are left out. One look-up
+        for a whole batch."""
+        ...
+
+    def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
+        """The product_ids of the store-day's latest records that the product master does not hold for
+        that store or for all stores, by product_id. Reads the day's records one by one (never the
+        partner's), and the master entries of the day's product_ids only."""
+        ...
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]: ...
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]: ...
 

@@ -319,6 +319,26 @@ def _code_list(codes: list[str]) -> str:
                     else code for code in codes)
 
 
+# -- products ---------------------------------------------------------------------------------------
+# A transaction may arrive before its product (spec 4.6): it is accepted, and matched once the product
+# arrives. This shows what is still waiting, per store-day.
+
+@command("products", "missing")
+def products_missing(backend, args) -> None:
+    _require_partner(backend, args.partner_id)
+    day = _day(args)
+    missing = backend.storage.unknown_products(args.partner_id, args.store_id, day)
+    where = f"{args.partner_id} {args.store_id} {day}"
+    if not missing:
+        print(f"Every product_id of {where} is in the product master (or the day has no trade records).")
+        return
+    print(_table(["PRODUCT_ID", "ITEM_LINES", "TRADE_RECORDS"],
+                 [[product.product_id, str(product.item_lines), str(product.trade_records)] for product in missing]))
+    print(f"{len(missing)} product_id(s) of {where} not (yet) in the product master, for this store or for all "
+          "stores. The transactions are stored; they match once the partner sends these products with "
+          "PUT /products.")
+
+
 # -- payment types ----------------------------------------------------------------------------------
 # The direction of a payment_type says how its amounts count toward payment_total_amount. The
 # suggested types (reference/data/payment-types.json) have theirs; a partner's own values (or an
@@ -460,7 +480,7 @@ def queue_poison_replay(queue, args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hq", description="HQ operations for the partner POS ingestion service.")
     groups = parser.add_subparsers(dest="group", required=True,
-                                   metavar="{partner,key,store,batch,reconcile,payment-type,queue}")
+                                   metavar="{partner,key,store,batch,reconcile,products,payment-type,queue}")
 
     partner = groups.add_parser("partner", help="add, list, activate and deactivate partners")
     sub = partner.add_subparsers(dest="action", required=True)
@@ -510,6 +530,12 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--to", dest="date_to", metavar="YYYY-MM-DD", help="business dates up to this one")
     listing.add_argument("--store", metavar="STORE_ID", help="only this store")
     listing.set_defaults(usage_error=listing.error)
+
+    products = groups.add_parser("products", help="product_ids of a store-day not (yet) in the product master")
+    sub = products.add_subparsers(dest="action", required=True)
+    missing = sub.add_parser("missing", help="item lines whose product the partner has not sent yet, by product_id")
+    for argument in ("partner_id", "store_id", "business_date"):
+        missing.add_argument(argument)
 
     payment_type = groups.add_parser("payment-type", help="directions of a partner's payment_type values")
     sub = payment_type.add_subparsers(dest="action", required=True)

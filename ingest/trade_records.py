@@ -16,6 +16,7 @@ from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
+from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
@@ -102,7 +103,17 @@ def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
         tip_minor=amounts.tip_amount,
         payments_minor=amounts.payments_by_type,
         document_json=document_json(record),
+        payment_ids=tuple(payment.payment_id for payment in record.payments),
+        product_lines=product_lines(record),
     )
+
+
+def product_lines(record: TradeRecord) -> dict[str, int]:
+    """Item lines per product_id: what HQ's list of products not (yet) in the master counts."""
+    lines: dict[str, int] = {}
+    for item in record.items:
+        lines[item.product_id] = lines.get(item.product_id, 0) + 1
+    return lines
 
 
 def document_json(record: TradeRecord) -> str:
@@ -138,6 +149,8 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
                                     standard_of.get(record.source_transaction_type), known_payment_types,
                                     store.time_zone, store.workday_start)
         warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
+    stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
+    warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)

@@ -26,6 +26,7 @@ from core.ports import (
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
+    UnknownProduct,
 )
 
 UTC = dt.timezone.utc
@@ -427,6 +428,71 @@ def test_batch_seqs_list_the_trade_record_batches_of_a_store_day(storage, partne
     assert storage.batch_seqs(partner, "S1", DAY) == [1, 2]
     assert storage.batch_seqs(partner, "S2", DAY) == [9]
     assert set(day_rows(storage, partner)) == {"T1", "T2"}
+
+
+# -- partner-wide payment ids and products not (yet) in the master (issue 11) --------------------
+
+def test_payment_ids_are_found_across_the_partners_stores_and_dates(storage, partner):
+    save_records(storage, partner, record("FT A/123", payment_ids=("FT A/123#1", "4411")),
+                 record("R/2024/77", payment_ids=("4411",)))
+    save_records(storage, partner, record("收据-0007", store_id="S2", business_date=NEXT_DAY,
+                                          payment_ids=("支付/0007", "💳 #9")))
+    save_records(storage, partner, record("VOID-1", payment_ids=()))
+    other_partner = new_id()
+    storage.add_partner(other_partner, "Other", T0)
+    save_records(storage, other_partner, record("FT A/123", payment_ids=("4411", "only-theirs")))
+
+    found = storage.trade_records_by_payment_id(
+        partner, ["FT A/123#1", "4411", "支付/0007", "💳 #9", "only-theirs", "never-used", "4411"])
+    assert found == {"FT A/123#1": {"FT A/123"}, "4411": {"FT A/123", "R/2024/77"},
+                     "支付/0007": {"收据-0007"}, "💳 #9": {"收据-0007"}}
+    assert storage.trade_records_by_payment_id(other_partner, ["4411", "FT A/123#1"]) == {"4411": {"FT A/123"}}
+    assert storage.trade_records_by_payment_id(partner, []) == {}
+
+
+def test_payment_ids_are_those_of_each_records_latest_version(storage, partner):
+    save_records(storage, partner, record("T1", version=2, payment_ids=("PAY-2",)))
+    save_records(storage, partner, record("T1", version=1, payment_ids=("PAY-1",)))  # older, sent later
+    assert storage.trade_records_by_payment_id(partner, ["PAY-1", "PAY-2"]) == {"PAY-2": {"T1"}}
+    # A new version that moves the record to another store-day and changes its payments.
+    save_records(storage, partner, record("T1", version=3, store_id="S2", business_date=NEXT_DAY,
+                                          payment_ids=("PAY-3", "PAY-2/b")))
+    assert storage.trade_records_by_payment_id(partner, ["PAY-1", "PAY-2", "PAY-3", "PAY-2/b"]) == {
+        "PAY-3": {"T1"}, "PAY-2/b": {"T1"}}
+    save_records(storage, partner, record("T1", version=4, store_id="S2", business_date=NEXT_DAY, payment_ids=()))
+    assert storage.trade_records_by_payment_id(partner, ["PAY-3", "PAY-2/b"]) == {}
+
+
+def test_a_batch_of_many_payment_ids_is_looked_up_at_once(storage, partner):
+    rows = [record(f"T{i:04}", payment_ids=(f"{i:08}", f"{i:08}-tip")) for i in range(600)]
+    save_records(storage, partner, *rows)
+    asked = [f"{i:08}" for i in range(0, 1200, 2)]  # half used (0..598), half not
+    found = storage.trade_records_by_payment_id(partner, asked)
+    assert found == {f"{i:08}": {f"T{i:04}"} for i in range(0, 600, 2)}
+
+
+def test_unknown_products_are_those_no_master_holds_for_the_store_or_all_stores(storage, partner):
+    assert storage.unknown_products(partner, "S1", DAY) == []
+    save_records(storage, partner,
+                 record("T1", product_lines={"P-BURGER": 2, "ABC/12-XL": 1, "饮料 #1": 1}),
+                 record("T2", product_lines={"ABC/12-XL": 3, "S2-ONLY": 1}),
+                 record("T3", product_lines={"OLD-ONLY": 1}))
+    save_records(storage, partner, record("T3", version=2, product_lines={"P-BURGER": 1}))  # OLD-ONLY gone
+    save_records(storage, partner, record("T4", store_id="S2", product_lines={"OTHER-DAY": 1}))
+    save_records(storage, partner, record("T5", business_date=NEXT_DAY, product_lines={"OTHER-DAY": 1}))
+    storage.save_products(marker(partner, "products"),
+                          [ProductMaster("P-BURGER", None, 1, T0, {}), ProductMaster("S2-ONLY", "S2", 1, T0, {})], [])
+    assert storage.unknown_products(partner, "S1", DAY) == [
+        UnknownProduct("ABC/12-XL", 4, 2), UnknownProduct("S2-ONLY", 1, 1), UnknownProduct("饮料 #1", 1, 1)]
+
+    # The products arrive (for this store, and for all stores): the day's lines match them.
+    storage.save_products(marker(partner, "products", 2),
+                          [ProductMaster("ABC/12-XL", "S1", 1, T0, {}), ProductMaster("饮料 #1", None, 1, T0, {})], [])
+    assert storage.unknown_products(partner, "S1", DAY) == [UnknownProduct("S2-ONLY", 1, 1)]
+    storage.save_products(marker(partner, "products"), [ProductMaster("S2-ONLY", None, 1, T0, {})], [])
+    assert storage.unknown_products(partner, "S1", DAY) == []
+    assert storage.unknown_products(partner, "S2", DAY) == [UnknownProduct("OTHER-DAY", 1, 1)]
+    assert storage.unknown_products(new_id(), "S1", DAY) == []
 
 
 # -- store-day totals: what reconciliation reads --------------------------------------------------
