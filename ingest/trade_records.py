@@ -8,6 +8,8 @@ record carries its totals in minor units so that reconciliation never re-reads w
 
 from __future__ import annotations
 
+import datetime as dt
+
 import orjson
 
 from core.errors import FieldProblem
@@ -15,7 +17,7 @@ from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems
-from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
+from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
 from reconcile.totals import payment_directions
@@ -62,14 +64,67 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
     problems = []
     for index, record in enumerate(batch.trade_records):
-        path = f"trade_records[{index}]"
-        if record.store_id != batch.store_id:
-            problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
-        if record.business_date != batch.business_date:
-            problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-        problems += duplicates([item.line_no for item in record.items], lambda i: f"{path}.items[{i}].line_no")
-        problems += duplicates([p.payment_id for p in record.payments], lambda i: f"{path}.payments[{i}].payment_id")
+        problems += _record_structure_problems(
+            f"trade_records[{index}]", (record.store_id, batch.store_id), (record.business_date, batch.business_date),
+            [item.line_no for item in record.items], [p.payment_id for p in record.payments])
     return problems
+
+
+def _record_structure_problems(path: str, store_ids: tuple, business_dates: tuple, line_nos: list,
+                               payment_ids: list) -> list[FieldProblem]:
+    """store_ids and business_dates: (the record's, the batch's), None where unreadable (not compared)."""
+    problems = []
+    if None not in store_ids and store_ids[0] != store_ids[1]:
+        problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
+    if None not in business_dates and business_dates[0] != business_dates[1]:
+        problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
+    problems += duplicates(line_nos, lambda i: f"{path}.items[{i}].line_no")
+    problems += duplicates(payment_ids, lambda i: f"{path}.payments[{i}].payment_id")
+    return problems
+
+
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
+    """A refused batch's problems beyond pydantic's. A record with no problem of its own gets every check
+    that needs no stored data (data protection without the store's country: only phone numbers in the
+    international form are recognised); the others get their readable amounts, codes and dates checked."""
+    outer = (_readable_value(refused, ("store_id",)), _readable_date(refused, ("business_date",)))
+    problems: list[FieldProblem] = []
+    for index, record in refused.valid_entries("trade_records", TradeRecord):
+        path = f"trade_records[{index}]"
+        problems += _record_structure_problems(path, (record.store_id, outer[0]), (record.business_date, outer[1]),
+                                               [item.line_no for item in record.items],
+                                               [p.payment_id for p in record.payments])
+        reader = MoneyReader(record.currency)
+        read_amounts(path, record, reader)
+        problems += reader.problems + protection_problems(path, record, None)
+    for index, raw in refused.refused_entries("trade_records"):
+        at = ("trade_records", index)
+        parts = {name: raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments")}
+        problems += _record_structure_problems(
+            f"trade_records[{index}]",
+            (_readable_value(refused, (*at, "store_id")), outer[0]),
+            (_readable_date(refused, (*at, "business_date")), outer[1]),
+            [readable(item.get("line_no"), int) if isinstance(item, dict) else object() for item in parts["items"]],
+            [readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in parts["payments"]])
+        problems += raw_money_problems(raw, TradeRecord, f"trade_records[{index}]")
+    return problems
+
+
+def _raw_at(refused: Refused, location: tuple):
+    value = refused.raw
+    for step in location:
+        value = value[step]
+    return value
+
+
+def _readable_value(refused: Refused, location: tuple) -> str | None:
+    """A code pydantic found no problem with (it is a valid string), or None."""
+    return None if refused.failed(*location) else _raw_at(refused, location)
+
+
+def _readable_date(refused: Refused, location: tuple) -> dt.date | None:
+    text = _readable_value(refused, location)
+    return None if text is None else dt.date.fromisoformat(text)
 
 
 def require_store_master(storage: Storage, partner_id: str, store_id: str) -> StoreMaster:
@@ -115,11 +170,10 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
         return resent
-    batch = parse(TradeRecordsBatch, body)
-    raise_if_any(_structure_problems(batch))
+    batch = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
-    problems: list[FieldProblem] = []
+    problems = _structure_problems(batch)
     amounts: list[RecordAmounts] = []
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
@@ -128,7 +182,7 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
         amounts.append(read_amounts(path, record, reader))
         problems += reader.problems
         problems += protection_problems(path, record, store.country_code)
-    raise_if_any(problems)
+    raise_if_any(problems, body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
