@@ -85,7 +85,9 @@ def _refusal_problems(model: type[BaseModel], body: bytes, error: ValidationErro
         return problems
     if salvage is not None:
         problems += salvage(Refused(raw, [tuple(item["loc"]) for item in error.errors(include_url=False)]))
-    if problem := i_json_problem(body):
+    # Repeated names only: pydantic already reports a NaN or an out-of-range number read by a field (at
+    # that field), and the same number twice would be one problem told twice.
+    if problem := i_json_problem(body, numbers=False):
         problems.append(FieldProblem("$", problem))
     return in_document_order(problems, raw)
 
@@ -203,12 +205,12 @@ def _constant(name: str) -> None:
     raise _NotIJson("NaN and Infinity are not JSON numbers")
 
 
-def i_json_problem(body: bytes) -> str | None:
+def i_json_problem(body: bytes, numbers: bool = True) -> str | None:
     """Why a syntactically valid JSON body is not I-JSON, or None. Checks the whole body, fields the
-    models ignore included."""
+    models ignore included; the numbers too unless numbers is False (then only repeated names)."""
+    hooks = {"parse_float": _number, "parse_int": _number, "parse_constant": _constant} if numbers else {}
     try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=_object, parse_float=_number, parse_int=_number,
-                   parse_constant=_constant)
+        json.loads(body.decode("utf-8"), object_pairs_hook=_object, **hooks)
     except _NotIJson as problem:
         return str(problem)
     except RecursionError:
