@@ -1,7 +1,8 @@
 """POST /trade-records: a batch of one store's transactions for one business date (spec 4.7).
 
-Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then the body
-(400), the store (403), then what needs stored data: the store's currency and country (400).
+Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then a body the model
+refuses (400, with what its readable parts show), the store (403), then one 400 for the body's own checks
+and what needs stored data: the store's currency and country.
 Recording rules that HQ can check become warnings; the records are still accepted. Each stored
 record carries its totals in minor units so that reconciliation never re-reads whole records.
 """
