@@ -110,9 +110,13 @@ class Refused:
     raw: dict
     locations: list[tuple]
 
+    def __post_init__(self):
+        # Every location and the places that hold it: a refused 500-record batch can have thousands.
+        self._failed = {found[:length] for found in self.locations for length in range(len(found) + 1)}
+
     def failed(self, *location) -> bool:
         """Whether pydantic found a problem at location or inside it."""
-        return any(found[:len(location)] == location for found in self.locations)
+        return location in self._failed
 
     def entries(self, name: str) -> list:
         value = self.raw.get(name)
@@ -164,10 +168,11 @@ def in_document_order(problems: list[FieldProblem], raw: dict | None) -> list[Fi
     unique = list(dict.fromkeys(problems))
     if raw is None:
         return unique
-    return sorted(unique, key=lambda problem: _position(raw, problem.path))
+    orders: dict[int, dict[str, int]] = {}  # the members' places of each object met, by id
+    return sorted(unique, key=lambda problem: _position(raw, problem.path, orders))
 
 
-def _position(raw: Any, path: str) -> tuple:
+def _position(raw: Any, path: str, orders: dict[int, dict[str, int]]) -> tuple:
     if path == "$":
         return ()
     position = []
@@ -177,8 +182,10 @@ def _position(raw: Any, path: str) -> tuple:
             step = int(index)
             node = node[step] if isinstance(node, list) and step < len(node) else None
         elif isinstance(node, dict):
-            names = list(node)
-            step = names.index(name) if name in node else len(names)
+            order = orders.get(id(node))
+            if order is None:
+                order = orders[id(node)] = {member: place for place, member in enumerate(node)}
+            step = order.get(name, len(order))
             node = node.get(name)
         else:
             step, node = 0, None

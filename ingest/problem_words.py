@@ -174,8 +174,8 @@ def json_kind(value: Any) -> str:
 
 def declared_type(model: type, loc: tuple) -> Any:
     """The annotation (Annotated aliases kept) of the field at loc in model, or None if not found."""
-    try:
-        return _declared_type(model, tuple(loc))
+    try:  # every entry of a list has the same type: one cache entry for all of them
+        return _declared_type(model, tuple(0 if isinstance(part, int) else part for part in loc))
     except TypeError:  # an unhashable part: never in pydantic's locations, but no reason to fail a 400
         return None
 
