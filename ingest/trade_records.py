@@ -10,6 +10,7 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
+from typing import Iterable
 
 import orjson
 
@@ -63,24 +64,22 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
-    problems = []
-    for index, record in enumerate(batch.trade_records):
-        problems += _record_structure_problems(
-            f"trade_records[{index}]", (record.store_id, batch.store_id), (record.business_date, batch.business_date),
-            [item.line_no for item in record.items], [p.payment_id for p in record.payments])
-    return problems
+    return _records_structure_problems(batch.store_id, batch.business_date, enumerate(batch.trade_records))
 
 
-def _record_structure_problems(path: str, store_ids: tuple, business_dates: tuple, line_nos: list,
-                               payment_ids: list) -> list[FieldProblem]:
-    """store_ids and business_dates: (the record's, the batch's), None where unreadable (not compared)."""
+def _records_structure_problems(store_id: str | None, business_date: dt.date | None,
+                                records: Iterable[tuple[int, TradeRecord]]) -> list[FieldProblem]:
+    """Records (index, record) against the batch's store_id and business_date (None: unreadable, not
+    compared), and their repeated line numbers and payment ids."""
     problems = []
-    if None not in store_ids and store_ids[0] != store_ids[1]:
-        problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
-    if None not in business_dates and business_dates[0] != business_dates[1]:
-        problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-    problems += duplicates(line_nos, lambda i: f"{path}.items[{i}].line_no")
-    problems += duplicates(payment_ids, lambda i: f"{path}.payments[{i}].payment_id")
+    for index, record in records:
+        path = f"trade_records[{index}]"
+        if store_id is not None and record.store_id != store_id:
+            problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
+        if business_date is not None and record.business_date != business_date:
+            problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
+        problems += duplicates([item.line_no for item in record.items], lambda i: f"{path}.items[{i}].line_no")
+        problems += duplicates([p.payment_id for p in record.payments], lambda i: f"{path}.payments[{i}].payment_id")
     return problems
 
 
@@ -88,27 +87,36 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """A refused batch's problems beyond pydantic's. A record with no problem of its own gets every check
     that needs no stored data (data protection without the store's country: only phone numbers in the
     international form are recognised); the others get their readable amounts, codes and dates checked."""
-    outer = (_readable_value(refused, ("store_id",)), _readable_date(refused, ("business_date",)))
-    problems: list[FieldProblem] = []
-    for index, record in refused.valid_entries("trade_records", TradeRecord):
+    store_id, business_date = _readable_value(refused, ("store_id",)), _readable_date(refused, ("business_date",))
+    valid = list(refused.valid_entries("trade_records", TradeRecord))
+    problems = _records_structure_problems(store_id, business_date, valid)
+    for index, record in valid:
         path = f"trade_records[{index}]"
-        problems += _record_structure_problems(path, (record.store_id, outer[0]), (record.business_date, outer[1]),
-                                               [item.line_no for item in record.items],
-                                               [p.payment_id for p in record.payments])
         reader = MoneyReader(record.currency)
         read_amounts(path, record, reader)
         problems += reader.problems + protection_problems(path, record, None)
     for index, raw in refused.refused_entries("trade_records"):
-        at = ("trade_records", index)
-        parts = {name: raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments")}
-        problems += _record_structure_problems(
-            f"trade_records[{index}]",
-            (_readable_value(refused, (*at, "store_id")), outer[0]),
-            (_readable_date(refused, (*at, "business_date")), outer[1]),
-            [readable(item.get("line_no"), int) if isinstance(item, dict) else object() for item in parts["items"]],
-            [readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in parts["payments"]])
-        problems += raw_money_problems(raw, TradeRecord, f"trade_records[{index}]")
+        problems += _refused_record_problems(refused, index, raw, store_id, business_date)
     return problems
+
+
+def _refused_record_problems(refused: Refused, index: int, raw: dict, store_id: str | None,
+                             business_date: dt.date | None) -> list[FieldProblem]:
+    """What a record pydantic refused still shows: its readable store_id and business_date against the
+    batch's, its repeated line numbers and payment ids, its amounts."""
+    path, at = f"trade_records[{index}]", ("trade_records", index)
+    problems = []
+    own_store, own_date = _readable_value(refused, (*at, "store_id")), _readable_date(refused, (*at, "business_date"))
+    if None not in (own_store, store_id) and own_store != store_id:
+        problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
+    if None not in (own_date, business_date) and own_date != business_date:
+        problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
+    items, payments = (raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments"))
+    problems += duplicates([readable(item.get("line_no"), int) if isinstance(item, dict) else object()
+                            for item in items], lambda i: f"{path}.items[{i}].line_no")
+    problems += duplicates([readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in payments],
+                           lambda i: f"{path}.payments[{i}].payment_id")
+    return problems + raw_money_problems(raw, TradeRecord, path)
 
 
 def _raw_at(refused: Refused, location: tuple):

@@ -92,6 +92,14 @@ def test_problems_come_in_the_order_of_the_body_as_sent(partner):
     assert message_at(response, "payment_row_count") == "is required"
 
 
+def test_a_refused_body_also_says_when_a_member_name_is_repeated(partner):
+    body = json.dumps(daily_close("S1", DAY, {**TOTALS, "tax_amount": 0.44}))
+    body = body.replace('"store_id": "S1"', '"store_id": "S1", "store_id": "S2"')
+    response = partner.post("daily-close", body)
+    assert error_paths(response) == ["$", "tax_amount"]
+    assert "same member name twice" in message_at(response, "$")
+
+
 def test_a_refused_products_batch_lists_repeats_places_and_rules(partner):
     broken = product("P-1", status="active", unit_price="5.5")
     combo_rule = product("P-2", combo_components=[{"product_id": "P-1", "quantity": "1", "is_substitutable": False}])
