@@ -15,7 +15,7 @@ from core import faults
 from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker
-from ingest.parsing import money_problems, parse, raise_if_any
+from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire import DailyClose, StoreDayKey
 from reconcile import messages
@@ -23,17 +23,22 @@ from reconcile import messages
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
 
+def _readable_problems(refused: Refused) -> list:
+    """What a refused close's readable amounts show (pydantic lists the rest)."""
+    return raw_money_problems(refused.raw, DailyClose, "")
+
+
 def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
                      delay_seconds: int) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
     if resent is not None:
         return resent
-    close = parse(DailyClose, body)
+    close = parse(DailyClose, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [close.store_id])
     store = require_store_master(storage, partner.partner_id, close.store_id)
     problems = store_currency_problem("currency", close.currency, store)
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
-    raise_if_any(problems)
+    raise_if_any(problems, body)
 
     marker = new_marker(partner.partner_id, close, "daily-close", 1, body,
                         store_id=close.store_id, business_date=close.business_date)

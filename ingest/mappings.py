@@ -12,10 +12,14 @@ from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker
-from ingest.parsing import duplicates, parse, raise_if_any
+from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch, ResendKey
 from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
+
+
+UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
+                        "and GET /pos/v1/reference/transaction-types lists them")
 
 
 def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
@@ -32,11 +36,13 @@ def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: b
 
 def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
     """The upload's outcome, and the source codes whose standard type it changed."""
-    batch = parse(MappingsBatch, body)
-    raise_if_any(duplicates([m.source_code for m in batch.mappings], lambda i: f"mappings[{i}].source_code"))
-    unknown = [FieldProblem(f"mappings[{i}].standard_code", "not in the standard transaction type list "
-                                                            "(GET /reference/transaction-types)")
-               for i, m in enumerate(batch.mappings) if standard_transaction_type(m.standard_code) is None]
+    batch = parse(MappingsBatch, body, _readable_problems)
+    unknown = _unknown_codes([m.standard_code for m in batch.mappings])
+    # Any other problem makes it an INVALID_PAYLOAD that lists the unknown codes too (every problem in
+    # one answer); unknown codes alone are the specification's UNKNOWN_STANDARD_CODE.
+    duplicated = _duplicate_codes([m.source_code for m in batch.mappings])
+    if duplicated:
+        raise_if_any(duplicated + unknown, body)
     if unknown:
         raise ApiError(400, "UNKNOWN_STANDARD_CODE",
                        "A standard_code is not in the standard transaction type list.", errors=unknown)
@@ -48,6 +54,24 @@ def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[B
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}
     return outcome, {code for code in before.keys() | after.keys() if before.get(code) != after.get(code)}
+
+
+def _duplicate_codes(source_codes: list) -> list[FieldProblem]:
+    return duplicates(source_codes, lambda i: f"mappings[{i}].source_code")
+
+
+def _unknown_codes(standard_codes: list) -> list[FieldProblem]:
+    """A problem for each standard_code (a string, or None: not readable) not in the standard list."""
+    return [FieldProblem(f"mappings[{i}].standard_code", UNKNOWN_CODE_MESSAGE)
+            for i, code in enumerate(standard_codes) if code is not None and standard_transaction_type(code) is None]
+
+
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
+    """A refused upload's repeated source codes and unknown standard codes, among those that can be read."""
+    codes = [m.get("standard_code") if isinstance(m, dict) and isinstance(m.get("standard_code"), str)
+             and not refused.failed("mappings", i, "standard_code") else None
+             for i, m in enumerate(refused.entries("mappings"))]
+    return _duplicate_codes(refused.readable_values("mappings", "source_code")) + _unknown_codes(codes)
 
 
 def get_mapping(storage: Storage, partner: Partner) -> dict:

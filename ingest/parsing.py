@@ -8,17 +8,20 @@ first), so the partner's own parser and ours could read two different batches un
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from core import errors
 from core.errors import FieldProblem
 from core.money import currency_exponent, format_minor_units, minor_units, places_message
-from ingest.wire import BATCH_LIMIT, MAX_SAFE_INT
+from ingest.problem_words import bare, declared_type, hints, is_model, without_none, words
+from ingest.wire import BATCH_LIMIT, MAX_SAFE_INT, Money
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -42,21 +45,29 @@ def json_path(location: tuple) -> str:
     return path or "$"
 
 
-def problems_of(error: ValidationError) -> list[FieldProblem]:
-    return [FieldProblem(json_path(item["loc"]), item["msg"])
-            for item in error.errors(include_url=False, include_input=False, include_context=False)]
+def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldProblem]:
+    """Pydantic's errors in a partner's words (ingest/problem_words.py); the input is read for its JSON
+    type only, never quoted."""
+    return [FieldProblem(json_path(item["loc"]), words(item, model))
+            for item in error.errors(include_url=False, include_input=True, include_context=True)]
 
 
-def parse(model: type[Model], body: bytes) -> Model:
+# The checks a use case can still run on a body its model refused, on the parts that are readable (see
+# `Refused`); they return their problems, which the 400 lists beside pydantic's.
+Salvage = Callable[["Refused"], list[FieldProblem]]
+
+
+def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> Model:
     """Validate the whole body; 400 BATCH_TOO_LARGE if a batch list is over its limit, else
-    400 INVALID_PAYLOAD listing every problem found."""
+    400 INVALID_PAYLOAD listing every problem found: pydantic's, and those `salvage` finds in the parts
+    of the body that can be read. A valid body costs nothing more: the salvage runs on refusals only."""
     try:
         parsed = model.model_validate_json(body)
     except ValidationError as error:
         for item in error.errors(include_url=False, include_input=False):
             if item["type"] == "too_long" and len(item["loc"]) == 1:
                 raise errors.batch_too_large(str(item["loc"][0]), BATCH_LIMIT, item["ctx"]["actual_length"]) from None
-        raise errors.invalid_payload(problems_of(error)) from None
+        raise errors.invalid_payload(_refusal_problems(model, body, error, salvage)) from None
     # The model's parser has checked the syntax, UTF-8 and the nesting depth (at most 200 levels), and
     # keeps the last of two equal names; this second pass refuses what it lets through. It runs only on
     # bodies that are otherwise valid, and builds no values (the hooks return None).
@@ -64,6 +75,122 @@ def parse(model: type[Model], body: bytes) -> Model:
     if problem:
         raise errors.invalid_payload([FieldProblem("$", problem)])
     return parsed
+
+
+def _refusal_problems(model: type[BaseModel], body: bytes, error: ValidationError,
+                      salvage: Salvage | None) -> list[FieldProblem]:
+    problems = problems_of(error, model)
+    raw = raw_object(body)
+    if raw is None:  # not JSON, or not an object: pydantic's one problem at $ says it all
+        return problems
+    if salvage is not None:
+        problems += salvage(Refused(raw, [tuple(item["loc"]) for item in error.errors(include_url=False)]))
+    # Repeated names only: pydantic already reports a NaN or an out-of-range number read by a field (at
+    # that field), and the same number twice would be one problem told twice.
+    if problem := i_json_problem(body, numbers=False):
+        problems.append(FieldProblem("$", problem))
+    return in_document_order(problems, raw)
+
+
+def raw_object(body: bytes) -> dict | None:
+    """The body as plain JSON values when it is a JSON object, else None (only read on refusals)."""
+    try:
+        raw = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+@dataclass
+class Refused:
+    """A body its model refused: the raw JSON object, and the locations of pydantic's problems. An entry
+    of a list with no problem in it is valid on its own, and is built as its model for the use case's own
+    checks; the other entries can still have their readable parts checked."""
+
+    raw: dict
+    locations: list[tuple]
+
+    def __post_init__(self):
+        # Every location and the places that hold it: a refused 500-record batch can have thousands.
+        self._failed = {found[:length] for found in self.locations for length in range(len(found) + 1)}
+
+    def failed(self, *location) -> bool:
+        """Whether pydantic found a problem at location or inside it."""
+        return location in self._failed
+
+    def entries(self, name: str) -> list:
+        value = self.raw.get(name)
+        return value if isinstance(value, list) else []
+
+    def readable_values(self, name: str, member: str, kind: type = str) -> list:
+        """The member of each entry of the list `name`, as `readable` makes it (for `duplicates`)."""
+        return [readable(entry.get(member), kind) if isinstance(entry, dict) else object()
+                for entry in self.entries(name)]
+
+    def valid_entries(self, name: str, kind: type) -> Iterator[tuple[int, Any]]:
+        """(index, model) of each entry of the list `name` that has no problem."""
+        adapter = _adapter(kind)
+        for index, entry in enumerate(self.entries(name)):
+            if not self.failed(name, index):
+                try:  # through JSON text, so that it is validated exactly as in the body
+                    yield index, adapter.validate_json(json.dumps(entry))
+                except (ValidationError, ValueError):
+                    continue
+
+    def refused_entries(self, name: str) -> Iterator[tuple[int, dict]]:
+        """(index, raw object) of each entry of the list `name` that has a problem and is an object."""
+        for index, entry in enumerate(self.entries(name)):
+            if isinstance(entry, dict) and self.failed(name, index):
+                yield index, entry
+
+
+@functools.cache
+def _adapter(kind: type) -> TypeAdapter:
+    return TypeAdapter(kind)
+
+
+def readable(value: Any, kind: type = str) -> Any:
+    """value, when it is of kind (a non-empty string by default) and so can be compared with others; else
+    a fresh object that equals nothing, so that `duplicates` skips what cannot be read."""
+    if isinstance(value, kind) and not isinstance(value, bool) and value != "":
+        return value
+    return object()
+
+
+# --- problems in the order of the document --------------------------------------------------------
+
+_STEP = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
+
+
+def in_document_order(problems: list[FieldProblem], raw: dict | None) -> list[FieldProblem]:
+    """The problems without repeats, in the order their places have in the body as sent (members in the
+    order written, list entries by index; a missing member after those present, in the model's order)."""
+    unique = list(dict.fromkeys(problems))
+    if raw is None:
+        return unique
+    orders: dict[int, dict[str, int]] = {}  # the members' places of each object met, by id
+    return sorted(unique, key=lambda problem: _position(raw, problem.path, orders))
+
+
+def _position(raw: Any, path: str, orders: dict[int, dict[str, int]]) -> tuple:
+    if path == "$":
+        return ()
+    position = []
+    node = raw
+    for index, name in _STEP.findall(path):
+        if index:
+            step = int(index)
+            node = node[step] if isinstance(node, list) and step < len(node) else None
+        elif isinstance(node, dict):
+            order = orders.get(id(node))
+            if order is None:
+                order = orders[id(node)] = {member: place for place, member in enumerate(node)}
+            step = order.get(name, len(order))
+            node = node.get(name)
+        else:
+            step, node = 0, None
+        position.append(step)
+    return tuple(position)
 
 
 class _NotIJson(ValueError):
@@ -85,12 +212,12 @@ def _constant(name: str) -> None:
     raise _NotIJson("NaN and Infinity are not JSON numbers")
 
 
-def i_json_problem(body: bytes) -> str | None:
+def i_json_problem(body: bytes, numbers: bool = True) -> str | None:
     """Why a syntactically valid JSON body is not I-JSON, or None. Checks the whole body, fields the
-    models ignore included."""
+    models ignore included; the numbers too unless numbers is False (then only repeated names)."""
+    hooks = {"parse_float": _number, "parse_int": _number, "parse_constant": _constant} if numbers else {}
     try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=_object, parse_float=_number, parse_int=_number,
-                   parse_constant=_constant)
+        json.loads(body.decode("utf-8"), object_pairs_hook=_object, **hooks)
     except _NotIJson as problem:
         return str(problem)
     except RecursionError:
@@ -112,9 +239,10 @@ def duplicates(values: list, path_of) -> list[FieldProblem]:
     return found
 
 
-def raise_if_any(problems: list[FieldProblem]) -> None:
+def raise_if_any(problems: list[FieldProblem], body: bytes | None = None) -> None:
+    """400 INVALID_PAYLOAD listing problems, if any; in the body's order when the body is given."""
     if problems:
-        raise errors.invalid_payload(problems)
+        raise errors.invalid_payload(problems if body is None else in_document_order(problems, raw_object(body)))
 
 
 class MoneyReader:
@@ -158,3 +286,60 @@ def money_problems(amounts: list[tuple[str, str | None]], currency: str) -> list
     for path, amount in amounts:
         reader.read(amount, path)
     return reader.problems
+
+
+# --- amounts of a refused body --------------------------------------------------------------------
+
+_DECIMAL = re.compile(next(meta.pattern for meta in Money.__metadata__ if getattr(meta, "pattern", None)))
+
+
+def raw_money_problems(raw: Any, model: type, path: str) -> list[FieldProblem]:
+    """Places and range (MoneyReader) of every amount of a refused body's part `raw`, read as `model`,
+    that is a decimal string, in each object whose currency is a valid code. Amounts pydantic refused
+    (not decimal strings) and those of an invalid currency are left to pydantic's own problems."""
+    problems: list[FieldProblem] = []
+    _walk_amounts(raw, model, path, None, problems)
+    return problems
+
+
+def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, problems: list) -> None:
+    if not isinstance(raw, dict):
+        return
+    fields = _amount_fields(model)
+    if "currency" in hints(model):
+        currency = raw.get("currency")
+        reader = None
+        if isinstance(currency, str) and currency_exponent(currency) is not None:
+            reader = MoneyReader(currency)
+            reader.problems = problems  # one list for the object and the parts it holds
+    for name, kind, inner in fields:
+        value = raw.get(name)
+        at = f"{path}.{name}" if path else name
+        if kind == "amount":
+            if reader is not None and isinstance(value, str) and _DECIMAL.match(value):
+                reader.read(value, at)
+        elif kind == "object":
+            _walk_amounts(value, inner, at, reader, problems)
+        elif isinstance(value, list):
+            for index, entry in enumerate(value):
+                _walk_amounts(entry, inner, f"{at}[{index}]", reader, problems)
+
+
+@functools.cache
+def _amount_fields(model: type) -> tuple[tuple[str, str, type | None], ...]:
+    """(name, "amount" | "object" | "list", model held) of the fields of model that are amounts or hold
+    models."""
+    found = []
+    for name in model.__pydantic_fields__:
+        held = declared_type(model, (name,))
+        if without_none(held) == Money:
+            found.append((name, "amount", None))
+        elif is_model(inner := _held_model(held)):
+            found.append((name, "object", inner))
+        elif is_model(inner := _held_model(declared_type(model, (name, 0)))):
+            found.append((name, "list", inner))
+    return tuple(found)
+
+
+def _held_model(annotation: Any) -> Any:
+    return None if annotation is None else bare(annotation)

@@ -10,7 +10,7 @@ from core.errors import FieldProblem
 from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker
-from ingest.parsing import duplicates, money_problems, parse, raise_if_any
+from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems
 from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
 
 
@@ -31,7 +31,45 @@ def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
     problems = []
     if group.max_select < group.min_select:
         problems.append(FieldProblem(f"{at}.max_select", "must be at least min_select"))
-    problems += duplicates([option.option_id for option in group.options], lambda i: f"{at}.options[{i}].option_id")
+    problems += _duplicate_options(at, [option.option_id for option in group.options])
+    return problems
+
+
+def _duplicate_options(at: str, option_ids: list) -> list[FieldProblem]:
+    return duplicates(option_ids, lambda i: f"{at}.options[{i}].option_id")
+
+
+def _duplicate_keys(product_keys: list, group_ids: list) -> list[FieldProblem]:
+    problems = duplicates(product_keys, lambda i: f"products[{i}].product_id")
+    return problems + duplicates(group_ids, lambda i: f"modifier_groups[{i}].group_id")
+
+
+def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:
+    problems = _duplicate_keys([(p.product_id, p.store_id) for p in batch.products],
+                               [g.group_id for g in batch.modifier_groups])
+    for index, product in enumerate(batch.products):
+        problems += _product_problems(index, product)
+    for index, group in enumerate(batch.modifier_groups):
+        problems += _group_problems(index, group)
+    return problems
+
+
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
+    """A refused batch's problems beyond pydantic's: repeated keys among those that can be read, every
+    check of the products and groups that are valid, the amounts of the others."""
+    keys = [(readable(p.get("product_id")), None if p.get("store_id") is None else readable(p["store_id"]))
+            if isinstance(p, dict) else object() for p in refused.entries("products")]
+    problems = _duplicate_keys(keys, refused.readable_values("modifier_groups", "group_id"))
+    for index, product in refused.valid_entries("products", Product):
+        problems += _product_problems(index, product)
+    for index, raw in refused.refused_entries("products"):
+        problems += raw_money_problems(raw, Product, f"products[{index}]")
+    for index, group in refused.valid_entries("modifier_groups", ModifierGroup):
+        problems += _group_problems(index, group)
+    for index, raw in refused.refused_entries("modifier_groups"):
+        options = raw.get("options") if isinstance(raw.get("options"), list) else []
+        problems += _duplicate_options(f"modifier_groups[{index}]", [
+            readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options])
     return problems
 
 
@@ -39,18 +77,11 @@ def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcom
     resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
     if resent is not None:
         return resent
-    batch = parse(ProductsBatch, body)
-    problems = duplicates([(p.product_id, p.store_id) for p in batch.products], lambda i: f"products[{i}].product_id")
-    problems += duplicates([g.group_id for g in batch.modifier_groups], lambda i: f"modifier_groups[{i}].group_id")
-    for index, product in enumerate(batch.products):
-        problems += _product_problems(index, product)
-    for index, group in enumerate(batch.modifier_groups):
-        problems += _group_problems(index, group)
-    raise_if_any(problems)
-
+    batch = parse(ProductsBatch, body, _readable_problems)
     store_ids = {p.store_id for p in batch.products if p.store_id is not None}
     access.require_registered(storage, partner.partner_id, store_ids)
-    raise_if_any(_store_currency_problems(storage, partner.partner_id, batch.products))
+    problems = _body_problems(batch) + _store_currency_problems(storage, partner.partner_id, batch.products)
+    raise_if_any(problems, body)
 
     products = [ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
                 for p in batch.products]

@@ -5,18 +5,27 @@ from __future__ import annotations
 from core.ports import Partner, Storage, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker
-from ingest.parsing import duplicates, parse, raise_if_any
+from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import StoresBatch, StoresKey
+
+
+def _duplicate_stores(store_ids: list) -> list:
+    return duplicates(store_ids, lambda i: f"stores[{i}].store_id")
+
+
+def _readable_problems(refused: Refused) -> list:
+    """The repeated store_ids of a refused batch, among those that can be read."""
+    return _duplicate_stores(refused.readable_values("stores", "store_id"))
 
 
 def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
     if resent is not None:
         return resent
-    batch = parse(StoresBatch, body)
+    batch = parse(StoresBatch, body, _readable_problems)
     store_ids = [store.store_id for store in batch.stores]
-    raise_if_any(duplicates(store_ids, lambda i: f"stores[{i}].store_id"))
     access.require_registered(storage, partner.partner_id, store_ids)
+    raise_if_any(_duplicate_stores(store_ids))
     masters = [
         StoreMaster(s.store_id, s.currency, s.country_code, s.time_zone, s.workday_start, s.prices_include_tax,
                     s.last_modified_at, s.model_dump(mode="json"))

@@ -1,12 +1,16 @@
 """POST /trade-records: a batch of one store's transactions for one business date (spec 4.7).
 
-Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then the body
-(400), the store (403), then what needs stored data: the store's currency and country (400).
+Order of checks: a known batch_id is answered from its marker (ingest/batches.py), then a body the model
+refuses (400, with what its readable parts show), the store (403), then one 400 for the body's own checks
+and what needs stored data: the store's currency and country.
 Recording rules that HQ can check become warnings; the records are still accepted. Each stored
 record carries its totals in minor units so that reconciliation never re-reads whole records.
 """
 
 from __future__ import annotations
+
+import datetime as dt
+from typing import Iterable
 
 import orjson
 
@@ -15,7 +19,7 @@ from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import MoneyReader, duplicates, parse, raise_if_any
+from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
@@ -61,16 +65,76 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
+    return _records_structure_problems(batch.store_id, batch.business_date, enumerate(batch.trade_records))
+
+
+def _records_structure_problems(store_id: str | None, business_date: dt.date | None,
+                                records: Iterable[tuple[int, TradeRecord]]) -> list[FieldProblem]:
+    """Records (index, record) against the batch's store_id and business_date (None: unreadable, not
+    compared), and their repeated line numbers and payment ids."""
     problems = []
-    for index, record in enumerate(batch.trade_records):
+    for index, record in records:
         path = f"trade_records[{index}]"
-        if record.store_id != batch.store_id:
+        if store_id is not None and record.store_id != store_id:
             problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
-        if record.business_date != batch.business_date:
+        if business_date is not None and record.business_date != business_date:
             problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
         problems += duplicates([item.line_no for item in record.items], lambda i: f"{path}.items[{i}].line_no")
         problems += duplicates([p.payment_id for p in record.payments], lambda i: f"{path}.payments[{i}].payment_id")
     return problems
+
+
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
+    """A refused batch's problems beyond pydantic's. A record with no problem of its own gets every check
+    that needs no stored data (data protection without the store's country: only phone numbers in the
+    international form are recognised); the others get their readable amounts, codes and dates checked."""
+    store_id, business_date = _readable_value(refused, ("store_id",)), _readable_date(refused, ("business_date",))
+    valid = list(refused.valid_entries("trade_records", TradeRecord))
+    problems = _records_structure_problems(store_id, business_date, valid)
+    for index, record in valid:
+        path = f"trade_records[{index}]"
+        reader = MoneyReader(record.currency)
+        read_amounts(path, record, reader)
+        problems += reader.problems + protection_problems(path, record, None)
+    for index, raw in refused.refused_entries("trade_records"):
+        problems += _refused_record_problems(refused, index, raw, store_id, business_date)
+    return problems
+
+
+def _refused_record_problems(refused: Refused, index: int, raw: dict, store_id: str | None,
+                             business_date: dt.date | None) -> list[FieldProblem]:
+    """What a record pydantic refused still shows: its readable store_id and business_date against the
+    batch's, its repeated line numbers and payment ids, its amounts."""
+    path, at = f"trade_records[{index}]", ("trade_records", index)
+    problems = []
+    own_store, own_date = _readable_value(refused, (*at, "store_id")), _readable_date(refused, (*at, "business_date"))
+    if None not in (own_store, store_id) and own_store != store_id:
+        problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
+    if None not in (own_date, business_date) and own_date != business_date:
+        problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
+    items, payments = (raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments"))
+    problems += duplicates([readable(item.get("line_no"), int) if isinstance(item, dict) else object()
+                            for item in items], lambda i: f"{path}.items[{i}].line_no")
+    problems += duplicates([readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in payments],
+                           lambda i: f"{path}.payments[{i}].payment_id")
+    return problems + raw_money_problems(raw, TradeRecord, path)
+
+
+def _raw_at(refused: Refused, location: tuple):
+    value = refused.raw
+    for step in location:
+        value = value[step]
+    return value
+
+
+def _readable_value(refused: Refused, location: tuple) -> str | None:
+    """A code pydantic found no problem with (it is a valid string), or None."""
+    return None if refused.failed(*location) else _raw_at(refused, location)
+
+
+def _readable_date(refused: Refused, location: tuple) -> dt.date | None:
+    text = _readable_value(refused, location)
+    return None if text is None else dt.date.fromisoformat(text)
 
 
 def require_store_master(storage: Storage, partner_id: str, store_id: str) -> StoreMaster:
@@ -126,11 +190,10 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
         return resent
-    batch = parse(TradeRecordsBatch, body)
-    raise_if_any(_structure_problems(batch))
+    batch = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
-    problems: list[FieldProblem] = []
+    problems = _structure_problems(batch)
     amounts: list[RecordAmounts] = []
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
@@ -139,7 +202,7 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
         amounts.append(read_amounts(path, record, reader))
         problems += reader.problems
         problems += protection_problems(path, record, store.country_code)
-    raise_if_any(problems)
+    raise_if_any(problems, body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
