@@ -356,11 +356,11 @@ def _detail_lines(details: dict) -> list[str]:
 
 
 def _readable(value) -> str:
-    """Lists and mappings as plain text (no Python brackets or quotes); anything nested as JSON."""
+    """Lists and mappings as plain text (no Python brackets or quotes), numbers and booleans as JSON."""
     import json
 
     if isinstance(value, dict):
-        return ", ".join(f"{key} {_readable(item)}" for key, item in value.items())
+        return ", ".join(f"{key}={_readable(item)}" for key, item in value.items())
     if isinstance(value, list):
         return ", ".join(_readable(item) for item in value)
     if isinstance(value, str):

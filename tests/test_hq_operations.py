@@ -302,7 +302,7 @@ def test_reconcile_show_prints_raw_differences_and_details_as_readable_text(week
     assert "batches: 2 received of 3 expected (batch_seq 1, 3); missing batch_seq 2" in shown
     assert "unmapped source codes (counted, but not as revenue): 99, VD/01" in shown
     assert "payment types of unknown direction (left out of payment_total_amount): GIFT" in shown
-    assert "source codes counted as: 01 SALE" in shown
+    assert "source codes counted as: 01=SALE" in shown
 
 
 def test_reconcile_show_of_a_received_day_says_when_it_is_due(week):
