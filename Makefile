@@ -28,6 +28,7 @@ run: $(STAMP)
 	$(PY) -m devhost
 
 # The same app on the Azure adapters: Cosmos DB and Storage Queue emulators, started and stopped here.
+# Their data lives in the emulators' memory (not in .data) and is gone when the host stops.
 run-azure: install
 	$(PY) -m devhost --emulators
 

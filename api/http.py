@@ -103,16 +103,17 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
            authenticated: bool = True) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
-    partner_id = None
+    partner_id = key_id = None
     body: object = None
     error_code = None
     try:
         backend = current_backend()
         partner = None
         if authenticated:
-            partner = access.authenticate(backend.storage, req.headers.get("x-functions-key"))
-            partner_id = partner.partner_id
+            owner = access.authenticate(backend.storage, req.headers.get("x-functions-key"))
+            partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
             access.admit(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+            access.note_key_use(backend.storage, owner)
         status, body, *extra = action(Call(req, backend, partner, request_id))
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
@@ -134,7 +135,8 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
     telemetry.record_request(
         function=context.function_name if context else "", invocation_id=context.invocation_id if context else "",
         request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,
-        duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, body=body, error_code=error_code)
+        duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, key_id=key_id, body=body,
+        error_code=error_code)
     return response
 
 

@@ -106,11 +106,13 @@ def log_exception(logger: logging.Logger, message: str, error: BaseException, le
 
 
 def record_request(*, function: str, invocation_id: str, request_id: str, method: str, path: str, status: int,
-                   duration_ms: float, partner_id: str | None, body: object, error_code: str | None) -> None:
-    """Log one completed request and count what it did."""
+                   duration_ms: float, partner_id: str | None, body: object, error_code: str | None,
+                   key_id: str | None = None) -> None:
+    """Log one completed request and count what it did. The key is named by its id (`hq key list`),
+    never by the key itself."""
     fields: dict = {"event": "http_request", "function": function, "invocation_id": invocation_id,
                     "request_id": request_id, "method": method, "path": path, "status": status,
-                    "duration_ms": round(duration_ms, 1), "partner_id": partner_id}
+                    "duration_ms": round(duration_ms, 1), "partner_id": partner_id, "key_id": key_id}
     if error_code:
         fields["code"] = error_code
         REJECTED.add(1, {"code": error_code, "function": function})

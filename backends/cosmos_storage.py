@@ -422,7 +422,7 @@ class CosmosStorage:
         try:
             self._partners.create_item({"id": "key", "pk": _key("key", key_hash), "type": "key",
                                         "partner_id": partner_id, "key_id": key_id, "key_hash": key_hash,
-                                        "created_at": to_utc_text(now), "revoked_at": None})
+                                        "created_at": to_utc_text(now), "revoked_at": None, "last_used_at": None})
         except CosmosResourceExistsError:
             raise AdminError(f"key {key_id} already exists") from None
         return ApiKeyInfo(key_id, partner_id, now, None)
@@ -449,11 +449,12 @@ class CosmosStorage:
     @_outage_as_unavailable
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         self._require_partner(partner_id)
-        items = _query(self._partners, "SELECT c.key_id, c.partner_id, c.created_at, c.revoked_at FROM c "
-                                       "WHERE c.type = 'key' AND c.partner_id = @partner", partner=partner_id)
+        items = _query(self._partners, "SELECT c.key_id, c.partner_id, c.created_at, c.revoked_at, c.last_used_at "
+                                       "FROM c WHERE c.type = 'key' AND c.partner_id = @partner", partner=partner_id)
         items.sort(key=lambda item: (item["created_at"], item["key_id"]))
+        # A key item written before last_used_at existed has no such property.
         return [ApiKeyInfo(item["key_id"], item["partner_id"], from_utc_text(item["created_at"]),
-                           _opt_time(item["revoked_at"])) for item in items]
+                           _opt_time(item["revoked_at"]), _opt_time(item.get("last_used_at"))) for item in items]
 
     @_outage_as_unavailable
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
@@ -565,7 +566,25 @@ class CosmosStorage:
         partner = _read(self._partners, "partner", _key(key["partner_id"]))
         if partner is None:
             return None
-        return KeyOwner(self._partner(partner), key["key_id"], key["key_hash"], key["revoked_at"] is not None)
+        return KeyOwner(self._partner(partner), key["key_id"], key["key_hash"], key["revoked_at"] is not None,
+                        _opt_time(key.get("last_used_at")))
+
+    @_outage_as_unavailable
+    def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
+        # Read, compare, replace on the ETag read: a concurrent revocation is never overwritten, and an
+        # earlier hour never replaces a later one. At most once an hour per key (the caller decides).
+        text = to_utc_text(hour)
+        for _ in range(MAX_ATTEMPTS):
+            item = _read(self._partners, "key", _key("key", key_hash))
+            if item is None or (item.get("last_used_at") or "") >= text:
+                return
+            try:
+                self._partners.replace_item(item["id"], {**_body(item), "last_used_at": text},
+                                            etag=item["_etag"], **_IF_UNCHANGED)
+                return
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+                continue
+        raise _Contention("too many concurrent changes to a key")
 
     @_outage_as_unavailable
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]:

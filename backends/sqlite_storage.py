@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS partners (
     partner_id TEXT PRIMARY KEY, name TEXT NOT NULL, active INTEGER NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS api_keys (
     key_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
-    key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT);
+    key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT, last_used_at TEXT);
 CREATE INDEX IF NOT EXISTS api_keys_by_partner ON api_keys(partner_id);
 CREATE TABLE IF NOT EXISTS registered_stores (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, registered_at TEXT NOT NULL,
@@ -149,14 +149,33 @@ def _opt_time(text: str | None) -> dt.datetime | None:
     return None if text is None else from_utc_text(text)
 
 
+def _has_column(db: sqlite3.Connection, table: str, column: str) -> bool:
+    return column in {row["name"] for row in db.execute(f"PRAGMA table_info({table})")}
+
+
 def _json(value) -> str:
     return orjson.dumps(value).decode()
+
+
+# Columns added after a release, as (table, column, declaration): a database made before gets them on open.
+ADDED_COLUMNS = [("api_keys", "last_used_at", "TEXT")]
 
 
 class SqliteStorage:
     def __init__(self, data_dir: Path) -> None:
         self.db = SqliteDatabase(data_dir / "pos.sqlite3", SCHEMA)
+        self._add_missing_columns()
         self._add_record_codes()
+
+    def _add_missing_columns(self) -> None:
+        with self.db.read() as db:
+            missing = [added for added in ADDED_COLUMNS if not _has_column(db, *added[:2])]
+        if not missing:
+            return  # the usual case: no write lock taken on open
+        with self.db.write() as db:  # checked again under the lock: another process may have added it
+            for table, column, declaration in missing:
+                if not _has_column(db, table, column):
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
     def _add_record_codes(self) -> None:
         """Give a database made before them the columns payment_ids and product_lines, filled (once)."""
@@ -211,7 +230,8 @@ class SqliteStorage:
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo:
         self._require_partner(partner_id)
         with self.db.write() as db:
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, NULL)", (key_id, partner_id, key_hash, to_utc_text(now)))
+            db.execute("INSERT INTO api_keys (key_id, partner_id, key_hash, created_at) VALUES (?, ?, ?, ?)",
+                       (key_id, partner_id, key_hash, to_utc_text(now)))
         return ApiKeyInfo(key_id, partner_id, now, None)
 
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
@@ -228,10 +248,10 @@ class SqliteStorage:
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         self._require_partner(partner_id)
         with self.db.read() as db:
-            rows = db.execute("SELECT key_id, partner_id, created_at, revoked_at FROM api_keys "
+            rows = db.execute("SELECT key_id, partner_id, created_at, revoked_at, last_used_at FROM api_keys "
                               "WHERE partner_id = ? ORDER BY created_at, key_id", (partner_id,)).fetchall()
-        return [ApiKeyInfo(r["key_id"], r["partner_id"], from_utc_text(r["created_at"]), _opt_time(r["revoked_at"]))
-                for r in rows]
+        return [ApiKeyInfo(r["key_id"], r["partner_id"], from_utc_text(r["created_at"]), _opt_time(r["revoked_at"]),
+                           _opt_time(r["last_used_at"])) for r in rows]
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         self._require_partner(partner_id)
@@ -294,11 +314,17 @@ class SqliteStorage:
     def find_key(self, key_hash: str) -> KeyOwner | None:
         with self.db.read() as db:
             row = db.execute(
-                "SELECT k.key_id, k.key_hash, k.revoked_at, p.* FROM api_keys k "
+                "SELECT k.key_id, k.key_hash, k.revoked_at, k.last_used_at, p.* FROM api_keys k "
                 "JOIN partners p ON p.partner_id = k.partner_id WHERE k.key_hash = ?", (key_hash,)).fetchone()
         if row is None:
             return None
-        return KeyOwner(self._partner(row), row["key_id"], row["key_hash"], row["revoked_at"] is not None)
+        return KeyOwner(self._partner(row), row["key_id"], row["key_hash"], row["revoked_at"] is not None,
+                        _opt_time(row["last_used_at"]))
+
+    def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
+        with self.db.write() as db:
+            db.execute("UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? "
+                       "AND (last_used_at IS NULL OR last_used_at < ?)", (to_utc_text(hour), key_hash, to_utc_text(hour)))
 
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]:
         with self.db.read() as db:

@@ -38,6 +38,7 @@ class ApiKeyInfo:
     partner_id: str
     created_at: dt.datetime
     revoked_at: dt.datetime | None
+    last_used_at: dt.datetime | None = None  # the hour (UTC) of its last accepted request, see record_key_use
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class KeyOwner:
     key_id: str
     key_hash: str
     revoked: bool
+    last_used_at: dt.datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,12 @@ class Storage(Protocol):
 
     # -- request admission --
     def find_key(self, key_hash: str) -> KeyOwner | None: ...
+    def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
+        """Note that the key was used in the hour starting at `hour`; an earlier hour than the one stored
+        changes nothing. Callers write only when find_key's last_used_at is older, so a key costs at most
+        one write an hour, not one per request."""
+        ...
+
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
     def count_request(self, partner_id: str, window_start: int) -> int: ...
     def ping(self) -> None: ...

@@ -79,6 +79,21 @@ def _arm_faults() -> None:
               file=sys.stderr, flush=True)
 
 
+def _where_data_is(settings: Settings, emulators: bool) -> str:
+    if settings.backend != "azure":
+        return f"backend sqlite, data in {settings.data_dir}"
+    where = "in the emulators' memory, gone when the host stops" if emulators else "kept by that account"
+    return (f"backend azure: Cosmos DB {settings.cosmos_endpoint} database {settings.cosmos_database}, "
+            f"data {where}")
+
+
+def _reconciliation_line(delay_seconds: int) -> str:
+    """Said at start: a newcomer who pushes a day otherwise waits 15 minutes without knowing why."""
+    minutes = f" ({delay_seconds / 60:g} min)" if delay_seconds >= 120 else ""
+    return (f"Daily closes are reconciled {delay_seconds} s{minutes} after they arrive (RECONCILE_DELAY_SECONDS).\n"
+            "  Reconcile one now with: .venv/bin/python -m hq reconcile run PARTNER_ID STORE_ID DATE")
+
+
 def _serve(args) -> int:
     load_local_settings()
     settings = Settings.from_env()
@@ -125,13 +140,14 @@ def _serve(args) -> int:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     base = f"http://{args.host}:{server.server_address[1]}/{prefix}"
-    print(f"Partner POS ingestion service on {base} (backend {settings.backend}, data in {settings.data_dir})")
+    print(f"Partner POS ingestion service on {base} ({_where_data_is(settings, args.emulators)})")
     for function in sorted(table.http, key=lambda f: f.template):
         print(f"  {','.join(sorted(function.methods)):<4} {base}/{function.template}")
     for function in table.queues:
         print(f"  queue trigger {function.name} on '{function.queue_name}'")
     for function in table.timers:
         print(f"  timer trigger {function.name} at '{function.schedule}'")
+    print(_reconciliation_line(settings.reconcile_delay_seconds))
     print("Press Ctrl+C to stop.", flush=True)
     # Everything loaded so far (the app, its libraries, the backend) lives as long as the process: move
     # it out of the collector's generations, so that the full collections a large batch's many objects

@@ -13,7 +13,9 @@ POST /daily-close (daily-close-*.json). Then GET /daily-close/{store_id}/{busine
 until every store-day is MATCHED or MISMATCHED, or the timeout passes.
 
 Exit status: 0 every store-day MATCHED; 1 a MISMATCHED store-day or the timeout; 2 an HTTP error (the
-problem body is printed) or the service could not be reached.
+problem body is printed) or the service could not be reached. On the timeout it says when each day is
+due (the service waits RECONCILE_DELAY_SECONDS after a daily close) and the `hq` command that reconciles
+it now.
 
 Resending the same files is safe: every write comes back 200 ALREADY_RECEIVED, and a daily close
 already received keeps the result it had. --fresh-batch-ids gives every request a new batch_id, so a
@@ -192,6 +194,31 @@ def report(day: tuple[str, str], result: dict, timeout: float) -> bool:
     return status == "MATCHED"
 
 
+def explain_wait(client: Client, days: list[tuple[str, str]], results: dict[tuple[str, str], dict]) -> None:
+    """Why a day has no result yet, and what to do: the service reconciles a day only after a delay."""
+    print()
+    print("Why no result yet: the service reconciles a store-day RECONCILE_DELAY_SECONDS after its daily close "
+          "(900 s, 15 minutes, unless the service sets it shorter).")
+    for store_id, business_date in days:
+        due = results[(store_id, business_date)].get("reconciliation_due_at")
+        if due:
+            print(f"  {store_id} {business_date} is due at {due}")
+    partner_id = _partner_id(client) or "PARTNER_ID"
+    print("What to do: wait until then and run this script again (resending is safe: the results are read "
+          "again), or reconcile now, on the service's machine, with:")
+    for store_id, business_date in days:
+        print(f"  python -m hq reconcile run {partner_id} {store_id} {business_date}")
+    print("To try a whole day locally, start the service with a short delay: RECONCILE_DELAY_SECONDS=5 make run")
+
+
+def _partner_id(client: Client) -> str | None:
+    """The partner the key belongs to, as the mapping read names it; None if it cannot be read."""
+    try:
+        return client.call("GET", "mappings/transaction-types").json().get("partner_id")
+    except (HttpFailure, ValueError):
+        return None
+
+
 def _cell(value) -> str:
     return "-" if value is None else str(value)
 
@@ -235,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             print(failure.body, file=sys.stderr)
         return EXIT_HTTP_ERROR
     matched = [report(day, results[day], args.timeout) for day in days]
+    waiting = [day for day in days if results[day].get("status") not in FINAL_STATUSES]
+    if waiting:
+        explain_wait(client, waiting, results)
     print()
     if all(matched):
         print(f"result: all {len(days)} store-day(s) MATCHED")

@@ -39,10 +39,23 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
 
 @command("partner", "add")
 def partner_add(backend, args) -> None:
-    # The id names the partner in every answer and log line: no empty id, no "/" or control characters.
     _check_ids("partner", [args.partner_id])
-    partner = backend.storage.add_partner(args.partner_id, args.name or args.partner_id, utc_now())
+    existing = backend.storage.get_partner(args.partner_id)
+    if existing is not None:  # exit 1 like every refusal: a script that meant to create it must notice
+        _refuse_existing(existing)
+    try:
+        partner = backend.storage.add_partner(args.partner_id, args.name or args.partner_id, utc_now())
+    except AdminError:  # added by someone else since the look-up
+        _refuse_existing(backend.storage.get_partner(args.partner_id))
+        raise
     print(f"Added partner {partner.partner_id} ({partner.name}), active.")
+
+
+def _refuse_existing(partner) -> None:
+    if partner is not None:
+        raise AdminError(f"partner {partner.partner_id} already exists ({partner.name}, "
+                         f"{'active' if partner.active else 'inactive'}, added {to_api_text(partner.created_at)}); "
+                         "nothing changed. Its keys: python -m hq key list " + partner.partner_id)
 
 
 @command("partner", "deactivate")
@@ -83,6 +96,18 @@ def key_issue(backend, args) -> None:
 
 @command("key", "revoke")
 def key_revoke(backend, args) -> None:
+    from ingest.access import hash_key, is_key_id
+
+    listing = f"the KEY_ID column of: python -m hq key list {args.partner_id}"
+    if not is_key_id(args.key_id):
+        # Perhaps the key itself, pasted by mistake: never printed back. Its hash says which key it is.
+        owner = backend.storage.find_key(hash_key(args.key_id))
+        if owner is not None:
+            raise AdminError(f"that is a key, not a key id (not shown here); it is key {owner.key_id} of partner "
+                             f"{owner.partner.partner_id}. Revoke it by its id: python -m hq key revoke "
+                             f"{owner.partner.partner_id} {owner.key_id}")
+        raise AdminError(f"the value given is not a key id (not shown here, it may be a key); key ids look like "
+                         f"key_0123456789ab: see {listing}")
     backend.storage.revoke_key(args.partner_id, args.key_id, utc_now())
     print(f"Revoked key {args.key_id} of partner {args.partner_id}: requests with it now get 401.")
 
@@ -93,18 +118,41 @@ def key_list(backend, args) -> None:
     if not keys:
         print(f"Partner {args.partner_id} has no keys. Issue one with: python -m hq key issue {args.partner_id}")
         return
-    print(_table(["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT"],
+    print(_table(["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT", "LAST_USED_HOUR"],
                  [[k.key_id, "REVOKED" if k.revoked_at else "ACTIVE", to_api_text(k.created_at),
-                   to_api_text(k.revoked_at) if k.revoked_at else "-"] for k in keys]))
+                   to_api_text(k.revoked_at) if k.revoked_at else "-", _hour(k.last_used_at)] for k in keys]))
+
+
+def _hour(moment) -> str:
+    """The hour (UTC) a key was last used in: kept to the hour, so that noting it costs one write an hour."""
+    return "never" if moment is None else moment.strftime("%Y-%m-%dT%H:00Z")
 
 
 # -- stores -----------------------------------------------------------------------------------------
 
 @command("store", "register")
 def store_register(backend, args) -> None:
+    """Registers the stores not registered yet; the others are left as they are. Done (exit 0) when all of
+    them are registered at the end, whoever registered them."""
     _check_ids("store", args.store_ids)
-    backend.storage.register_stores(args.partner_id, args.store_ids, utc_now())
-    print(f"Registered for {args.partner_id}: {', '.join(args.store_ids)}")
+    _require_partner(backend, args.partner_id)
+    new: list[str] = []
+    for _ in range(3):  # a concurrent `register` of the same store makes the port refuse: look again
+        missing = backend.storage.unregistered(args.partner_id, set(args.store_ids))
+        new = [store_id for store_id in args.store_ids if store_id in missing]
+        try:
+            if new:
+                backend.storage.register_stores(args.partner_id, new, utc_now())
+            break
+        except AdminError:
+            continue
+    else:
+        raise AdminError(f"the stores of {args.partner_id} changed during registration; run it again")
+    already = [store_id for store_id in args.store_ids if store_id not in new]
+    if new:
+        print(f"Registered for {args.partner_id}: {', '.join(new)}")
+    if already:
+        print(f"Already registered for {args.partner_id}, left as they were: {', '.join(already)}")
 
 
 @command("store", "unregister")
@@ -132,21 +180,28 @@ def store_list(backend, args) -> None:
 
 
 def _check_ids(what: str, ids: list[str]) -> None:
+    """Store ids, and partner ids, follow the store id rule of the wire format (both travel in commands,
+    log lines and storage keys); a partner id, HQ's own name, has no spaces either."""
+    for value in ids:
+        if not _follows_store_id_rule(value):
+            raise AdminError(f"invalid {what} id {value!r}: 1 to 100 characters, without / \\ ? # "
+                             "or control characters")
+        if what == "partner" and any(character.isspace() for character in value):
+            raise AdminError(f"invalid partner id {value!r}: no spaces (for example acme-pos)")
+    if len(set(ids)) != len(ids):
+        raise AdminError(f"a {what} id is given twice")
+
+
+def _follows_store_id_rule(value: str) -> bool:
     from pydantic import TypeAdapter, ValidationError
 
     from ingest.wire import StoreId
 
-    # Partner ids follow the store code's restricted rule: both name HQ's own records and appear in
-    # commands, logs and paths.
-    adapter = TypeAdapter(StoreId)
-    for value in ids:
-        try:
-            adapter.validate_python(value)
-        except ValidationError:
-            raise AdminError(f"invalid {what} id {value!r}: 1 to 100 characters, without / \\ ? # "
-                             "or control characters") from None
-    if len(set(ids)) != len(ids):
-        raise AdminError(f"a {what} id is given twice")
+    try:
+        TypeAdapter(StoreId).validate_python(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def _require_partner(backend, partner_id: str):
@@ -220,6 +275,9 @@ def _day(args):
 def _require_close(backend, args):
     _require_partner(backend, args.partner_id)
     day = backend.storage.get_closed_day(args.partner_id, args.store_id, _day(args))
+    if day is None and backend.storage.unregistered(args.partner_id, {args.store_id}):
+        raise AdminError(f"store {args.store_id} is not registered for partner {args.partner_id}, so it has no "
+                         f"daily close; its stores: python -m hq store list {args.partner_id}")
     if day is None:
         raise AdminError(f"no daily close received for {args.partner_id} {args.store_id} {args.business_date}")
     return day
@@ -240,19 +298,79 @@ def reconcile_run(backend, args) -> None:
 
 @command("reconcile", "show")
 def reconcile_show(backend, args) -> None:
-    day = _require_close(backend, args)
-    print(f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
-          + (f" (checked {to_api_text(day.checked_at)})" if day.checked_at else " (not reconciled yet)"))
     from reconcile.totals import TOTAL_FIELDS
 
-    actual = day.actual or {}
-    rows = [[name, str(day.expected.get(name, "-")), str(actual.get(name, "-")),
-             "DIFFERS" if name in day.differences else ""] for name in TOTAL_FIELDS]
-    print(_table(["FIELD", "EXPECTED", "ACTUAL", ""], rows))
-    for name, value in (day.details or {}).items():
-        if value and name != "source_codes":
-            # JSON shows codes exactly as sent, spaces and slashes included, and copies back as they are.
-            print(f"{name}: {json.dumps(value, ensure_ascii=False)}")
+    day = _require_close(backend, args)
+    print(f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
+          + (f" (checked {to_api_text(day.checked_at)})" if day.checked_at else
+             f" (not reconciled yet, due {to_api_text(day.due_at)})"))
+    details = day.details or {}
+    raw = details.get("raw_differences") or {}
+    reconciled = day.actual is not None
+    rows = [[name, _cell(day.expected.get(name)), _cell((day.actual or {}).get(name)),
+             _signed(raw.get(name)) if reconciled else "-", _verdict(name, day, raw)] for name in TOTAL_FIELDS]
+    print(_table(["FIELD", "EXPECTED", "ACTUAL", "DIFFERENCE", "RESULT"], rows))
+    if reconciled:
+        print("DIFFERENCE is actual - expected; counts must be equal, amounts may differ by one minor unit.")
+    for line in _detail_lines(details):
+        print(line)
+    if backend.storage.unregistered(args.partner_id, {day.store_id}):
+        print(f"Store {day.store_id} is no longer registered for {args.partner_id}.")
+
+
+def _cell(value) -> str:
+    return "-" if value is None else str(value)
+
+
+def _signed(value) -> str:
+    """A raw difference with its sign: "+1", "-0.01"; "0" when there is none."""
+    if value is None:
+        return "0"
+    text = str(value)
+    return text if text.startswith("-") else "+" + text
+
+
+def _verdict(name: str, day, raw: dict) -> str:
+    if name in day.differences:
+        return "DIFFERS"
+    return "within tolerance" if name in raw else ""
+
+
+# How the reconciliation's details read in `reconcile show`; anything else is printed by its name.
+_DETAIL_LABELS = {"unmapped_source_codes": "unmapped source codes (counted, but not as revenue)",
+                  "unknown_payment_types": "payment types of unknown direction (left out of payment_total_amount)",
+                  "mapped_source_codes": "source codes counted as"}
+_DETAILS_SHOWN_ELSEWHERE = {"raw_differences", "source_codes", "batch_count_received", "batch_count_expected",
+                            "batch_seqs_received", "missing_batch_seqs"}
+
+
+def _detail_lines(details: dict) -> list[str]:
+    lines = []
+    if "batch_count_expected" in details:
+        seqs = details.get("batch_seqs_received") or []
+        line = (f"batches: {details.get('batch_count_received', len(seqs))} received of "
+                f"{details['batch_count_expected']} expected"
+                + (f" (batch_seq {', '.join(map(str, seqs))})" if seqs else ""))
+        missing = details.get("missing_batch_seqs") or []
+        lines.append(line + (f"; missing batch_seq {', '.join(map(str, missing))}" if missing else ""))
+    for name, value in details.items():
+        if value and name not in _DETAILS_SHOWN_ELSEWHERE:
+            lines.append(f"{_DETAIL_LABELS.get(name, name.replace('_', ' '))}: {_readable(value)}")
+    return lines
+
+
+def _readable(value) -> str:
+    """Lists and mappings as plain text (no Python brackets), numbers and booleans as JSON; a partner's
+    code is quoted only where its end would not show (see _code_list)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{_code_list([str(key)])}={_readable(item)}" for key, item in value.items())
+    if isinstance(value, list):
+        if all(isinstance(item, str) for item in value):
+            return _code_list(value)
+        return ", ".join(_readable(item) for item in value)
+    if isinstance(value, str):
+        return _code_list([value])
+    return json.dumps(value, ensure_ascii=False)
 
 
 @command("reconcile", "list")
@@ -266,23 +384,50 @@ def reconcile_list(backend, args) -> None:
         last = None if args.date_to is None else _date(args.date_to, "--to")
         if first and last and first > last:
             raise AdminError(f"--from {first} is after --to {last}")
-    _require_partner(backend, args.partner_id)
-    # The port reads the partner's closes (one partition on Cosmos DB), by status when asked; the
-    # store and dates are filtered here.
-    days = [day for day in backend.storage.closed_days(args.partner_id, args.status)
+    if args.partner_id is not None:
+        partner_ids = [_require_partner(backend, args.partner_id).partner_id]
+    else:
+        partner_ids = [partner.partner_id for partner in backend.storage.list_partners()]
+    # The port reads one partner's closes (one partition on Cosmos DB), by status when asked; the store
+    # and dates are filtered here.
+    days = [(partner_id, day) for partner_id in partner_ids
+            for day in backend.storage.closed_days(partner_id, args.status)
             if (args.store is None or day.store_id == args.store)
             and (first is None or day.business_date >= first) and (last is None or day.business_date <= last)]
-    if not days:
-        print(f"No daily closes of {args.partner_id}{_list_filters(args, first, last)}.")
+    if args.format != "table":
+        _print_days(args.format, days)
         return
-    print(_table(["STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"],
-                 [[day.store_id, day.business_date.isoformat(), day.status,
+    whose = args.partner_id if args.partner_id is not None else "any partner"
+    if not days:
+        print(f"No daily closes of {whose}{_list_filters(args, first, last)}.")
+        return
+    print(_table(["PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"],
+                 [[partner_id, day.store_id, day.business_date.isoformat(), day.status,
                    to_api_text(day.checked_at) if day.checked_at else "-",
-                   ",".join(day.differences) or "-", _notes(day)] for day in days]))
-    counts = Counter(day.status for day in days)
+                   ",".join(day.differences) or "-", _notes(day)] for partner_id, day in days]))
+    counts = Counter(day.status for _, day in days)
     print(f"{len(days)} store-day(s): " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) + ".")
     if counts["MISMATCHED"]:
-        print(f"Details of one: python -m hq reconcile show {args.partner_id} STORE_ID BUSINESS_DATE")
+        print("Details of one: python -m hq reconcile show "
+              f"{args.partner_id if args.partner_id is not None else 'PARTNER_ID'} STORE_ID BUSINESS_DATE")
+
+
+def _print_days(form: str, days: list) -> None:
+    """The list for a script: JSON (an array, null where the table shows "-") or CSV with a header row."""
+    import csv
+
+    records = [{"partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
+                "status": day.status, "checked_at": to_api_text(day.checked_at) if day.checked_at else None,
+                "differences": list(day.differences), "notes": _notes(day)} for partner_id, day in days]
+    if form == "json":
+        print(json.dumps(records, ensure_ascii=False, indent=2))
+        return
+    writer = csv.DictWriter(sys.stdout, fieldnames=["partner_id", "store_id", "business_date", "status",
+                                                    "checked_at", "differences", "notes"], lineterminator="\n")
+    writer.writeheader()
+    for record in records:
+        writer.writerow({**record, "checked_at": record["checked_at"] or "",
+                         "differences": ",".join(record["differences"])})
 
 
 def _list_filters(args, first, last) -> str:
@@ -497,12 +642,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("issue", help="create a key and print it once").add_argument("partner_id")
     revoke = sub.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("partner_id")
-    revoke.add_argument("key_id")
-    sub.add_parser("list", help="key ids and dates (never the keys)").add_argument("partner_id")
+    revoke.add_argument("key_id", help="the KEY_ID column of `key list` (key_...), not the key itself")
+    sub.add_parser("list", help="key ids, dates and the hour each was last used (never the keys)"
+                   ).add_argument("partner_id")
 
     store = groups.add_parser("store", help="register, unregister and list a partner's stores")
     sub = store.add_subparsers(dest="action", required=True)
-    for name, text in (("register", "allow the partner to send data for these stores"),
+    for name, text in (("register", "allow the partner to send data for these stores (those already allowed stay)"),
                        ("unregister", "stop accepting data for these stores")):
         command_parser = sub.add_parser(name, help=text)
         command_parser.add_argument("partner_id")
@@ -522,8 +668,10 @@ def build_parser() -> argparse.ArgumentParser:
         command_parser = sub.add_parser(name, help=text)
         for argument in ("partner_id", "store_id", "business_date"):
             command_parser.add_argument(argument)
-    listing = sub.add_parser("list", help="daily closes and their status across the partner's stores")
-    listing.add_argument("partner_id")
+    listing = sub.add_parser("list", help="daily closes and their status, of one partner or of all")
+    listing.add_argument("partner_id", nargs="?", help="only this partner's closes (default: every partner's)")
+    listing.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                         help="table (default) to read; json or csv for a script")
     listing.add_argument("--status", type=str.upper, choices=STATUSES, help="only closes with this status")
     listing.add_argument("--date", metavar="YYYY-MM-DD", help="only this business date")
     listing.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD", help="business dates from this one")

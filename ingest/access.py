@@ -7,19 +7,25 @@ there is nothing to brute-force that a slow hash would protect.
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
+import logging
+import re
 import secrets
 import time
 from dataclasses import dataclass
 
 from core import errors
-from core.ports import Partner, Storage
+from core.clock import utc_now
+from core.ports import BackendUnavailable, KeyOwner, Storage
 from ingest.card_numbers import contains_card_number
 from ingest.personal_data import is_email_address
 
 KEY_PREFIX = "posk_"  # makes a leaked key easy to recognise for secret scanners
 KEY_BYTES = 32
+KEY_ID_PREFIX = "key_"
+log = logging.getLogger("pos.access")
 
 
 @dataclass(frozen=True)
@@ -35,10 +41,17 @@ def hash_key(secret: str) -> str:
 
 def new_key() -> NewKey:
     secret = KEY_PREFIX + secrets.token_urlsafe(KEY_BYTES)
-    return NewKey("key_" + secrets.token_hex(6), secret, hash_key(secret))
+    return NewKey(KEY_ID_PREFIX + secrets.token_hex(6), secret, hash_key(secret))
 
 
-def authenticate(storage: Storage, presented: str | None) -> Partner:
+def is_key_id(text: str) -> bool:
+    """The form new_key gives key ids: anything else may be a key pasted by mistake, not to be echoed."""
+    return re.fullmatch(KEY_ID_PREFIX + r"[0-9a-f]{12}", text) is not None
+
+
+def authenticate(storage: Storage, presented: str | None) -> KeyOwner:
+    """The key's owner (partner and key id, to log) when the key is known, not revoked and its partner
+    active; else 401 UNAUTHORIZED or 403 PARTNER_INACTIVE."""
     if not presented:
         raise errors.unauthorized()
     digest = hash_key(presented)
@@ -47,7 +60,20 @@ def authenticate(storage: Storage, presented: str | None) -> Partner:
         raise errors.unauthorized()
     if not owner.partner.active:
         raise errors.partner_inactive()
-    return owner.partner
+    return owner
+
+
+def note_key_use(storage: Storage, owner: KeyOwner, now: dt.datetime | None = None) -> None:
+    """Keep the hour of the key's last accepted request (`hq key list`). The lookup already returned the
+    stored hour, so only the first request of a new hour writes: no write per request. Best effort: a
+    failure to note it never refuses a request that is otherwise fine."""
+    hour = (now or utc_now()).astimezone(dt.timezone.utc).replace(minute=0, second=0, microsecond=0)
+    if owner.last_used_at is not None and owner.last_used_at >= hour:
+        return
+    try:
+        storage.record_key_use(owner.key_hash, hour)
+    except BackendUnavailable:
+        log.warning("the last-used hour of a key was not recorded", extra={"key_id": owner.key_id})
 
 
 def require_registered(storage: Storage, partner_id: str, store_ids) -> None:

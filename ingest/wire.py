@@ -501,6 +501,10 @@ class DailyCloseStatus(WireModel):
     actual: ControlTotals | None
     differences: list[str]
     details: ReconciliationDetails | None = None
+    reconciliation_due_at: Timestamp | None = Field(
+        default=None, description="Only while RECEIVED: when the reconciliation is due (UTC), "
+                                  "RECONCILE_DELAY_SECONDS after the latest daily close or the latest change to "
+                                  "the day. Poll again after it; the result usually follows within seconds.")
 
 
 class HealthResponse(WireModel):

@@ -65,4 +65,6 @@ def daily_close_status(storage: Storage, partner: Partner, store_id: str, busine
     }
     if day.details is not None:
         body["details"] = day.details
+    if day.status == "RECEIVED":  # tells a partner (and examples/push_day.py) why there is no result yet
+        body["reconciliation_due_at"] = to_api_text(day.due_at)
     return body

@@ -223,7 +223,7 @@ def test_hq_reconcile_run_and_show(new_partner, backend_host):
     assert shown.returncode == 0, shown.stderr
     assert "MISMATCHED" in shown.stdout
     tip_row = next(line for line in shown.stdout.splitlines() if line.startswith("tip_amount"))
-    assert tip_row.split() == ["tip_amount", "1.00", "0.00", "DIFFERS"]
+    assert tip_row.split() == ["tip_amount", "1.00", "0.00", "-1.00", "DIFFERS"]  # actual - expected
     ran = host.hq("reconcile", "run", partner.partner_id, "S1", DAY)
     assert ran.returncode == 0 and "MISMATCHED" in ran.stdout
     missing = host.hq("reconcile", "run", partner.partner_id, "S1", "2026-01-01")

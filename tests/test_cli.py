@@ -1,13 +1,17 @@
 """The `hq` command line, run as HQ runs it: a separate process on the host's data."""
 
+import dataclasses
+import datetime as dt
+import json
 import re
 import subprocess
 import sys
+import time
 import uuid
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, issue_key, make_partner
 from tests.payloads import problem_of, store, stores_batch
 
 KEY = re.compile(r"^posk_[A-Za-z0-9_-]{43}$")
@@ -56,17 +60,26 @@ def test_a_partner_without_a_name_is_named_by_its_id(host):
     assert host.storage().get_partner(partner_id).name == partner_id
 
 
-def test_a_duplicate_partner_is_refused(host):
+def test_a_duplicate_partner_is_refused_saying_it_exists_and_nothing_changed(host):
     partner_id = new_id()
     ok(host.hq_in_process("partner", "add", partner_id, "--name", "First"))
-    refused(host.hq("partner", "add", partner_id, "--name", "Second"), partner_id, "already exists")
+    message = refused(host.hq("partner", "add", partner_id, "--name", "Second"), partner_id, "already exists",
+                      "First", "active", "nothing changed", f"key list {partner_id}")
+    assert "Second" not in message
     assert host.storage().get_partner(partner_id).name == "First"
 
 
-@pytest.mark.parametrize("partner_id", ["", "a/b", "tab\there", "x" * 101])
+@pytest.mark.parametrize("partner_id", ["", "a/b", "tab\there", "x" * 101, "acme pos", " acme", "acme\u3000pos"])
 def test_an_invalid_partner_id_is_refused(host, partner_id):
     refused(host.hq("partner", "add", partner_id), "invalid partner id")
     assert host.storage().get_partner(partner_id) is None
+
+
+@pytest.mark.parametrize("partner_id", ["acme-pos", "ACME_2.0", "日本POS", "p:1"])
+def test_a_partner_id_follows_the_store_id_rule(host, partner_id):
+    partner_id = f"{partner_id}-{uuid.uuid4().hex[:6]}"
+    ok(host.hq_in_process("partner", "add", partner_id))
+    assert host.storage().get_partner(partner_id).partner_id == partner_id
 
 
 def test_deactivate_and_activate(partner):
@@ -118,12 +131,60 @@ def test_key_list_shows_ids_and_dates_but_never_a_key(partner):
     second = ok(hq("key", "issue", partner.partner_id)).strip().splitlines()
     ok(hq("key", "revoke", partner.partner_id, partner.key_id))
     listed = ok(partner.host.hq("key", "list", partner.partner_id))
-    assert listed.splitlines()[0].split() == ["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT"]
+    assert listed.splitlines()[0].split() == ["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT", "LAST_USED_HOUR"]
     rows = rows_of(listed)
     assert len(rows) == 2
     assert rows[partner.key_id][1] == "REVOKED" and rows[partner.key_id][3].endswith("Z")  # with its date
-    assert [row[1:4:2] for key_id, row in rows.items() if key_id != partner.key_id] == [["ACTIVE", "-"]]
+    assert [row[1:5:2] for key_id, row in rows.items() if key_id != partner.key_id] == [["ACTIVE", "-"]]
+    assert {row[4] for row in rows.values()} == {"never"}  # neither key has made a request
     assert partner.key not in listed and second[-1] not in listed and "posk_" not in listed
+
+
+def test_key_list_shows_the_hour_each_key_was_last_used(backend_host):
+    partner = make_partner(backend_host)
+    unused_id, _ = issue_key(backend_host, partner.partner_id)
+    before = dt.datetime.now(dt.timezone.utc)
+    for _ in range(3):
+        assert partner.get("mappings/transaction-types").status_code == 200
+    after = dt.datetime.now(dt.timezone.utc)
+    rows = rows_of(ok(backend_host.hq_in_process("key", "list", partner.partner_id)))
+    assert rows[partner.key_id][4] in {moment.strftime("%Y-%m-%dT%H:00Z") for moment in (before, after)}
+    assert rows[unused_id][4] == "never"
+
+
+def test_a_key_is_noted_as_used_once_an_hour_not_once_a_request():
+    from core.ports import KeyOwner, Partner
+    from ingest.access import note_key_use
+
+    class Noting:
+        def __init__(self):
+            self.writes = []
+
+        def record_key_use(self, key_hash, hour):
+            self.writes.append(hour)
+
+    storage, utc = Noting(), dt.timezone.utc
+    owner = KeyOwner(Partner("acme", "Acme", True, dt.datetime(2026, 1, 1, tzinfo=utc)), "key_0123456789ab", "h",
+                     False)
+    last_used = None
+    for minute in (5, 30, 59, 60, 61, 119, 120):  # 14:05 ... 16:00, as each request finds the key
+        note_key_use(storage, dataclasses.replace(owner, last_used_at=last_used),
+                     dt.datetime(2026, 11, 20, 14, tzinfo=utc) + dt.timedelta(minutes=minute))
+        last_used = storage.writes[-1]
+    assert storage.writes == [dt.datetime(2026, 11, 20, hour, tzinfo=utc) for hour in (14, 15, 16)]
+
+
+def test_request_log_lines_name_the_key_by_its_id_never_the_key(partner):
+    request_id = uuid.uuid4().hex
+    assert partner.get("mappings/transaction-types", headers={**partner.headers(), "x-request-id": request_id}
+                       ).status_code == 200
+    deadline = time.monotonic() + 10
+    while request_id not in partner.host.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    line = next(json.loads(text) for text in partner.host.log().splitlines() if request_id in text)
+    assert line["event"] == "http_request" and line["key_id"] == partner.key_id
+    assert line["partner_id"] == partner.partner_id
+    assert partner.key not in partner.host.log() and partner.key[5:25] not in partner.host.log()
 
 
 def test_key_list_of_a_partner_without_keys_says_how_to_issue_one(host):
@@ -140,6 +201,20 @@ def test_key_revoke(partner):
 def test_revoking_a_revoked_key_is_refused(partner):
     ok(partner.host.hq_in_process("key", "revoke", partner.partner_id, partner.key_id))
     refused(partner.host.hq("key", "revoke", partner.partner_id, partner.key_id), partner.key_id, "already revoked")
+
+
+def test_revoking_by_the_key_itself_is_refused_without_printing_it_and_names_its_key_id(partner):
+    message = refused(partner.host.hq("key", "revoke", partner.partner_id, partner.key), "not a key id",
+                      partner.key_id, f"key revoke {partner.partner_id} {partner.key_id}")
+    assert partner.key not in message and partner.key[5:25] not in message
+    assert partner.get("mappings/transaction-types").status_code == 200  # not revoked on a guess
+
+
+@pytest.mark.parametrize("value", ["posk_" + "A" * 43, "A" * 43, "key_ABC"])
+def test_revoking_by_something_else_than_a_key_id_points_to_the_key_id_column(partner, value):
+    message = refused(partner.host.hq("key", "revoke", partner.partner_id, value), "not a key id", "KEY_ID",
+                      f"key list {partner.partner_id}")
+    assert value not in message
 
 
 def test_revoking_an_unknown_key_is_refused(partner):
@@ -174,9 +249,13 @@ def test_store_register_list_and_unregister(new_partner):
     problem_of(partner.put("stores", stores_batch(store("S2"))), 403, "STORE_NOT_ALLOWED")
 
 
-def test_registering_a_registered_store_is_refused_and_registers_nothing(partner):
-    refused(partner.host.hq("store", "register", partner.partner_id, "S2", "S1"), "already registered", "S1")
-    assert partner.host.storage().registered_stores(partner.partner_id) == ["S1"]  # not S2 either
+def test_registering_registers_the_new_stores_and_names_those_already_there(partner):
+    shown = ok(partner.host.hq("store", "register", partner.partner_id, "S2", "S1", "東京-01"))
+    assert shown.splitlines() == [f"Registered for {partner.partner_id}: S2, 東京-01",
+                                  f"Already registered for {partner.partner_id}, left as they were: S1"]
+    assert partner.host.storage().registered_stores(partner.partner_id) == ["S1", "S2", "東京-01"]
+    again = ok(partner.host.hq("store", "register", partner.partner_id, "S1", "S2"))
+    assert again == f"Already registered for {partner.partner_id}, left as they were: S1, S2\n"
 
 
 def test_unregistering_an_unknown_store_is_refused_and_unregisters_nothing(partner):

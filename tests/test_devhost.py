@@ -1,5 +1,6 @@
 """The local host (`python -m devhost`): concurrency, routing, demo partner, local settings."""
 
+import dataclasses
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -194,3 +195,20 @@ def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch
         server.server_close()
     assert len(read) == 1 and read[0] == body
     assert seen["same"] is True
+
+
+def test_the_banner_says_where_the_data_is_and_how_long_reconciliation_waits(host):
+    log = host.log()
+    assert f"backend sqlite, data in {host.data_dir}" in log
+    assert "Daily closes are reconciled 1 s after they arrive (RECONCILE_DELAY_SECONDS)" in log
+    assert "hq reconcile run PARTNER_ID STORE_ID DATE" in log
+
+
+def test_with_the_emulators_the_banner_does_not_claim_the_data_is_in_the_data_directory():
+    from devhost.__main__ import _where_data_is
+
+    settings = Settings.from_env()
+    azure = dataclasses.replace(settings, backend="azure", cosmos_endpoint="https://127.0.0.1:8081/")
+    text = _where_data_is(azure, emulators=True)
+    assert "Cosmos DB https://127.0.0.1:8081/" in text and "memory" in text
+    assert ".data" not in text and str(settings.data_dir) not in text

@@ -216,3 +216,31 @@ def test_opened_at_gives_the_business_date_including_the_late_night_sales():
 def test_member_ids_are_internal_ids():
     members = {r["member_id"] for r in all_records() if r.get("member_id")}
     assert members and all(re.fullmatch(r"M-\d{6}", member) for member in members)
+
+
+def test_on_timeout_the_script_says_when_each_day_is_due_and_how_to_reconcile_it_now(tmp_path):
+    from tests.conftest import start_host
+
+    slow = start_host(tmp_path, RECONCILE_DELAY_SECONDS="600")  # the default is 900: a newcomer's first run
+    try:
+        assert "reconciled 600 s (10 min) after they arrive (RECONCILE_DELAY_SECONDS)" in slow.log()
+        partner = make_partner(slow, STORES)
+        started = dt.datetime.now(dt.timezone.utc)
+        waited = subprocess.run([sys.executable, str(SCRIPT), "--base-url", slow.base_url, "--key", partner.key,
+                                 "--timeout", "2"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert waited.returncode == 1, waited.stdout + waited.stderr
+        out = waited.stdout
+        assert "still RECEIVED after 2s (timeout)" in out and "RECONCILE_DELAY_SECONDS" in out
+        for store_id in STORES:
+            due = re.search(rf"^  {store_id} {BUSINESS_DATE} is due at (\S+)$", out, re.M).group(1)
+            delay = dt.datetime.fromisoformat(due.replace("Z", "+00:00")) - started
+            assert dt.timedelta(seconds=590) < delay < dt.timedelta(seconds=610), out
+            assert f"python -m hq reconcile run {partner.partner_id} {store_id} {BUSINESS_DATE}" in out
+        assert partner.key not in out
+
+        for store_id in STORES:  # doing what it says: reconcile now, then the same run reads the results
+            assert "MATCHED" in slow.hq_in_process("reconcile", "run", partner.partner_id, store_id,
+                                                   BUSINESS_DATE).stdout
+        assert_clean_run(run_script(slow, partner.key), partner.key, {"ALREADY_RECEIVED"})
+    finally:
+        slow.stop()

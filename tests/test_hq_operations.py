@@ -180,7 +180,8 @@ def test_reconcile_list_shows_every_close_of_the_partner_by_date_and_store(week,
 
     shown = ok(week.host.hq("reconcile", "list", week.partner_id))
     lines = shown.splitlines()
-    assert lines[0].split() == ["STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"]
+    assert lines[0].split() == ["PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES",
+                                "NOTES"]
     rows = table(shown)
     assert [(r["STORE_ID"], r["BUSINESS_DATE"], r["STATUS"]) for r in rows] == [
         ("S2", "2026-11-19", "MATCHED"), ("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
@@ -236,7 +237,100 @@ def test_reconcile_list_refusals_and_usage_errors(week):
     usage_error(week.host.hq("reconcile", "list", week.partner_id, "--date", "2026-11-20", "--to", "2026-11-21"),
                 "--date cannot be combined")
     usage_error(hq_usage("reconcile", "list", week.partner_id, "--status", "DONE"), "invalid choice")
-    usage_error(hq_usage("reconcile", "list"))
+    usage_error(hq_usage("reconcile", "list", week.partner_id, "--format", "xml"), "invalid choice")
+
+
+def test_reconcile_list_without_a_partner_lists_every_partners_closes(week, new_partner):
+    other = new_partner(stores=("東京-01",))
+    _close(other.host.storage(), other.partner_id, "東京-01", "2026-11-20", "MISMATCHED", ("tax_amount",))
+
+    shown = ok(week.host.hq("reconcile", "list", "--date", "2026-11-20"))
+    rows = [(row["PARTNER_ID"], row["STORE_ID"], row["STATUS"]) for row in table(shown)]
+    assert [row for row in rows if row[0] in (week.partner_id, other.partner_id)] == sorted([
+        (week.partner_id, "S1", "MISMATCHED"), (week.partner_id, "S2", "MATCHED"),
+        (week.partner_id, "S3", "MISMATCHED"), (other.partner_id, "東京-01", "MISMATCHED")])
+    assert "hq reconcile show PARTNER_ID STORE_ID BUSINESS_DATE" in shown
+
+
+def test_reconcile_list_as_json_and_csv(week):
+    import csv
+    import json
+
+    as_json = json.loads(ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--format", "json")))
+    assert [(day["store_id"], day["business_date"], day["status"]) for day in as_json] == [
+        ("S2", "2026-11-19", "MATCHED"), ("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
+        ("S3", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")]
+    assert as_json[1] == {"partner_id": week.partner_id, "store_id": "S1", "business_date": "2026-11-20",
+                          "status": "MISMATCHED", "checked_at": "2026-11-21T04:20:00Z",
+                          "differences": ["tip_amount", "payment_total_amount"],
+                          "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER"}
+    assert as_json[4]["checked_at"] is None and as_json[4]["differences"] == []
+
+    as_csv = list(csv.DictReader(io.StringIO(ok(week.host.hq("reconcile", "list", week.partner_id,
+                                                             "--status", "MISMATCHED", "--format", "csv")))))
+    assert as_csv == [
+        {"partner_id": week.partner_id, "store_id": "S1", "business_date": "2026-11-20", "status": "MISMATCHED",
+         "checked_at": "2026-11-21T04:20:00Z", "differences": "tip_amount,payment_total_amount",
+         "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER"},
+        {"partner_id": week.partner_id, "store_id": "S3", "business_date": "2026-11-20", "status": "MISMATCHED",
+         "checked_at": "2026-11-21T04:20:00Z", "differences": "trade_record_count", "notes": "unmapped 99"}]
+    # Nothing found: still a document a script can read.
+    assert ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01",
+                                      "--format", "json")) == "[]\n"
+    assert ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01",
+                                      "--format", "csv")).splitlines() == [
+        "partner_id,store_id,business_date,status,checked_at,differences,notes"]
+
+
+# --- reconcile show -----------------------------------------------------------------------------
+
+def test_reconcile_show_prints_raw_differences_and_details_as_readable_text(week):
+    storage = week.host.storage()
+    _close(storage, week.partner_id, "S2", "2026-11-22", "MISMATCHED", ("trade_record_count",), {
+        "raw_differences": {"trade_record_count": -1, "tax_amount": "0.01", "net_sales_amount": "-12.50"},
+        "batch_count_received": 2, "batch_count_expected": 3, "batch_seqs_received": [1, 3],
+        "missing_batch_seqs": [2], "unmapped_source_codes": ["99", "VD/01"], "unknown_payment_types": ["GIFT"],
+        "source_codes": ["01", "99", "VD/01"], "mapped_source_codes": {"01": "SALE"}})
+    shown = ok(week.host.hq("reconcile", "show", week.partner_id, "S2", "2026-11-22"))
+    assert "{" not in shown and "[" not in shown and "'" not in shown  # no Python dict or list
+    assert shown.splitlines()[0] == f"{week.partner_id} S2 2026-11-22: MISMATCHED (checked 2026-11-21T04:20:00Z)"
+    rows = {row["FIELD"]: row for row in table("\n".join(shown.splitlines()[1:]))}
+    assert list(rows["trade_record_count"].values())[3:] == ["-1", "DIFFERS"]
+    assert (rows["tax_amount"]["DIFFERENCE"], rows["tax_amount"]["RESULT"]) == ("+0.01", "within tolerance")
+    assert rows["tip_amount"]["DIFFERENCE"] == "0" and rows["tip_amount"]["RESULT"] == ""
+    assert "DIFFERENCE is actual - expected" in shown
+    assert "batches: 2 received of 3 expected (batch_seq 1, 3); missing batch_seq 2" in shown
+    assert "unmapped source codes (counted, but not as revenue): 99, VD/01" in shown
+    assert "payment types of unknown direction (left out of payment_total_amount): GIFT" in shown
+    assert "source codes counted as: 01=SALE" in shown
+
+
+def test_reconcile_show_of_a_received_day_says_when_it_is_due(week):
+    shown = ok(week.host.hq_in_process("reconcile", "show", week.partner_id, "S1", "2026-11-21"))
+    assert "RECEIVED (not reconciled yet, due 2027-11-21T04:05:00Z)" in shown.splitlines()[0]
+
+
+def test_reconcile_show_and_run_of_an_unregistered_store_say_it_is_not_registered(week):
+    for action in ("show", "run"):
+        refused(week.host.hq("reconcile", action, week.partner_id, "S9", "2026-11-20"), "store S9 is not registered",
+                week.partner_id, f"store list {week.partner_id}")
+    refused(week.host.hq("reconcile", "show", week.partner_id, "S2", "2026-11-25"), "no daily close received")
+    ok(week.host.hq_in_process("store", "unregister", week.partner_id, "S3"))  # its results stay readable
+    shown = ok(week.host.hq_in_process("reconcile", "show", week.partner_id, "S3", "2026-11-20"))
+    assert "MISMATCHED" in shown and f"Store S3 is no longer registered for {week.partner_id}." in shown
+
+
+def test_a_received_day_tells_the_partner_when_its_reconciliation_is_due(backend_host):
+    from tests.backend_storage import storage_of
+
+    partner = make_partner(backend_host, stores=("S1", "S2"))
+    storage = storage_of(backend_host)
+    _close(storage, partner.partner_id, "S1", "2026-11-21")  # received 2026-11-21T04:05Z, due a year later
+    _close(storage, partner.partner_id, "S2", "2026-11-20", "MATCHED")
+    received = partner.get("daily-close/S1/2026-11-21").json()
+    assert received["status"] == "RECEIVED" and received["reconciliation_due_at"] == "2027-11-21T04:05:00Z"
+    assert "reconciliation_due_at" not in partner.get("daily-close/S2/2026-11-20").json()
+    assert "reconciliation_due_at" not in partner.get("daily-close/S1/2026-11-20").json()  # NOT_RECEIVED
 
 
 # --- payment types ------------------------------------------------------------------------------

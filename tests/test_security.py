@@ -298,7 +298,7 @@ def test_a_presented_key_is_compared_in_constant_time(monkeypatch):
         return real(a, b)
 
     monkeypatch.setattr(access.hmac, "compare_digest", spy)
-    assert access.authenticate(storage, secret.secret).partner_id == "p"
+    assert access.authenticate(storage, secret.secret).partner.partner_id == "p"
     assert calls == [(secret.key_hash, hashlib.sha256(secret.secret.encode()).hexdigest())]
     # The comparison decides: a lookup that found the hash is still refused if it says no.
     monkeypatch.setattr(access.hmac, "compare_digest", lambda a, b: False)

@@ -160,6 +160,43 @@ def test_keys_are_found_by_hash_listed_and_revoked(storage, partner):
     assert storage.find_key(hash_b).partner.active is False
 
 
+def test_the_last_used_hour_of_a_key_only_moves_forward(storage, partner):
+    hash_a, hash_b = uuid.uuid4().hex * 2, uuid.uuid4().hex * 2
+    storage.add_key(partner, "key_a", hash_a, T0)
+    storage.add_key(partner, "key_b", hash_b, T0)
+    assert storage.find_key(hash_a).last_used_at is None and storage.list_keys(partner)[0].last_used_at is None
+
+    hour = dt.datetime(2026, 11, 20, 14, tzinfo=UTC)
+    storage.record_key_use(hash_a, hour)
+    assert storage.find_key(hash_a).last_used_at == hour
+    assert [key.last_used_at for key in storage.list_keys(partner)] == [hour, None]  # per key
+    storage.record_key_use(hash_a, hour - dt.timedelta(hours=3))  # a late writer never moves it back
+    assert storage.find_key(hash_a).last_used_at == hour
+    storage.record_key_use(hash_a, hour + dt.timedelta(hours=1))
+    assert storage.find_key(hash_a).last_used_at == hour + dt.timedelta(hours=1)
+
+    # Revoking keeps the hour, and the hour never undoes a revocation.
+    storage.revoke_key(partner, "key_a", hour + dt.timedelta(hours=2))
+    storage.record_key_use(hash_a, hour + dt.timedelta(hours=3))
+    found = storage.find_key(hash_a)
+    assert found.revoked and found.last_used_at == hour + dt.timedelta(hours=3)
+    storage.record_key_use(uuid.uuid4().hex * 2, hour)  # an unknown hash: nothing to note, no error
+
+
+def test_a_sqlite_database_made_before_last_used_gets_the_column_on_open(tmp_path):
+    import sqlite3
+
+    SqliteStorage(tmp_path).add_partner("acme", "Acme", T0)
+    with sqlite3.connect(tmp_path / "pos.sqlite3") as db:  # as a database of the previous release
+        db.execute("ALTER TABLE api_keys DROP COLUMN last_used_at")
+        db.execute("INSERT INTO api_keys VALUES ('key_old', 'acme', ?, '2026-01-01T00:00:00.000000Z', NULL)",
+                   ("h" * 64,))
+    storage = SqliteStorage(tmp_path)
+    assert storage.find_key("h" * 64).last_used_at is None
+    storage.record_key_use("h" * 64, T0.replace(minute=0, second=0, microsecond=0))
+    assert storage.list_keys("acme")[0].last_used_at == T0.replace(minute=0, second=0, microsecond=0)
+
+
 def test_key_operations_need_a_known_partner(storage):
     for call in (lambda: storage.add_key("nobody", "k", "h" * 64, T0), lambda: storage.list_keys("nobody"),
                  lambda: storage.revoke_key("nobody", "k", T0)):
