@@ -366,7 +366,7 @@ def _readable(value) -> str:
         return ", ".join(f"{_code_list([str(key)])}={_readable(item)}" for key, item in value.items())
     if isinstance(value, list):
         if all(isinstance(item, str) for item in value):
-            return _code_list(value)
+            return _code_list(value, ", ")
         return ", ".join(_readable(item) for item in value)
     if isinstance(value, str):
         return _code_list([value])
@@ -457,10 +457,10 @@ def _notes(day) -> str:
     return "; ".join(notes)
 
 
-def _code_list(codes: list[str]) -> str:
+def _code_list(codes: list[str], separator: str = ",") -> str:
     """Partner codes joined by commas; a code is quoted (JSON) where a comma, a semicolon, a quote or
     spaces around it would hide where it ends ("FT/Venda" stays as it is, " 01" does not)."""
-    return ",".join(json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip()
+    return separator.join(json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip()
                     else code for code in codes)
 
 

@@ -22,7 +22,7 @@ from ingest import wire
 _AMOUNT_EXAMPLE = 'a decimal string such as "10.32"'
 _TIMESTAMP_FORM = "an RFC 3339 date-time with a UTC offset, such as 2024-05-01T12:30:00+09:00 or 2024-05-01T03:30:00Z"
 _DATE_FORM = "a date written YYYY-MM-DD, such as 2024-05-01"
-_UUID_FORM = "a UUID string such as \"0f8fad5b-d9cb-469f-a165-70867728950e\""
+_UUID_FORM = f'a UUID string such as "{wire.UUID_EXAMPLE}"'
 
 # What each string type of the wire format holds, and what its pattern asks for (the pattern itself
 # means little to a partner).
@@ -38,6 +38,7 @@ _EXPECTED = {
                 "must not contain / \\ ? #, control characters or line separators (store_id travels in a URL path)"),
     "Text": ("a string", "must not contain control characters (tab and line breaks aside)"),
     "FreeString50": ("a string", "must not contain control characters (tab and line breaks aside)"),
+    "BatchId": (_UUID_FORM, None),
     "CurrencyCode": ('an ISO 4217 currency code string such as "USD"', None),
     "CountryCode": ('an ISO 3166-1 alpha-2 country code string such as "US"', None),
     "TimeZone": ('an IANA time zone string such as "America/New_York"', None),

@@ -149,19 +149,19 @@ ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5]
 # decides what is a UUID, so the forms accepted stay those accepted before the echo: 8-4-4-4-12 hex
 # digits, also 32 without hyphens, in braces or after "urn:uuid:", in any case. One call per batch.
 _UUID = TypeAdapter(UUID)
-_A_UUID = "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01"
+UUID_EXAMPLE = "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01"
 
 
 def _check_uuid(text: str) -> str:
     try:
         _UUID.validate_python(text)
     except ValidationError:
-        raise ValueError(f"must be a UUID, such as {_A_UUID}") from None
+        raise ValueError(f'must be a UUID string such as "{UUID_EXAMPLE}"') from None
     return text
 
 
 BatchId = Annotated[str, AfterValidator(_check_uuid),
-                    Field(description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {_A_UUID}; "
+                    Field(description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {UUID_EXAMPLE}; "
                                       "also accepted without hyphens, in braces or after urn:uuid:. The response "
                                       "echoes it exactly as sent. Two batch_ids are the same batch when they are "
                                       "the same UUID, in any case or form.",

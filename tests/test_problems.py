@@ -157,11 +157,12 @@ def test_a_malformed_body_is_answered_before_the_store_check_a_well_formed_one_a
 # --- words a partner understands -----------------------------------------------------------------
 
 WORDS = {  # field of a daily close: (value sent, message)
-    "batch_id": [(1042, 'must be a UUID string such as "0f8fad5b-d9cb-469f-a165-70867728950e", not a JSON number'),
-                 ("b-1042", 'must be a UUID string such as "0f8fad5b-d9cb-469f-a165-70867728950e"')],
-    "store_id": [(1042, 'must be a string (codes and ids are JSON strings, also when they are numbers, such as '
+    "batch_id": [(1042, 'must be a UUID string such as "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01", not a JSON number'),
+                 ("b-1042", 'must be a UUID string such as "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01"')],
+    "store_id": [(1042, 'must be a string (store codes are JSON strings, also when they are numbers, such as '
                         '"1042"), not a JSON number'),
-                 ("", "must not be empty"), ("S/1", "must not contain / \\ ? # or control characters"),
+                 ("", "must not be empty"),
+                 ("S/1", "must not contain / \\ ? #, control characters or line separators (store_id travels"),
                  ("S" * 101, "must have at most 100 characters")],
     "business_date": [("2026/11/20", "must be a date written YYYY-MM-DD, such as 2024-05-01"),
                       (20261120, "must be a string holding a date written YYYY-MM-DD, such as 2024-05-01, not a JSON "
