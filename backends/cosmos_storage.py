@@ -627,9 +627,11 @@ class CosmosStorage:
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
             item["batch_seq"])
 
-    def _commit_marker(self, marker: BatchMarker) -> BatchMarker | None:
+    def _commit_marker(self, marker: BatchMarker, *, receipt_written: bool = False) -> BatchMarker | None:
         """Create the marker, last, if absent: None when this call accepted the batch, else the
-        marker of the concurrent twin that won."""
+        marker of the concurrent twin that won. `receipt_written`: this call wrote the batch's receipt
+        (a close or mapping), so a twin that found the receipt may have put this very marker back from
+        it (_restore_marker) in between; the batch is still this call's."""
         item = {"id": _key(marker.batch_id), "pk": _key(marker.partner_id, marker.batch_id), "type": "batch",
                 "partner_id": marker.partner_id, "batch_id": marker.batch_id, "kind": marker.kind,
                 "record_count": marker.record_count, "body_digest": marker.body_digest,
@@ -647,7 +649,7 @@ class CosmosStorage:
             except CosmosResourceExistsError:
                 stored = self._find_batch(marker.partner_id, marker.batch_id)
                 if stored is not None:  # else it expired in between: try again
-                    return stored
+                    return None if receipt_written and stored == marker else stored
         raise _Contention(f"batch marker {marker.batch_id} keeps changing")
 
     @_outage_as_unavailable
@@ -707,7 +709,7 @@ class CosmosStorage:
                      "updated_at": to_utc_text(marker.received_at), "entries": entries})
         if earlier is not None:  # uploaded before, its marker gone: the mapping stays as it is
             return self._restore_marker(_received_marker(marker, earlier))
-        return self._commit_marker(marker)
+        return self._commit_marker(marker, receipt_written=True)
 
     @_outage_as_unavailable
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
@@ -837,10 +839,11 @@ class CosmosStorage:
                                          lambda: self._close_item(marker.partner_id, day))
         if earlier is not None:
             return self._restore_marker(_received_marker(marker, earlier))
-        return self._commit_marker(marker)
+        return self._commit_marker(marker, receipt_written=True)
 
     def _restore_marker(self, received: BatchMarker) -> BatchMarker:
-        """Put back the lost marker of a batch received before, so that its next resend is answered from it."""
+        """Put back the lost marker of a batch received before, so that its next resend is answered from it.
+        A resend either way: its marker (or the twin's that is committing it right now) is the answer."""
         return self._commit_marker(received) or received
 
     @_outage_as_unavailable
