@@ -188,6 +188,14 @@ def test_an_earlier_mapping_resent_after_its_marker_is_gone_replaces_nothing(sto
     assert storage.find_batch(partner, first.batch_id) == first
 
 
+def test_concurrent_twins_of_a_mapping_store_it_once_and_one_is_accepted(storage, partner):
+    batch = marker(partner, "mappings", 1)
+    entries = [{"source_code": "VENTE/TPE #1", "standard_code": "SALE"}]
+    answers = run_together(RACERS, lambda _: storage.replace_mapping(batch, entries))
+    assert answers.count(None) == 1 and answers.count(batch) == RACERS - 1
+    assert storage.get_mapping(partner).entries == entries
+
+
 # -- Cosmos DB: markers do not expire unless told to -------------------------------------------------------
 
 def test_cosmos_db_markers_carry_no_time_to_live_by_default(cosmos_storage, monkeypatch):
