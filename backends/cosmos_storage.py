@@ -20,6 +20,7 @@ deployment uses too; docs/decisions.md ("Cosmos DB") says why they are what they
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import datetime as dt
 import functools
 import hashlib
@@ -79,8 +80,9 @@ BATCHES = "batches"  # batch markers, one logical partition each
 TRADE_RECORDS = "trade-records"  # store-day partitions, and one version entry per trade record
 CLOSES = "daily-closes"  # daily closes and their results, one partition per partner
 
-# Long enough for a partner to resend a batch after a long outage of its POS or a month-end re-push.
-DEFAULT_MARKER_TTL_DAYS = 90
+# Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (docs/decisions.md, "Markers that do
+# not expire"): a batch resent after its marker is gone would be taken for a new one.
+DEFAULT_MARKER_TTL_DAYS = 0
 # A rate-limit window is counted for 60 s; its counter then only has to outlive clock skew.
 RATE_WINDOW_TTL_SECONDS = 120
 # A tombstone only has to outlive a write already in flight when its record moved (seconds to
@@ -244,8 +246,48 @@ def _write_if(container, item: dict, wins: Callable[[dict], bool], *, create_fir
     raise _Contention(f"too many concurrent writes to {item['id']}")
 
 
+def _write_unless_received(container, item_id: str, pk: str, receipt: dict, build: Callable[[], dict]) -> dict | None:
+    """Write build() as the item, with the receipts it holds plus `receipt`, unless they hold receipt's
+    batch_id already: then nothing is written and that earlier receipt is returned.
+
+    The receipts (every batch that ever wrote this item) never expire, unlike batch markers, so a batch
+    resent after its marker is gone is still known. The write is conditioned on the ETag read, so of
+    concurrent writers each sees the receipts of those before it."""
+    for _ in range(MAX_ATTEMPTS):
+        current = _read(container, item_id, pk)
+        receipts = [] if current is None else current.get("received", [])  # none in items of before
+        earlier = next((seen for seen in receipts if seen["batch_id"] == receipt["batch_id"]), None)
+        if earlier is not None:
+            return earlier
+        item = {**build(), "received": receipts + [receipt]}
+        try:
+            if current is None:
+                container.create_item(item)
+            else:
+                container.replace_item(item_id, item, etag=current["_etag"], **_IF_UNCHANGED)
+            return None
+        except (CosmosResourceExistsError, CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+            continue
+    raise _Contention(f"too many concurrent writes to {item_id}")
+
+
+def _receipt(marker: BatchMarker) -> dict:
+    return {"batch_id": marker.batch_id, "record_count": marker.record_count, "body_digest": marker.body_digest,
+            "received_at": to_utc_text(marker.received_at)}
+
+
+def _received_marker(marker: BatchMarker, receipt: dict) -> BatchMarker:
+    """The marker of the batch a receipt records (`marker`: this request's, of the same batch_id)."""
+    return dataclasses.replace(marker, record_count=receipt["record_count"], body_digest=receipt["body_digest"],
+                               received_at=from_utc_text(receipt["received_at"]))
+
+
 def _day_key(partner_id: str, store_id: str, business_date: str) -> str:
     return _key("d", partner_id, store_id, business_date)
+
+
+def _close_id(store_id: str, business_date: dt.date) -> str:
+    return _key(store_id, business_date.isoformat())
 
 
 def _version_key(partner_id: str, trade_record_id: str) -> str:
@@ -631,9 +673,11 @@ class CosmosStorage:
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
             item["batch_seq"])
 
-    def _commit_marker(self, marker: BatchMarker) -> BatchMarker | None:
+    def _commit_marker(self, marker: BatchMarker, *, receipt_written: bool = False) -> BatchMarker | None:
         """Create the marker, last, if absent: None when this call accepted the batch, else the
-        marker of the concurrent twin that won."""
+        marker of the concurrent twin that won. `receipt_written`: this call wrote the batch's receipt
+        (a close or mapping), so a twin that found the receipt may have put this very marker back from
+        it (_restore_marker) in between; the batch is still this call's."""
         item = {"id": _key(marker.batch_id), "pk": _key(marker.partner_id, marker.batch_id), "type": "batch",
                 "partner_id": marker.partner_id, "batch_id": marker.batch_id, "kind": marker.kind,
                 "record_count": marker.record_count, "body_digest": marker.body_digest,
@@ -651,7 +695,7 @@ class CosmosStorage:
             except CosmosResourceExistsError:
                 stored = self._find_batch(marker.partner_id, marker.batch_id)
                 if stored is not None:  # else it expired in between: try again
-                    return stored
+                    return None if receipt_written and stored == marker else stored
         raise _Contention(f"batch marker {marker.batch_id} keeps changing")
 
     @_outage_as_unavailable
@@ -705,10 +749,13 @@ class CosmosStorage:
         existing = self._find_batch(marker.partner_id, marker.batch_id)
         if existing is not None:
             return existing
-        self._partners.upsert_item({"id": "mapping", "pk": _key(marker.partner_id), "type": "mapping",
-                                    "batch_id": marker.batch_id, "updated_at": to_utc_text(marker.received_at),
-                                    "entries": entries})
-        return self._commit_marker(marker)
+        earlier = _write_unless_received(
+            self._partners, "mapping", _key(marker.partner_id), _receipt(marker),
+            lambda: {"id": "mapping", "pk": _key(marker.partner_id), "type": "mapping", "batch_id": marker.batch_id,
+                     "updated_at": to_utc_text(marker.received_at), "entries": entries})
+        if earlier is not None:  # uploaded before, its marker gone: the mapping stays as it is
+            return self._restore_marker(_received_marker(marker, earlier))
+        return self._commit_marker(marker, receipt_written=True)
 
     @_outage_as_unavailable
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
@@ -833,13 +880,28 @@ class CosmosStorage:
         existing = self._find_batch(marker.partner_id, marker.batch_id)
         if existing is not None:
             return existing
-        # The last close received wins: it replaces the previous one and its result.
-        self._closes.upsert_item(self._close_item(marker.partner_id, day))
-        return self._commit_marker(marker)
+        # The last close received wins: it replaces the previous one and its result. A close the day
+        # received before (its marker gone) is a resend: the later close stays.
+        earlier = _write_unless_received(self._closes, _close_id(day.store_id, day.business_date),
+                                         _key(marker.partner_id), _receipt(marker),
+                                         lambda: self._close_item(marker.partner_id, day))
+        if earlier is not None:
+            return self._restore_marker(_received_marker(marker, earlier))
+        return self._commit_marker(marker, receipt_written=True)
+
+    def _restore_marker(self, received: BatchMarker) -> BatchMarker:
+        """Put back the lost marker of a batch received before, so that its next resend is answered from it.
+        A resend either way: its marker (or the twin's that is committing it right now) is the answer."""
+        return self._commit_marker(received) or received
+
+    @_outage_as_unavailable
+    def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
+        item = _read(self._closes, _close_id(store_id, business_date), _key(partner_id))
+        return item is not None and any(seen["batch_id"] == batch_id for seen in item.get("received", []))
 
     @staticmethod
     def _close_item(partner_id: str, day: ClosedDay) -> dict:
-        return {"id": _key(day.store_id, day.business_date.isoformat()), "pk": _key(partner_id), "type": "close",
+        return {"id": _close_id(day.store_id, day.business_date), "pk": _key(partner_id), "type": "close",
                 "partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
                 "close_batch_id": day.close_batch_id, "currency": day.currency, "expected": day.expected,
                 "received_at": to_utc_text(day.received_at), "due_at": to_utc_text(day.due_at),
@@ -873,7 +935,7 @@ class CosmosStorage:
 
     @_outage_as_unavailable
     def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None:
-        item = _read(self._closes, _key(store_id, business_date.isoformat()), _key(partner_id))
+        item = _read(self._closes, _close_id(store_id, business_date), _key(partner_id))
         return None if item is None else self._closed_day(item)
 
     @staticmethod
@@ -977,7 +1039,7 @@ class CosmosStorage:
 
     @_outage_as_unavailable
     def save_result(self, partner_id: str, day: ClosedDay) -> bool:
-        item_id, pk = _key(day.store_id, day.business_date.isoformat()), _key(partner_id)
+        item_id, pk = _close_id(day.store_id, day.business_date), _key(partner_id)
         for _ in range(MAX_ATTEMPTS):
             current = _read(self._closes, item_id, pk)
             if current is None or current["close_batch_id"] != day.close_batch_id:
@@ -995,7 +1057,7 @@ class CosmosStorage:
     @_outage_as_unavailable
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         try:
-            self._closes.patch_item(_key(store_id, business_date.isoformat()), partition_key=_key(partner_id),
+            self._closes.patch_item(_close_id(store_id, business_date), partition_key=_key(partner_id),
                                     patch_operations=[{"op": "set", "path": "/due_at", "value": to_utc_text(due_at)}])
         except CosmosResourceNotFoundError:
             pass

@@ -105,6 +105,16 @@ CREATE TABLE IF NOT EXISTS closed_days (
     checked_at TEXT, actual TEXT, differences TEXT NOT NULL, details TEXT,
     PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
+-- Every close a store-day received and every mapping a partner uploaded, kept for good whatever becomes
+-- of their batch markers: an earlier one resent is known as a resend and never replaces a later one.
+CREATE TABLE IF NOT EXISTS close_receipts (
+    partner_id TEXT NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL, batch_id TEXT NOT NULL,
+    body_digest TEXT NOT NULL, received_at TEXT NOT NULL,
+    PRIMARY KEY (partner_id, store_id, business_date, batch_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS mapping_receipts (
+    partner_id TEXT NOT NULL, batch_id TEXT NOT NULL, record_count INTEGER NOT NULL, body_digest TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
 """
 
 # Databases made before trade_records had payment_ids and product_lines get them on open, filled from each
@@ -361,17 +371,44 @@ class SqliteStorage:
             None if row["business_date"] is None else dt.date.fromisoformat(row["business_date"]),
             row["batch_seq"])
 
-    def _claim(self, db, marker: BatchMarker) -> BatchMarker | None:
-        """Inside the batch's transaction: the stored marker if the batch_id is known, else None."""
+    def _claim(self, db, marker: BatchMarker, received: BatchMarker | None = None) -> BatchMarker | None:
+        """Inside the batch's transaction: the stored marker if the batch_id is known, else None.
+        `received` is the marker rebuilt from a receipt (a close or mapping received before): a resend
+        whose marker was lost, which gets its marker back."""
         existing = self._find_batch(db, marker.partner_id, marker.batch_id)
         if existing is not None:
             return existing
+        self._insert_marker(db, received or marker)
+        return received
+
+    @staticmethod
+    def _insert_marker(db, marker: BatchMarker) -> None:
         db.execute(
             "INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (marker.partner_id, marker.batch_id, marker.kind, marker.record_count, marker.body_digest,
              to_utc_text(marker.received_at), marker.store_id,
              None if marker.business_date is None else marker.business_date.isoformat(), marker.batch_seq))
-        return None
+
+    @staticmethod
+    def _close_receipt(db, partner_id: str, store_id: str, business_date: dt.date,
+                       batch_id: str) -> BatchMarker | None:
+        """The marker of a close the store-day received with this batch_id, rebuilt from its receipt."""
+        row = db.execute("SELECT body_digest, received_at FROM close_receipts WHERE partner_id = ? AND store_id = ? "
+                         "AND business_date = ? AND batch_id = ?",
+                         (partner_id, store_id, business_date.isoformat(), batch_id)).fetchone()
+        if row is None:
+            return None
+        return BatchMarker(partner_id, batch_id, "daily-close", 1, row[0], from_utc_text(row[1]), store_id,
+                           business_date)
+
+    @staticmethod
+    def _mapping_receipt(db, partner_id: str, batch_id: str) -> BatchMarker | None:
+        """The marker of a mapping the partner uploaded with this batch_id, rebuilt from its receipt."""
+        row = db.execute("SELECT record_count, body_digest, received_at FROM mapping_receipts "
+                         "WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id)).fetchone()
+        if row is None:
+            return None
+        return BatchMarker(partner_id, batch_id, "mappings", row[0], row[1], from_utc_text(row[2]))
 
     def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None:
         with self.db.write() as db:
@@ -409,8 +446,11 @@ class SqliteStorage:
 
     def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
         with self.db.write() as db:
-            existing = self._claim(db, marker)
+            existing = self._claim(db, marker, self._mapping_receipt(db, marker.partner_id, marker.batch_id))
             if existing is None:
+                db.execute("INSERT INTO mapping_receipts VALUES (?, ?, ?, ?, ?)",
+                           (marker.partner_id, marker.batch_id, marker.record_count, marker.body_digest,
+                            to_utc_text(marker.received_at)))
                 db.execute(
                     "INSERT INTO mappings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                     "batch_id = excluded.batch_id, updated_at = excluded.updated_at, entries = excluded.entries",
@@ -446,8 +486,12 @@ class SqliteStorage:
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         with self.db.write() as db:
-            existing = self._claim(db, marker)
+            received = self._close_receipt(db, marker.partner_id, day.store_id, day.business_date, marker.batch_id)
+            existing = self._claim(db, marker, received)
             if existing is None:
+                db.execute("INSERT INTO close_receipts VALUES (?, ?, ?, ?, ?, ?)",
+                           (marker.partner_id, day.store_id, day.business_date.isoformat(), marker.batch_id,
+                            marker.body_digest, to_utc_text(marker.received_at)))
                 db.execute(
                     "INSERT INTO closed_days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, '[]', NULL) "
                     "ON CONFLICT DO UPDATE SET close_batch_id = excluded.close_batch_id, "
@@ -458,6 +502,10 @@ class SqliteStorage:
                      _json(day.expected), to_utc_text(day.received_at), to_utc_text(day.due_at), day.status))
                 faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
+
+    def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
+        with self.db.read() as db:
+            return self._close_receipt(db, partner_id, store_id, business_date, batch_id) is not None
 
     # -- reads ------------------------------------------------------------------------------------
 

@@ -93,6 +93,6 @@ class Settings:
             cosmos_database=os.environ.get("COSMOS_DATABASE", "pos"),
             cosmos_create_containers=_bool("COSMOS_CREATE_CONTAINERS", False),
             storage_connection=os.environ.get("AzureWebJobsStorage", ""),
-            batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 90),  # see docs/decisions.md, Cosmos DB
+            batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
         )

@@ -82,9 +82,9 @@ param reconcileSweepSchedule string = '0 */5 * * * *'
 @minValue(0)
 param reconcileSweepGraceSeconds int = 300
 
-@description('BATCH_MARKER_TTL_DAYS: how long Cosmos DB keeps batch markers (0: forever).')
+@description('BATCH_MARKER_TTL_DAYS: 0 (default) keeps batch markers forever; N > 0 lets Cosmos DB expire them after N days, after which a resent batch is applied again (README, settings).')
 @minValue(0)
-param batchMarkerTtlDays int = 90
+param batchMarkerTtlDays int = 0
 
 @description('LOG_LEVEL of the app\'s own loggers.')
 @allowed([

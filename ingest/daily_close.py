@@ -1,7 +1,11 @@
 """POST /daily-close: a store-day's control totals; schedules its reconciliation (spec 3, 4.8).
 
 The last close received for a store-day wins: it replaces the previous one and puts the result
-back to RECEIVED. The delayed queue message is sent before the close and its marker commit, so a
+back to RECEIVED. A close the store-day received before is a resend however late it comes (its batch
+marker may be gone; the store-day keeps the batch_id of every close): it replaces nothing and sends no
+message, so a day is never reconciled again against the totals of an earlier close.
+
+The delayed queue message is sent before the close and its marker commit, so a
 crash in between leaves either nothing (the partner's retry redoes it) or a message naming a
 close that is not stored (the worker fails it, so the queue delivers it again until the close
 commits or the attempts run out); the sweep re-sends any close left RECEIVED.
@@ -50,9 +54,10 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
     request = ReconcileRequest(partner.partner_id, close.store_id, close.business_date, marker.batch_id)
 
     def save(marker):
-        faults.point("close.before_enqueue")
-        queue.send(messages.encode(request), delay_seconds)
-        faults.point("close.enqueued")
-        return storage.save_daily_close(marker, day)
+        if not storage.close_received(partner.partner_id, close.store_id, close.business_date, marker.batch_id):
+            faults.point("close.before_enqueue")
+            queue.send(messages.encode(request), delay_seconds)
+            faults.point("close.enqueued")
+        return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
 
     return accept(storage, marker, save, sent_batch_id=close.batch_id)

@@ -48,9 +48,13 @@ def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | No
 def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
-        if storage.find_batch(request.partner_id, request.close_batch_id) is None:
-            # No marker: the close is not stored yet (or its request failed). Not "replaced": let the
-            # queue deliver the message again; a close that commits later is reconciled then.
+        # A close stored before the store-day kept its closes' batch_ids is known by its marker only.
+        received = (storage.close_received(request.partner_id, request.store_id, request.business_date,
+                                           request.close_batch_id)
+                    or storage.find_batch(request.partner_id, request.close_batch_id) is not None)
+        if not received:
+            # The store-day never received it: the close is not stored yet (or its request failed). Not
+            # "replaced": let the queue deliver the message again; a close that commits later is reconciled.
             raise CloseNotCommitted(f"close {request.close_batch_id} of {request.store_id}/"
                                     f"{request.business_date} is not committed yet")
         log.info("reconciliation skipped: close %s of %s/%s is no longer the latest", request.close_batch_id,

@@ -307,6 +307,17 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
             assert f"'{literal}'" not in text, f"{path.name} repeats {literal}"
 
 
+def test_no_container_expires_items_by_default():
+    """Markers, closes (with the batch_ids of every close of their day) and mappings are kept for good:
+    no container has a default time-to-live. Where TTL is on (-1), only an item's own `ttl` expires it:
+    rate-limit windows and tombstones, and markers when BATCH_MARKER_TTL_DAYS opts in."""
+    ttl = {definition["id"]: definition.get("defaultTtl") for definition in cosmos_storage.load_container_definitions()}
+    assert all(value in (None, -1) for value in ttl.values()), ttl
+    assert ttl[cosmos_storage.BATCHES] == -1  # the opt-in needs TTL on in the container
+    assert ttl[cosmos_storage.CLOSES] is None  # nothing there ever expires, whatever an item says
+    assert _model().params["batchMarkerTtlDays"].default == cosmos_storage.DEFAULT_MARKER_TTL_DAYS == 0
+
+
 def test_cosmos_database_and_throughput_modes():
     main = _model()
     assert main.variables["cosmosDatabaseName"] == "pos"
