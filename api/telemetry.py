@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import traceback
+import uuid
 from collections import Counter
 from pathlib import Path
 
@@ -105,6 +106,15 @@ def log_exception(logger: logging.Logger, message: str, error: BaseException, le
     logger.log(level, message, extra={**fields, **exception_fields(error)}, stacklevel=2)
 
 
+def _canonical_uuid(text: str) -> str:
+    """The form markers are keyed by (lower case, hyphenated): the answer echoes the partner's own text,
+    the log keeps one form so that a search by batch_id finds every request of a batch."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        return text
+
+
 def record_request(*, function: str, invocation_id: str, request_id: str, method: str, path: str, status: int,
                    duration_ms: float, partner_id: str | None, body: object, error_code: str | None,
                    key_id: str | None = None) -> None:
@@ -118,7 +128,7 @@ def record_request(*, function: str, invocation_id: str, request_id: str, method
         REJECTED.add(1, {"code": error_code, "function": function})
     elif isinstance(body, dict) and "batch_id" in body and "record_count" in body:
         codes = Counter(warning["code"] for warning in body.get("warnings", []))
-        fields.update(batch_id=body["batch_id"], batch_status=body["status"], record_count=body["record_count"],
+        fields.update(batch_id=_canonical_uuid(body["batch_id"]), batch_status=body["status"], record_count=body["record_count"],
                       warnings=dict(codes))
         if body["status"] == "ACCEPTED":
             ACCEPTED_RECORDS.add(body["record_count"], {"function": function})

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from backends.cosmos_storage import CosmosStorage
+from backends.sqlite_storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
 
@@ -31,6 +32,15 @@ def cosmos_storage(cosmos_emulator, request):
                             create_containers=True)
     yield storage
     storage.close()
+
+
+@pytest.fixture(params=["sqlite", "cosmos"])
+def storage(request, tmp_path):
+    """Each storage adapter in turn, for the contract suites: SQLite in a temporary folder, then Cosmos DB
+    on the module's database (a module may define its own `storage` instead)."""
+    if request.param == "sqlite":
+        return SqliteStorage(tmp_path)
+    return request.getfixturevalue("cosmos_storage")
 
 
 @pytest.fixture(scope="session")

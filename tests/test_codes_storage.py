@@ -56,13 +56,6 @@ def test_the_codes_under_test_are_distinct_and_valid():
         TypeAdapter(StoreId).validate_python(store_id)
 
 
-@pytest.fixture(params=["sqlite", "cosmos"])
-def storage(request, tmp_path):
-    if request.param == "sqlite":
-        return SqliteStorage(tmp_path)
-    return request.getfixturevalue("cosmos_storage")
-
-
 @pytest.fixture
 def partner(storage) -> str:
     partner_id = new_id()

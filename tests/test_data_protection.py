@@ -40,20 +40,9 @@ OPENED = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=
 
 # --- builders -------------------------------------------------------------------------------------
 
-def luhn_check_digit(partial: str) -> str:
-    """The digit that makes partial + digit pass the Luhn check."""
-    total = 0
-    for position, char in enumerate(reversed(partial)):
-        digit = int(char)
-        if position % 2 == 0:  # doubled once the check digit is appended
-            digit = digit * 2 - 9 if digit > 4 else digit * 2
-        total += digit
-    return str((10 - total % 10) % 10)
-
-
 def card(prefix: str, length: int) -> str:
     partial = prefix + "1234567890123456789"[: length - 1 - len(prefix)]
-    return partial + luhn_check_digit(partial)
+    return member_ids.luhn_completed(partial)
 
 
 def not_luhn(number: str) -> str:

@@ -58,13 +58,6 @@ def forget_marker(storage, partner_id: str, batch_id: str) -> None:
     assert storage.find_batch(partner_id, batch_id) is None
 
 
-@pytest.fixture(params=["sqlite", "cosmos"])
-def storage(request, tmp_path):
-    if request.param == "sqlite":
-        return SqliteStorage(tmp_path)
-    return request.getfixturevalue("cosmos_storage")
-
-
 @pytest.fixture
 def partner(storage) -> str:
     partner_id = new_id()

@@ -40,13 +40,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequ
 
 
 
-@pytest.fixture(params=["sqlite", "cosmos"])
-def storage(request, tmp_path):
-    if request.param == "sqlite":
-        return SqliteStorage(tmp_path)
-    return request.getfixturevalue("cosmos_storage")
-
-
 def new_id(prefix: str = "p") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
