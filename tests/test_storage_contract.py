@@ -77,7 +77,7 @@ def save_records(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1) 
     first = rows[0]
     return storage.save_trade_records(
         marker(partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date,
-               seq=seq), list(rows))
+               seq=seq), list(rows)).existing
 
 
 def day_rows(storage, partner_id: str, store_id: str = "S1", business_date: dt.date = DAY) -> dict:
@@ -332,7 +332,7 @@ def test_a_batch_is_accepted_once_and_a_resend_gets_the_stored_marker(storage, p
 
 def test_markers_keep_every_field(storage, partner):
     full = marker(partner, "trade-records", 3, store_id="S2", business_date=NEXT_DAY, seq=7)
-    assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]) is None
+    assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]).existing is None
     assert storage.find_batch(partner, full.batch_id) == full
 
 
@@ -685,7 +685,7 @@ def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves
 def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
     batch = marker(partner, "trade-records", 5, store_id="S1", business_date=DAY, seq=1)
     rows = [record(f"T{i}") for i in range(5)]
-    outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows))
+    outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows).existing)
     assert outcomes.count(None) == 1
     assert [outcome for outcome in outcomes if outcome is not None] == [batch] * (RACERS - 1)
     assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
