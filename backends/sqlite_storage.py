@@ -683,6 +683,10 @@ class SqliteStorage:
     def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
                    checked_before: dt.datetime | None = None) -> ClosedDay | None:
         key = (partner_id, day.store_id, day.business_date.isoformat())
+        with self.db.read() as db:  # the usual case, a day not closed yet, takes no write lock
+            if db.execute("SELECT 1 FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                          key).fetchone() is None:
+                return None
         with self.db.write() as db:
             row = db.execute("SELECT * FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
                              key).fetchone()
