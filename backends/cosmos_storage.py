@@ -66,10 +66,15 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    RecordChanges,
+    RecordMove,
+    SavedTradeRecords,
+    StoreDay,
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
+    merge_moved_out,
 )
 from core.settings import PROJECT_ROOT, Settings
 
@@ -246,8 +251,9 @@ def _write_if(container, item: dict, wins: Callable[[dict], bool], *, create_fir
     raise _Contention(f"too many concurrent writes to {item['id']}")
 
 
-def _write_unless_received(container, item_id: str, pk: str, receipt: dict, build: Callable[[], dict]) -> dict | None:
-    """Write build() as the item, with the receipts it holds plus `receipt`, unless they hold receipt's
+def _write_unless_received(container, item_id: str, pk: str, receipt: dict,
+                           build: Callable[[dict | None], dict]) -> dict | None:
+    """Write build(current item or None) as the item, with the receipts it holds plus `receipt`, unless they hold receipt's
     batch_id already: then nothing is written and that earlier receipt is returned.
 
     The receipts (every batch that ever wrote this item) never expire, unlike batch markers, so a batch
@@ -259,7 +265,7 @@ def _write_unless_received(container, item_id: str, pk: str, receipt: dict, buil
         earlier = next((seen for seen in receipts if seen["batch_id"] == receipt["batch_id"]), None)
         if earlier is not None:
             return earlier
-        item = {**build(), "received": receipts + [receipt]}
+        item = {**build(current), "received": receipts + [receipt]}
         try:
             if current is None:
                 container.create_item(item)
@@ -318,6 +324,17 @@ def _lines_of(item: dict) -> dict[str, int]:
     for line in lines or []:
         counted[line["product_id"]] = counted.get(line["product_id"], 0) + 1
     return counted
+
+
+def _latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
+    """One row per trade_record_id, the one the version rule keeps (the first of equals), as SQLite's upsert
+    keeps it: rows of one batch are written concurrently, and two of one record would race."""
+    kept: dict[str, TradeRecordRow] = {}
+    for row in rows:
+        other = kept.get(row.trade_record_id)
+        if other is None or (row.version, row.last_modified_at) > (other.version, other.last_modified_at):
+            kept[row.trade_record_id] = row
+    return list(kept.values())
 
 
 def _version_of(item: dict) -> tuple[int, int]:
@@ -404,17 +421,15 @@ class CosmosStorage:
         self._pool.shutdown(wait=True)
         self.client.close()
 
-    def _each(self, work: Callable, items: Iterable) -> None:
-        """Run work(item) for every item concurrently; wait for all, then raise the first failure."""
+    def _each(self, work: Callable, items: Iterable) -> list:
+        """Run work(item) for every item concurrently; wait for all, then raise the first failure, or
+        return their results in the order of the items."""
         items = list(items)
         if len(items) <= 1:
-            for item in items:
-                work(item)
-            return
+            return [work(item) for item in items]
         futures = [self._pool.submit(work, item) for item in items]
         concurrent.futures.wait(futures)
-        for future in futures:
-            future.result()
+        return [future.result() for future in futures]
 
     # -- HQ administration ------------------------------------------------------------------------
 
@@ -671,7 +686,7 @@ class CosmosStorage:
             item["partner_id"], item["batch_id"], item["kind"], item["record_count"], item["body_digest"],
             from_utc_text(item["received_at"]), item["store_id"],
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
-            item["batch_seq"])
+            item["batch_seq"], RecordChanges.from_json(item.get("changes")))
 
     def _commit_marker(self, marker: BatchMarker, *, receipt_written: bool = False) -> BatchMarker | None:
         """Create the marker, last, if absent: None when this call accepted the batch, else the
@@ -684,6 +699,8 @@ class CosmosStorage:
                 "received_at": to_utc_text(marker.received_at), "store_id": marker.store_id,
                 "business_date": None if marker.business_date is None else marker.business_date.isoformat(),
                 "batch_seq": marker.batch_seq}
+        if marker.changes is not None:
+            item["changes"] = marker.changes.as_json()
         if self._marker_ttl:
             item["ttl"] = self._marker_ttl
         faults.point("storage.data_written")
@@ -751,18 +768,22 @@ class CosmosStorage:
             return existing
         earlier = _write_unless_received(
             self._partners, "mapping", _key(marker.partner_id), _receipt(marker),
-            lambda: {"id": "mapping", "pk": _key(marker.partner_id), "type": "mapping", "batch_id": marker.batch_id,
+            lambda current: {"id": "mapping", "pk": _key(marker.partner_id), "type": "mapping", "batch_id": marker.batch_id,
                      "updated_at": to_utc_text(marker.received_at), "entries": entries})
         if earlier is not None:  # uploaded before, its marker gone: the mapping stays as it is
             return self._restore_marker(_received_marker(marker, earlier))
         return self._commit_marker(marker, receipt_written=True)
 
     @_outage_as_unavailable
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
+    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
         existing = self._find_batch(marker.partner_id, marker.batch_id)
         if existing is not None:
-            return existing
-        self._each(lambda row: self._save_trade_record(marker.partner_id, row), rows)
+            return SavedTradeRecords(existing)
+        saved = self._each(lambda row: self._save_trade_record(marker.partner_id, marker.batch_id, row),
+                           _latest_of_each(rows))
+        moves = tuple(move for newer, move in saved if move is not None)
+        changes = RecordChanges(sum(newer for newer, _ in saved), moves)
+        marker = dataclasses.replace(marker, changes=changes)
         received = self._batch_entry(marker)
         if received is not None:
             self._trades.upsert_item(received)
@@ -770,7 +791,7 @@ class CosmosStorage:
         stored = self._commit_marker(marker)
         if stored is not None and received is not None:
             self._settle_batch_entry(received, stored)
-        return stored
+        return SavedTradeRecords(stored, changes)
 
     @staticmethod
     def _batch_entry(marker: BatchMarker) -> dict | None:
@@ -792,7 +813,7 @@ class CosmosStorage:
         except CosmosResourceNotFoundError:
             pass
 
-    def _save_trade_record(self, partner_id: str, row: TradeRecordRow) -> None:
+    def _save_trade_record(self, partner_id: str, batch_id: str, row: TradeRecordRow) -> tuple[int, RecordMove | None]:
         """Keep the latest version of a trade record for the whole partner.
 
         Its version entry (own logical partition, keyed by partner and trade_record_id) says which
@@ -802,13 +823,18 @@ class CosmosStorage:
         tombstone where it was, so that a slower writer of an older version cannot bring it back; the
         store-days still to bury stay listed in the version entry ("dirty") until that is done, so
         a crash in between is completed by the retry or by the next version.
+
+        Returns (1, the move or None) when this version is newer than the one stored, else (0, None). The
+        entry names the batch that wrote it and the store-day of the version it replaced ("previous"), so a
+        retry of the same batch (same version, found already written) reports what its first attempt did.
         """
         version_pk = _version_key(partner_id, row.trade_record_id)
         mine = (row.version, epoch_micros(row.last_modified_at))
         here = [row.store_id, row.business_date.isoformat()]
         entry = {"id": "version", "pk": version_pk, "type": "version", "partner_id": partner_id,
                  "trade_record_id": row.trade_record_id, "version": row.version,
-                 "last_modified_us": _exact(mine[1]), "store_id": here[0], "business_date": here[1]}
+                 "last_modified_us": _exact(mine[1]), "store_id": here[0], "business_date": here[1],
+                 "batch_id": batch_id, "previous": None}
         for _ in range(MAX_ATTEMPTS):
             current = _read(self._trades, "version", version_pk)
             if current is None:
@@ -822,13 +848,14 @@ class CosmosStorage:
             stored = _version_of(current)
             there = [current["store_id"], current["business_date"]]
             if mine < stored or (mine == stored and here != there):
-                return  # a later version (or the same version first received elsewhere) stays
+                return 0, None  # a later version (or the same version first received elsewhere) stays
             if mine == stored:  # a resend or a retry: complete what it may have left undone
                 written, was_here = current, True
                 break
             dirty = sorted({tuple(day) for day in current["dirty"] + [there] if day != here})
             try:
-                written = self._trades.replace_item("version", {**entry, "dirty": [list(day) for day in dirty]},
+                written = self._trades.replace_item("version", {**entry, "previous": there,
+                                                                "dirty": [list(day) for day in dirty]},
                                                     etag=current["_etag"], **_IF_UNCHANGED)
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 continue
@@ -851,6 +878,13 @@ class CosmosStorage:
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 pass  # a newer version took over, and with it the days still to bury
             faults.point("cosmos.cleanup")
+        if written.get("batch_id") != batch_id:
+            return 0, None  # the same version, written by another batch: a resend under a new batch_id
+        previous = written.get("previous")
+        if previous is None or previous == here:
+            return 1, None
+        return 1, RecordMove(row.trade_record_id, StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
+                             StoreDay(row.store_id, row.business_date))
 
     def _put_record(self, partner_id: str, row: TradeRecordRow, mine: tuple[int, int], expected: bool) -> None:
         # The narrow fields reconciliation reads are top-level properties (a projection reads them);
@@ -884,7 +918,7 @@ class CosmosStorage:
         # received before (its marker gone) is a resend: the later close stays.
         earlier = _write_unless_received(self._closes, _close_id(day.store_id, day.business_date),
                                          _key(marker.partner_id), _receipt(marker),
-                                         lambda: self._close_item(marker.partner_id, day))
+                                         lambda current: self._close_item(marker.partner_id, day, current))
         if earlier is not None:
             return self._restore_marker(_received_marker(marker, earlier))
         return self._commit_marker(marker, receipt_written=True)
@@ -900,8 +934,10 @@ class CosmosStorage:
         return item is not None and any(seen["batch_id"] == batch_id for seen in item.get("received", []))
 
     @staticmethod
-    def _close_item(partner_id: str, day: ClosedDay) -> dict:
-        return {"id": _close_id(day.store_id, day.business_date), "pk": _key(partner_id), "type": "close",
+    def _close_item(partner_id: str, day: ClosedDay, current: dict | None) -> dict:
+        """A new close of the day; its revision and the records moved out of the day stay with the day."""
+        kept = {"revision": current.get("revision", 0), "moved_out": current.get("moved_out", [])} if current else {}
+        return {**kept,"id": _close_id(day.store_id, day.business_date), "pk": _key(partner_id), "type": "close",
                 "partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
                 "close_batch_id": day.close_batch_id, "currency": day.currency, "expected": day.expected,
                 "received_at": to_utc_text(day.received_at), "due_at": to_utc_text(day.due_at),
@@ -943,7 +979,8 @@ class CosmosStorage:
         return ClosedDay(
             item["store_id"], dt.date.fromisoformat(item["business_date"]), item["close_batch_id"], item["currency"],
             item["expected"], from_utc_text(item["received_at"]), from_utc_text(item["due_at"]), item["status"],
-            _opt_time(item["checked_at"]), item["actual"], list(item["differences"]), item["details"])
+            _opt_time(item["checked_at"]), item["actual"], list(item["differences"]), item["details"],
+            item.get("revision", 0), item.get("moved_out", []))
 
     @_outage_as_unavailable
     def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
@@ -1044,6 +1081,8 @@ class CosmosStorage:
             current = _read(self._closes, item_id, pk)
             if current is None or current["close_batch_id"] != day.close_batch_id:
                 return False  # a newer close replaced the one reconciled
+            if current.get("revision", 0) != day.revision:
+                return False  # the day's records changed during the run
             result = {**_body(current), "status": day.status, "checked_at": _opt_text(day.checked_at),
                       "actual": day.actual, "differences": list(day.differences), "details": day.details}
             try:
@@ -1052,6 +1091,30 @@ class CosmosStorage:
                 return True
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 continue
+        raise _Contention(f"too many concurrent changes to the close of {day.store_id} {day.business_date}")
+
+    @_outage_as_unavailable
+    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
+                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+        item_id, pk = _close_id(day.store_id, day.business_date), _key(partner_id)
+        for _ in range(MAX_ATTEMPTS):
+            current = _read(self._closes, item_id, pk)
+            if current is None:
+                return None
+            closed = self._closed_day(current)
+            reopen = closed.status != "RECEIVED" and (checked_before is None or closed.checked_at < checked_before)
+            changed = {**_body(current), "revision": closed.revision + 1,
+                       "moved_out": merge_moved_out(closed.moved_out, day, moved_out)}
+            if reopen:  # the result is gone, as when a new close arrives: the day is due again
+                changed.update(status="RECEIVED", due_at=to_utc_text(due_at), checked_at=None, actual=None,
+                               differences=[], details=None)
+            try:
+                # Conditioned on the ETag read: of concurrent reopens (or a result saved meanwhile) one wins,
+                # and the others look again (and find the day RECEIVED).
+                self._closes.replace_item(item_id, changed, etag=current["_etag"], **_IF_UNCHANGED)
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+                continue
+            return self._closed_day(changed) if reopen else None
         raise _Contention(f"too many concurrent changes to the close of {day.store_id} {day.business_date}")
 
     @_outage_as_unavailable

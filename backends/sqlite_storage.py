@@ -6,6 +6,7 @@ marker's primary key makes a concurrent resend of the same batch_id lose cleanly
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import sqlite3
 from pathlib import Path
@@ -25,11 +26,16 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    RecordChanges,
+    RecordMove,
+    SavedTradeRecords,
     SourceTypeTotals,
+    StoreDay,
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
+    merge_moved_out,
 )
 
 SCHEMA = """
@@ -51,7 +57,7 @@ CREATE TABLE IF NOT EXISTS request_counts (
 CREATE TABLE IF NOT EXISTS batches (
     partner_id TEXT NOT NULL, batch_id TEXT NOT NULL, kind TEXT NOT NULL, record_count INTEGER NOT NULL,
     body_digest TEXT NOT NULL, received_at TEXT NOT NULL,
-    store_id TEXT, business_date TEXT, batch_seq INTEGER,
+    store_id TEXT, business_date TEXT, batch_seq INTEGER, changes TEXT,
     PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS batches_by_day ON batches(partner_id, store_id, business_date)
     WHERE store_id IS NOT NULL;
@@ -103,6 +109,7 @@ CREATE TABLE IF NOT EXISTS closed_days (
     close_batch_id TEXT NOT NULL, currency TEXT NOT NULL, expected TEXT NOT NULL,
     received_at TEXT NOT NULL, due_at TEXT NOT NULL, status TEXT NOT NULL,
     checked_at TEXT, actual TEXT, differences TEXT NOT NULL, details TEXT,
+    revision INTEGER NOT NULL DEFAULT 0, moved_out TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
 -- Every close a store-day received and every mapping a partner uploaded, kept for good whatever becomes
@@ -151,6 +158,11 @@ DAY_BY_PAYMENT_TYPE = (
     "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? GROUP BY p.key")
 
 
+def _reopened(day: ClosedDay, due_at: dt.datetime) -> ClosedDay:
+    return dataclasses.replace(day, status="RECEIVED", due_at=due_at, checked_at=None, actual=None, differences=[],
+                               details=None, revision=day.revision + 1)
+
+
 def _opt_text(moment: dt.datetime | None) -> str | None:
     return None if moment is None else to_utc_text(moment)
 
@@ -168,7 +180,9 @@ def _json(value) -> str:
 
 
 # Columns added after a release, as (table, column, declaration): a database made before gets them on open.
-ADDED_COLUMNS = [("api_keys", "last_used_at", "TEXT")]
+ADDED_COLUMNS = [("api_keys", "last_used_at", "TEXT"), ("batches", "changes", "TEXT"),
+                 ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
+                 ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'")]
 
 
 class SqliteStorage:
@@ -369,7 +383,7 @@ class SqliteStorage:
             row["partner_id"], row["batch_id"], row["kind"], row["record_count"], row["body_digest"],
             from_utc_text(row["received_at"]), row["store_id"],
             None if row["business_date"] is None else dt.date.fromisoformat(row["business_date"]),
-            row["batch_seq"])
+            row["batch_seq"], RecordChanges.from_json(None if row["changes"] is None else orjson.loads(row["changes"])))
 
     def _claim(self, db, marker: BatchMarker, received: BatchMarker | None = None) -> BatchMarker | None:
         """Inside the batch's transaction: the stored marker if the batch_id is known, else None.
@@ -384,10 +398,12 @@ class SqliteStorage:
     @staticmethod
     def _insert_marker(db, marker: BatchMarker) -> None:
         db.execute(
-            "INSERT INTO batches VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO batches (partner_id, batch_id, kind, record_count, body_digest, received_at, store_id, "
+            "business_date, batch_seq, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (marker.partner_id, marker.batch_id, marker.kind, marker.record_count, marker.body_digest,
              to_utc_text(marker.received_at), marker.store_id,
-             None if marker.business_date is None else marker.business_date.isoformat(), marker.batch_seq))
+             None if marker.business_date is None else marker.business_date.isoformat(), marker.batch_seq,
+             None if marker.changes is None else _json(marker.changes.as_json())))
 
     @staticmethod
     def _close_receipt(db, partner_id: str, store_id: str, business_date: dt.date,
@@ -458,31 +474,60 @@ class SqliteStorage:
                 faults.point("storage.data_written")  # the marker row is in this transaction too
             return existing
 
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None:
+    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
         with self.db.write() as db:
-            existing = self._claim(db, marker)
-            if existing is None:
-                db.executemany(
-                    "INSERT INTO trade_records (partner_id, trade_record_id, version, last_modified_us, store_id, "
-                    "business_date, source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, "
-                    "payments, document, payment_ids, product_lines) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT DO UPDATE SET version = excluded.version, "
-                    "last_modified_us = excluded.last_modified_us, store_id = excluded.store_id, "
-                    "business_date = excluded.business_date, source_type = excluded.source_type, "
-                    "item_rows = excluded.item_rows, payment_rows = excluded.payment_rows, "
-                    "total_minor = excluded.total_minor, tax_minor = excluded.tax_minor, "
-                    "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document, "
-                    "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines "
-                    "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
-                    "AND excluded.last_modified_us > trade_records.last_modified_us)",
-                    [(marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
-                      r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
-                      r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json,
-                      _json(r.payment_ids), _json(r.product_lines))
-                     for r in rows])
-                faults.point("storage.data_written")  # the marker row is in this transaction too
-            return existing
+            existing = self._find_batch(db, marker.partner_id, marker.batch_id)
+            if existing is not None:
+                return SavedTradeRecords(existing)
+            changes = self._record_changes(db, marker.partner_id, rows)
+            # the records, then the marker with what they changed, in this one transaction
+            db.executemany(
+                "INSERT INTO trade_records (partner_id, trade_record_id, version, last_modified_us, store_id, "
+                "business_date, source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, "
+                "payments, document, payment_ids, product_lines) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET version = excluded.version, "
+                "last_modified_us = excluded.last_modified_us, store_id = excluded.store_id, "
+                "business_date = excluded.business_date, source_type = excluded.source_type, "
+                "item_rows = excluded.item_rows, payment_rows = excluded.payment_rows, "
+                "total_minor = excluded.total_minor, tax_minor = excluded.tax_minor, "
+                "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document, "
+                "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines "
+                "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
+                "AND excluded.last_modified_us > trade_records.last_modified_us)",
+                [(marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
+                  r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
+                  r.total_minor, r.tax_minor, r.tip_minor, _json(r.payments_minor), r.document_json,
+                  _json(r.payment_ids), _json(r.product_lines))
+                 for r in rows])
+            self._insert_marker(db, dataclasses.replace(marker, changes=changes))
+            faults.point("storage.data_written")  # the marker row is in this transaction too
+            return SavedTradeRecords(None, changes)
+
+    @staticmethod
+    def _record_changes(db, partner_id: str, rows: list[TradeRecordRow]) -> RecordChanges:
+        """Which rows the upsert's version rule lets win, and the store-days they leave, read under the
+        write lock before the upsert (rows of one batch may repeat a trade_record_id: taken in order)."""
+        ids = sorted({row.trade_record_id for row in rows})
+        stored: dict[str, tuple[int, int, StoreDay]] = {}
+        for start in range(0, len(ids), 500):  # stay under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            for record_id, version, modified, store_id, business_date in db.execute(
+                    "SELECT trade_record_id, version, last_modified_us, store_id, business_date FROM trade_records "
+                    f"WHERE partner_id = ? AND trade_record_id IN ({','.join('?' * len(chunk))})", (partner_id, *chunk)):
+                stored[record_id] = (version, modified, StoreDay(store_id, dt.date.fromisoformat(business_date)))
+        newer, moves = 0, []
+        for row in rows:
+            mine = (row.version, epoch_micros(row.last_modified_at))
+            here = StoreDay(row.store_id, row.business_date)
+            before = stored.get(row.trade_record_id)
+            if before is not None and mine <= before[:2]:
+                continue
+            newer += 1
+            if before is not None and before[2] != here:
+                moves.append(RecordMove(row.trade_record_id, before[2], here))
+            stored[row.trade_record_id] = (*mine, here)
+        return RecordChanges(newer, tuple(moves))
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         with self.db.write() as db:
@@ -493,7 +538,9 @@ class SqliteStorage:
                            (marker.partner_id, day.store_id, day.business_date.isoformat(), marker.batch_id,
                             marker.body_digest, to_utc_text(marker.received_at)))
                 db.execute(
-                    "INSERT INTO closed_days VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, '[]', NULL) "
+                    "INSERT INTO closed_days (partner_id, store_id, business_date, close_batch_id, currency, expected, "
+                    "received_at, due_at, status, checked_at, actual, differences, details) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, '[]', NULL) "
                     "ON CONFLICT DO UPDATE SET close_batch_id = excluded.close_batch_id, "
                     "currency = excluded.currency, expected = excluded.expected, "
                     "received_at = excluded.received_at, due_at = excluded.due_at, status = excluded.status, "
@@ -549,7 +596,8 @@ class SqliteStorage:
             orjson.loads(row["expected"]), from_utc_text(row["received_at"]), from_utc_text(row["due_at"]),
             row["status"], _opt_time(row["checked_at"]),
             None if row["actual"] is None else orjson.loads(row["actual"]),
-            orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]))
+            orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]),
+            row["revision"], orjson.loads(row["moved_out"]))
 
     def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
         day = (partner_id, store_id, business_date.isoformat())
@@ -626,11 +674,34 @@ class SqliteStorage:
         with self.db.write() as db:
             cursor = db.execute(
                 "UPDATE closed_days SET status = ?, checked_at = ?, actual = ?, differences = ?, details = ? "
-                "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND close_batch_id = ?",
+                "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND close_batch_id = ? AND revision = ?",
                 (day.status, _opt_text(day.checked_at), None if day.actual is None else _json(day.actual),
                  _json(day.differences), None if day.details is None else _json(day.details),
-                 partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id))
+                 partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id, day.revision))
             return cursor.rowcount == 1
+
+    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
+                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+        key = (partner_id, day.store_id, day.business_date.isoformat())
+        with self.db.read() as db:  # the usual case, a day not closed yet, takes no write lock
+            if db.execute("SELECT 1 FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                          key).fetchone() is None:
+                return None
+        with self.db.write() as db:
+            row = db.execute("SELECT * FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                             key).fetchone()
+            if row is None:
+                return None
+            closed = self._closed_day(row)
+            reopen = closed.status != "RECEIVED" and (checked_before is None or closed.checked_at < checked_before)
+            db.execute("UPDATE closed_days SET revision = revision + 1, moved_out = ? "
+                       "WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                       (_json(merge_moved_out(closed.moved_out, day, moved_out)), *key))
+            if reopen:  # the result is gone, as when a new close arrives: the day is due again
+                db.execute("UPDATE closed_days SET status = 'RECEIVED', due_at = ?, checked_at = NULL, actual = NULL, "
+                           "differences = '[]', details = NULL WHERE partner_id = ? AND store_id = ? "
+                           "AND business_date = ?", (to_utc_text(due_at), *key))
+        return _reopened(closed, due_at) if reopen else None
 
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         with self.db.write() as db:

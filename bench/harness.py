@@ -38,7 +38,7 @@ class Service:
     def post_trade_records(self, body: bytes):
         from ingest.trade_records import post_trade_records
 
-        return post_trade_records(self.storage, self.partner, body)
+        return post_trade_records(self.storage, NullQueue(), self.partner, body, 0)
 
 
 def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = None,

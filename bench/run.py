@@ -574,7 +574,7 @@ def load_store_day(service: harness.Service, size: int, business_date: dt.date, 
         marker = BatchMarker(service.partner.partner_id, generate.batch_uuid(seed, "recon", business_date, seq),
                              "trade-records", len(records), hashlib.sha256(body).hexdigest(),
                              dt.datetime.now(dt.timezone.utc), service.store_id, business_date, seq)
-        if service.storage.save_trade_records(marker, _rows(records, exponent)) is not None:
+        if service.storage.save_trade_records(marker, _rows(records, exponent)).existing is not None:
             raise RuntimeError("the store-day was loaded before")
     batches = math.ceil(size / generate.BATCH_LIMIT)
     close = generate.daily_close_body(everything, batch_count=batches, currency=service.currency, seed=seed)

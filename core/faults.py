@@ -66,6 +66,10 @@ POINTS: tuple[FaultPoint, ...] = (
     FaultPoint("cosmos.marker_committed", "the marker is created; the adapter has not returned", BATCH_FLOWS,
                "cosmos"),
     FaultPoint("batch.before_response", "data and marker are committed; the answer is not sent", BATCH_FLOWS),
+    FaultPoint("records.saved", "the trade records and their marker are committed; the store-days they changed "
+                                "are not reopened", ("trade-records",)),
+    FaultPoint("records.reopened", "a store-day the batch changed is back to RECEIVED; its reconciliation message "
+                                   "is not sent", ("trade-records",)),
     FaultPoint("mapping.before_rerun", "the mapping and its marker are committed; the days it changes are not "
                                        "re-enqueued", ("mappings",)),
     # -- a reconciliation (reconcile/service.py, run by the queue trigger) --

@@ -53,6 +53,57 @@ class KeyOwner:
 
 
 @dataclass(frozen=True)
+class StoreDay:
+    store_id: str
+    business_date: dt.date
+
+    def __str__(self) -> str:
+        return f"{self.store_id} {self.business_date.isoformat()}"
+
+
+@dataclass(frozen=True)
+class RecordMove:
+    """A trade record whose newer version lives in another store-day than the version it replaced."""
+
+    trade_record_id: str
+    left: StoreDay
+    to: StoreDay
+
+
+@dataclass(frozen=True)
+class RecordChanges:
+    """What a trade-records batch changed: how many of its records were newer than what was stored (those
+    change the batch's own store-day), and which of them moved from another store-day (those change the day
+    they left too). Kept in the batch's marker, so that a retry answered ALREADY_RECEIVED can finish what
+    the first attempt left undone (see reconcile.service.reopen_changed_days)."""
+
+    newer: int = 0
+    moves: tuple[RecordMove, ...] = ()
+
+    def days(self, batch_day: StoreDay) -> list[StoreDay]:
+        """The store-days whose records changed: the batch's own when a record won, and each day left."""
+        days = [batch_day] if self.newer else []
+        for move in self.moves:
+            if move.left not in days:
+                days.append(move.left)
+        return days
+
+    def as_json(self) -> dict:
+        return {"newer": self.newer, "moves": [
+            [move.trade_record_id, move.left.store_id, move.left.business_date.isoformat(), move.to.store_id,
+             move.to.business_date.isoformat()] for move in self.moves]}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> RecordChanges | None:
+        if not data:
+            return None
+        return cls(data["newer"], tuple(
+            RecordMove(record_id, StoreDay(left_store, dt.date.fromisoformat(left_date)),
+                       StoreDay(to_store, dt.date.fromisoformat(to_date)))
+            for record_id, left_store, left_date, to_store, to_date in data["moves"]))
+
+
+@dataclass(frozen=True)
 class BatchMarker:
     partner_id: str
     batch_id: str
@@ -63,6 +114,17 @@ class BatchMarker:
     store_id: str | None = None
     business_date: dt.date | None = None
     batch_seq: int | None = None
+    # Trade records only: what the batch changed (None before it was kept). Not part of the marker's identity.
+    changes: RecordChanges | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SavedTradeRecords:
+    """What save_trade_records did: `existing` is the marker already stored when the batch_id was known
+    (nothing written), else None and `changes` says what this call changed."""
+
+    existing: BatchMarker | None
+    changes: RecordChanges = field(default_factory=RecordChanges)
 
 
 @dataclass(frozen=True)
@@ -197,6 +259,28 @@ class ClosedDay:
     actual: dict | None = None
     differences: list[str] = field(default_factory=list)
     details: dict | None = None
+    # Counts every change to the day's records after its close (reopen_day); a result is saved only if
+    # it did not change during the run (save_result), so a run never keeps totals read before a change.
+    revision: int = 0
+    # The records that moved out of the day to another store-day, [{trade_record_id, to_store_id,
+    # to_business_date}], the first MOVED_OUT_KEPT; kept with the day whatever close replaces its close.
+    moved_out: list[dict] = field(default_factory=list)
+
+
+MOVED_OUT_KEPT = 100
+
+
+def merge_moved_out(kept: list[dict], day: StoreDay, moves: Iterable[RecordMove]) -> list[dict]:
+    """A day's list of records moved out after `moves`: those that left it are added (or updated), those
+    that came back to it removed; the first MOVED_OUT_KEPT by time of arrival in the list."""
+    entries = {entry["trade_record_id"]: entry for entry in kept}
+    for move in moves:
+        if move.left == day and move.to != day:
+            entries[move.trade_record_id] = {"trade_record_id": move.trade_record_id, "to_store_id": move.to.store_id,
+                                             "to_business_date": move.to.business_date.isoformat()}
+        elif move.to == day:
+            entries.pop(move.trade_record_id, None)
+    return list(entries.values())[:MOVED_OUT_KEPT]
 
 
 @dataclass(frozen=True)
@@ -249,7 +333,12 @@ class Storage(Protocol):
         then nothing changes and its marker is returned (re-created when it is gone), as for a close."""
         ...
 
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> BatchMarker | None: ...
+    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
+        """Keep the latest version of each record (higher version; equal versions: later last_modified_at)
+        and the marker, which carries what changed. A record counts as newer when it replaced what was
+        stored or was not stored; on Cosmos DB also when this same batch_id wrote it in an attempt that
+        failed before its marker (a retry), so that the retry reports what the first attempt changed."""
+        ...
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         """Store `day` as the store-day's latest close, unless the store-day already received a close with
         this batch_id: then nothing changes and its marker is returned (re-created from the store-day's own
@@ -294,7 +383,18 @@ class Storage(Protocol):
     # -- reconciliation results --
     def save_result(self, partner_id: str, day: ClosedDay) -> bool:
         """Store status/checked_at/actual/differences/details of `day` only if its close_batch_id is
-        still the latest close of that store-day; False when a newer close replaced it."""
+        still the latest close of that store-day and its revision unchanged; False when a newer close
+        replaced it or its records changed meanwhile."""
+        ...
+
+    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
+                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+        """Accepted records changed the store-day: count the change (revision + 1), keep the records that
+        moved out of it (`moved_out`; a record moving back in, i.e. a move to this day, leaves the list),
+        and put a day that has a result (MATCHED or MISMATCHED) back to RECEIVED, due at `due_at`; with
+        `checked_before`, only a result checked before that time. Returns the day when this call put it
+        back to RECEIVED (the caller then sends its message), else None: no close, or already RECEIVED
+        (already due), or checked later. One conditional write: of concurrent calls one reopens."""
         ...
 
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...

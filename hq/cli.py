@@ -341,7 +341,7 @@ _DETAIL_LABELS = {"unmapped_source_codes": "unmapped source codes (counted, but 
                   "unknown_payment_types": "payment types of unknown direction (left out of payment_total_amount)",
                   "mapped_source_codes": "source codes counted as"}
 _DETAILS_SHOWN_ELSEWHERE = {"raw_differences", "source_codes", "batch_count_received", "batch_count_expected",
-                            "batch_seqs_received", "missing_batch_seqs"}
+                            "batch_seqs_received", "missing_batch_seqs", "records_moved_out"}
 
 
 def _detail_lines(details: dict) -> list[str]:
@@ -353,6 +353,11 @@ def _detail_lines(details: dict) -> list[str]:
                 + (f" (batch_seq {', '.join(map(str, seqs))})" if seqs else ""))
         missing = details.get("missing_batch_seqs") or []
         lines.append(line + (f"; missing batch_seq {', '.join(map(str, missing))}" if missing else ""))
+    moved = details.get("records_moved_out") or []
+    if moved:  # a later version of each moved it: the day no longer counts it
+        lines.append("records moved out by a later version (no longer counted here): " + ", ".join(
+            f"{_code_list([entry['trade_record_id']])} to {entry['to_store_id']} {entry['to_business_date']}"
+            for entry in moved))
     for name, value in details.items():
         if value and name not in _DETAILS_SHOWN_ELSEWHERE:
             lines.append(f"{_DETAIL_LABELS.get(name, name.replace('_', ' '))}: {_readable(value)}")
@@ -454,6 +459,8 @@ def _notes(day) -> str:
         notes.append("unmapped " + _code_list(details["unmapped_source_codes"]))
     if details.get("unknown_payment_types"):
         notes.append("unknown payment_type " + _code_list(details["unknown_payment_types"]))
+    if details.get("records_moved_out"):
+        notes.append(f"{len(details['records_moved_out'])} record(s) moved out")
     return "; ".join(notes)
 
 

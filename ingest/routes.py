@@ -35,7 +35,8 @@ def get_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -
 @bp.route(route="trade-records", methods=["POST"])
 def post_trade_records(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: batch_result(
-        trade_records.post_trade_records(call.storage, call.partner, call.json_body())), context)
+        trade_records.post_trade_records(call.storage, call.backend.queue, call.partner, call.json_body(),
+                                         call.backend.settings.reconcile_delay_seconds)), context)
 
 
 @bp.route(route="daily-close", methods=["POST"])

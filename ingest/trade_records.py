@@ -14,8 +14,9 @@ from typing import Iterable
 
 import orjson
 
+from core import faults
 from core.errors import FieldProblem
-from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
+from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
 from ingest.data_protection import protection_problems, protection_warnings
@@ -23,7 +24,10 @@ from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
+from reconcile.service import reopen_changed_days
 from reconcile.totals import payment_directions
+
+TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
 
 
 RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
@@ -186,9 +190,35 @@ def document_json(record: TradeRecord) -> str:
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 
-def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> list[Warning]:
+    """TRADE_RECORD_MOVED at each record whose version moved it from another store-day: trade_record_id is
+    unique across the partner's stores and dates, so a POS reusing one (ticket numbers restarting every day)
+    moves the earlier transaction, which this tells. The index is the record's last in the batch."""
+    index_of = {record.trade_record_id: index for index, record in enumerate(batch.trade_records)}
+    return [Warning(TRADE_RECORD_MOVED, f"trade_records[{index_of[move.trade_record_id]}]",
+                    f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
+                    "a trade_record_id names one transaction across all stores and dates, and its earlier "
+                    f"store-day {move.left} is reconciled again without it",
+                    field="store_id" if move.left.store_id != move.to.store_id else "business_date")
+            for move in moves]
+
+
+def _finish_resent(storage: Storage, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None,
+                   delay_seconds: int) -> None:
+    """A batch received before (a retry): reopen what its first attempt changed, in case it failed before."""
+    if stored is None or stored.kind != "trade-records" or stored.changes is None or stored.store_id is None:
+        return
+    reopen_changed_days(storage, queue, partner_id, StoreDay(stored.store_id, stored.business_date), stored.changes,
+                        delay_seconds, checked_before=stored.received_at)
+
+
+def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
+                       delay_seconds: int) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
+        if resent.replayed:  # one more point read, on resends only
+            stored = storage.find_batch(partner.partner_id, StoreDayKey.model_validate_json(body).batch_key)
+            _finish_resent(storage, queue, partner.partner_id, stored, delay_seconds)
         return resent
     batch = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
@@ -217,5 +247,20 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
-    return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings,
-                  sent_batch_id=batch.batch_id)
+    saved = []
+
+    def save(marker: BatchMarker) -> BatchMarker | None:
+        saved.append(storage.save_trade_records(marker, rows))
+        return saved[-1].existing
+
+    outcome = accept(storage, marker, save, warnings, sent_batch_id=batch.batch_id)
+    if outcome.replayed:  # a concurrent twin was first
+        _finish_resent(storage, queue, partner.partner_id, storage.find_batch(partner.partner_id, marker.batch_id),
+                       delay_seconds)
+        return outcome
+    changes = saved[-1].changes
+    outcome.warnings += moved_warnings(batch, changes.moves)
+    faults.point("records.saved")
+    reopen_changed_days(storage, queue, partner.partner_id, StoreDay(batch.store_id, batch.business_date), changes,
+                        delay_seconds)
+    return outcome

@@ -477,6 +477,12 @@ class ControlTotals(WireModel):
     payment_total_amount: Money
 
 
+class MovedOutRecord(WireModel):
+    trade_record_id: str
+    to_store_id: str
+    to_business_date: dt.date
+
+
 class ReconciliationDetails(WireModel):
     """What HQ knows beyond the specification's fields, to help find the cause of a mismatch."""
 
@@ -490,6 +496,10 @@ class ReconciliationDetails(WireModel):
     source_codes: list[str]
     mapped_source_codes: dict[str, str] = Field(
         default_factory=dict, description="The standard type each source code was counted as in this result.")
+    records_moved_out: list[MovedOutRecord] = Field(
+        default_factory=list, description="Trade records that a later version moved to another store or business "
+                                          "date (trade_record_id is unique across the partner's stores and dates), "
+                                          "the first 100; they no longer count in this day.")
 
 
 class DailyCloseStatus(WireModel):

@@ -13,15 +13,18 @@ import logging
 from core import faults
 from core.clock import utc_now
 from core.money import currency_exponent
-from core.ports import ClosedDay, DelayedQueue, ReconcileRequest, Storage
+from core.ports import ClosedDay, DelayedQueue, ReconcileRequest, RecordChanges, Storage, StoreDay
 from reconcile import messages
 from reconcile.totals import compute_totals, differences, expected_minor, payment_directions, raw_differences
 
 log = logging.getLogger("pos.reconcile")
 
-# A mapping saved while a run was reading the old one makes the run start again (see reconcile);
-# beyond this many back-to-back changes, the mapping upload's own re-run covers the day.
+# A mapping saved or records accepted while a run was reading make the run start again (see reconcile);
+# beyond this many back-to-back changes, the mapping upload's own re-run (or the sweep) covers the day.
 MAX_RUNS = 3
+
+# _reconcile_once's answer when the day's records changed during the run (its result was not saved).
+_RECORDS_CHANGED = object()
 
 
 class CloseNotCommitted(Exception):
@@ -34,15 +37,20 @@ def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | No
 
     A mapping upload re-runs the days already checked whose codes it re-maps, but a day being checked
     at that moment is still RECEIVED and so not re-run: if the mapping changed after this run read it,
-    the run starts again, so the result kept always uses the mapping in effect after it was saved."""
+    the run starts again, so the result kept always uses the mapping in effect after it was saved. Records
+    accepted during the run change the day's revision, so the result is not saved and the run starts again."""
     result = None
     for _ in range(MAX_RUNS):
         result = _reconcile_once(storage, request, now)
+        if result is _RECORDS_CHANGED:
+            log.info("records of %s/%s changed during its reconciliation; running it again", request.store_id,
+                     request.business_date)
+            continue
         if result is None or not is_stale(result, storage.get_mapping(request.partner_id).standard_code_of()):
             return result
         log.info("the mapping changed during the reconciliation of %s/%s; running it again", request.store_id,
                  request.business_date)
-    return result
+    return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
 
 
 def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
@@ -79,6 +87,9 @@ def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetim
     )
     faults.point("reconcile.before_save")
     if not storage.save_result(request.partner_id, result):
+        now_stored = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
+        if now_stored is not None and now_stored.close_batch_id == request.close_batch_id:
+            return _RECORDS_CHANGED
         log.info("reconciliation result dropped: a newer close arrived for %s/%s", request.store_id,
                  request.business_date)
         return None
@@ -105,6 +116,7 @@ def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual
         "source_codes": sorted(actual.source_codes),
         "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes)
                                 if code in standard_of},
+        "records_moved_out": day.moved_out,
     }
 
 
@@ -170,3 +182,27 @@ def rerun_after_mapping(storage: Storage, queue: DelayedQueue, partner_id: str, 
             queue.send(messages.encode(request_for(partner_id, day)), 0)
             count += 1
     return count
+
+
+def reopen_changed_days(storage: Storage, queue: DelayedQueue, partner_id: str, batch_day: StoreDay,
+                        changes: RecordChanges, delay_seconds: int, checked_before: dt.datetime | None = None) -> int:
+    """Put back to RECEIVED every store-day with a result whose records a batch changed (the batch's own day
+    when one of its records was newer, and each day a record moved out of), and send its message, delayed.
+
+    Only the call that reopened a day sends: a day already RECEIVED is due anyway (its message, or the sweep
+    when that was lost), so however many batches arrive, a day is reconciled once per delay. Safe to repeat:
+    a retry of the batch, answered ALREADY_RECEIVED, runs this again from its marker, with `checked_before`
+    the batch's time of receipt, so that a result computed since is not thrown away again. Returns the
+    number of days reopened."""
+    due_at = utc_now() + dt.timedelta(seconds=delay_seconds)
+    reopened = 0
+    for day in changes.days(batch_day):
+        moves = [move for move in changes.moves if day in (move.left, move.to)]
+        closed = storage.reopen_day(partner_id, day, due_at, moves, checked_before)
+        if closed is None:
+            continue
+        faults.point("records.reopened")
+        queue.send(messages.encode(request_for(partner_id, closed)), delay_seconds)
+        reopened += 1
+        log.info("store-day %s reopened: accepted records changed it after its reconciliation", day)
+    return reopened

@@ -93,10 +93,10 @@ def test_the_highest_version_of_such_a_record_wins_and_moves_between_store_days(
 def test_a_resent_batch_of_such_records_changes_nothing(storage, partner):
     rows = [record(code, total=1) for code in CODES]
     first = marker(partner, "trade-records", len(rows), store_id="S1", business_date=DAY, seq=1)
-    assert storage.save_trade_records(first, rows) is None
+    assert storage.save_trade_records(first, rows).existing is None
     resend = replace(first, body_digest="other body")
     changed = [record(code, 5, total=5) for code in CODES]
-    assert storage.save_trade_records(resend, changed) == first  # ALREADY_RECEIVED, with the first marker
+    assert storage.save_trade_records(resend, changed).existing == first  # ALREADY_RECEIVED, with the first marker
     assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
     assert storage.find_batch(partner, first.batch_id) == first
 

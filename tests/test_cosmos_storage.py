@@ -171,7 +171,7 @@ def test_a_crash_before_the_marker_is_completed_by_the_retry(storage, partner, m
     with pytest.raises(Crash):
         storage.save_trade_records(batch, rows)
     assert storage.find_batch(partner, batch.batch_id) is None
-    assert storage.save_trade_records(batch, rows) is None
+    assert storage.save_trade_records(batch, rows).existing is None
     assert storage.find_batch(partner, batch.batch_id) == batch
     assert day_rows(storage, partner) == {"T1": rows[0], "T2": rows[1]}
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
@@ -184,7 +184,7 @@ def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner
     crash_once(monkeypatch, storage, "_put_record")  # the version entry already says v2 in S2
     with pytest.raises(Crash):
         storage.save_trade_records(batch, [moved])
-    assert storage.save_trade_records(batch, [moved]) is None
+    assert storage.save_trade_records(batch, [moved]).existing is None
     assert day_rows(storage, partner) == {}
     assert day_rows(storage, partner, "S2", NEXT_DAY) == {"T1": moved}
 
@@ -264,7 +264,7 @@ def test_records_keep_narrow_fields_on_top_and_the_document_below(storage, partn
 
 def test_a_batch_id_reused_for_another_store_day_by_a_concurrent_twin_is_not_counted(storage, partner):
     winner = marker(partner, "trade-records", store_id="S1", business_date=DAY, seq=1)
-    assert storage.save_trade_records(winner, [record("T1")]) is None
+    assert storage.save_trade_records(winner, [record("T1")]).existing is None
     # the loser got past find_batch before the winner's marker existed: simulate by calling the steps
     loser = BatchMarker(partner, winner.batch_id, "trade-records", 1, "other", T0, "S2", DAY, 4)
     storage._trades.upsert_item(storage._batch_entry(loser))

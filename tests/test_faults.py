@@ -77,6 +77,9 @@ def _business() -> dict[str, bytes]:
     a2 = trade_record("S1", DAY2, [Line("P-BURGER", 1, 550)], tax=44, version=2,  # moves to the next day
                       trade_record_id=a1["trade_record_id"], opened_at=moved_at, last_modified_at="2026-11-21T18:00:00Z")
     e1 = trade_record("S1", DAY2, [Line("P-COLA", 1, 199)], tax=16, opened_at=moved_at)
+    # late: a new version of d1 (same amounts) after the day's reconciliation reopens it once
+    d2 = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88, version=2, trade_record_id=d1["trade_record_id"],
+                      last_modified_at="2026-11-22T09:00:00Z")
     revenue = {"01", "03"}  # the partner counts 03 as a sale; HQ learns it from the second mapping
     return {
         "stores": _json(stores_batch(store("S1"))),
@@ -86,6 +89,7 @@ def _business() -> dict[str, bytes]:
         "records_1": _json(trade_batch("S1", DAY, [a1, b1, c1], batch_seq=1)),
         "records_2": _json(trade_batch("S1", DAY, [b2, d1, c1], batch_seq=2)),  # c1 resent unchanged
         "records_3": _json(trade_batch("S1", DAY2, [a2, e1], batch_seq=1)),
+        "records_late": _json(trade_batch("S1", DAY, [d2], batch_seq=3)),
         "close_day": _json(daily_close("S1", DAY, totals_of([b2, c1, d1], revenue, DIRECTIONS), batch_count=2)),
         "close_day2": _json(daily_close("S1", DAY2, totals_of([a2, e1], revenue, DIRECTIONS))),
         "mapping_2": _json(mapping_batch(("01", "SALE"), ("02", "REFUND"), ("03", "SALE"))),
@@ -156,6 +160,10 @@ def _batch(use_case, name: str) -> Callable:
     return lambda backend, partner: use_case(backend.storage, partner, BODIES[name])
 
 
+def _records(name: str) -> Callable:
+    return lambda backend, partner: post_trade_records(backend.storage, backend.queue, partner, BODIES[name], 0)
+
+
 def _mapping(name: str) -> Callable:
     return lambda backend, partner: put_mapping(backend.storage, backend.queue, partner, BODIES[name])
 
@@ -169,23 +177,26 @@ def _drain(backend: Backend, partner) -> None:
     drain(backend)
 
 
-def _sweep(backend: Backend, partner) -> int:
-    return sweep(backend.storage, backend.queue, grace_seconds=0)
+def _sweep(backend: Backend, partner) -> bool:
+    # whether it found work: how much depends on the failure (a reopened day's lost message adds one)
+    return sweep(backend.storage, backend.queue, grace_seconds=0) > 0
 
 
 STEPS = [
     Step("stores", _batch(put_stores, "stores")),
     Step("products", _batch(put_products, "products")),
     Step("setup", _mapping("mapping_1")),
-    Step("setup", _batch(post_trade_records, "records_1")),
-    Step("trade-records", _batch(post_trade_records, "records_2")),  # a new version in its day, a resend
-    Step("trade-records", _batch(post_trade_records, "records_3")),  # a version moving to another day
+    Step("setup", _records("records_1")),
+    Step("trade-records", _records("records_2")),  # a new version in its day, a resend
+    Step("trade-records", _records("records_3")),  # a version moving to another day
     Step("daily-close", _close("close_day")),
     Step("setup", _close("close_day2", lost=True)),  # its message is lost
     Step("reconcile", _drain),  # 03 is unmapped: MISMATCHED
     Step("mappings", _mapping("mapping_2")),  # re-runs the day: MATCHED
     Step("setup", _drain),
-    Step("sweep", _sweep),  # finds the close whose message was lost
+    Step("trade-records", _records("records_late")),  # reopens the checked day (MATCHED), sends its message
+    Step("setup", _drain),
+    Step("sweep", _sweep),  # finds the close whose message was lost (and a reopened day whose message was)
     Step("setup", _drain),
 ]
 FLOWS = {step.flow for step in STEPS} - {"setup"}
@@ -232,7 +243,9 @@ def snapshot(backend: Backend, partner_id: str) -> dict:
         found = storage.get_closed_day(partner_id, store_id, day)
         if found is None:
             return None
-        return dataclasses.replace(found, received_at=None, due_at=None, checked_at=found.checked_at is not None)
+        # revision counts changes (a retry may count one more), it is not an outcome
+        return dataclasses.replace(found, received_at=None, due_at=None, checked_at=found.checked_at is not None,
+                                   revision=0)
 
     def marker(batch_id):
         found = storage.find_batch(partner_id, batch_id)
@@ -287,9 +300,9 @@ def test_the_run_without_failure_is_what_the_business_expects(kind, request, tmp
     day, day2 = state["closes"][("S1", DATE)], state["closes"][("S1", DATE2)]
     assert (day.status, day.details["mapped_source_codes"]) == ("MATCHED", {"01": "SALE", "03": "SALE"})
     assert day2.status == "MATCHED"  # its message was lost: the sweep sent it again
-    assert sorted(row.version for row in state["rows"][("S1", DATE)]) == [1, 1, 2]
+    assert sorted(row.version for row in state["rows"][("S1", DATE)]) == [1, 2, 2]  # d1 came again late
     assert sorted(row.version for row in state["rows"][("S1", DATE2)]) == [1, 2]
-    assert state["batch_seqs"] == {("S1", DATE): [1, 2], ("S1", DATE2): [1]}
+    assert state["batch_seqs"] == {("S1", DATE): [1, 2, 3], ("S1", DATE2): [1]}
     assert all(marker is not None for marker in state["markers"].values())
 
 

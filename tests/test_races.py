@@ -199,7 +199,7 @@ def open_day(storage, queue, source_codes=(("01", "SALE"),)):
     assert put_mapping(storage, queue, partner, _json(mapping_batch(*source_codes))).http_status == 202
     records = [trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44),
                trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], tax=24, source_type="03")]
-    assert post_trade_records(storage, partner, _json(trade_batch("S1", DAY, records))).http_status == 202
+    assert post_trade_records(storage, queue, partner, _json(trade_batch("S1", DAY, records)), 0).http_status == 202
     return partner, records
 
 

@@ -25,7 +25,7 @@ def storage(tmp_path):
     store.add_partner("p1", "P1", utc_now())
     marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
     row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
-    assert store.save_trade_records(marker, [row]) is None
+    assert store.save_trade_records(marker, [row]).existing is None
     store.replace_mapping(BatchMarker("p1", "b-map", "mappings", 1, "d", utc_now()),
                           [{"source_code": "01", "standard_code": "SALE"}])
     return store
@@ -112,7 +112,7 @@ def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles
         db.execute("CREATE INDEX trade_records_by_day ON trade_records(partner_id, store_id, business_date)")
     marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
     row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
-    assert storage.save_trade_records(marker, [row]) is None
+    assert storage.save_trade_records(marker, [row]).existing is None
 
     reopened = SqliteStorage(tmp_path)
     with reopened.db.read() as db:

@@ -22,7 +22,10 @@ from core.ports import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    RecordChanges,
+    RecordMove,
     SourceTypeTotals,
+    StoreDay,
     StoreDayTotals,
     StoreMaster,
     TradeRecordRow,
@@ -70,7 +73,7 @@ def save_records(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1) 
     first = rows[0]
     return storage.save_trade_records(
         marker(partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date,
-               seq=seq), list(rows))
+               seq=seq), list(rows)).existing
 
 
 def day_rows(storage, partner_id: str, store_id: str = "S1", business_date: dt.date = DAY) -> dict:
@@ -325,7 +328,7 @@ def test_a_batch_is_accepted_once_and_a_resend_gets_the_stored_marker(storage, p
 
 def test_markers_keep_every_field(storage, partner):
     full = marker(partner, "trade-records", 3, store_id="S2", business_date=NEXT_DAY, seq=7)
-    assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]) is None
+    assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]).existing is None
     assert storage.find_batch(partner, full.batch_id) == full
 
 
@@ -637,6 +640,70 @@ def test_a_resent_close_changes_nothing(storage, partner):
     assert storage.get_closed_day(partner, "S1", DAY) == result_of(first)
 
 
+# -- records that change a checked day (issue 12) --------------------------------------------------
+
+def save_batch(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1):
+    first = rows[0]
+    batch = marker(partner_id, "trade-records", len(rows), store_id=first.store_id,
+                   business_date=first.business_date, seq=seq)
+    return batch, storage.save_trade_records(batch, list(rows))
+
+
+S1_DAY, S2_NEXT = StoreDay("S1", DAY), StoreDay("S2", NEXT_DAY)
+
+
+def test_saving_records_says_which_were_newer_and_from_which_store_day_they_moved(storage, partner):
+    batch, saved = save_batch(storage, partner, record("NYC1-T0003"), record("收据-7"))
+    assert saved.existing is None and saved.changes == RecordChanges(2, ())
+    assert storage.find_batch(partner, batch.batch_id).changes == RecordChanges(2, ())  # kept with its marker
+    assert save_batch(storage, partner, record("NYC1-T0003"))[1].changes == RecordChanges(0, ())  # same version
+    older = record("NYC1-T0003", 1, T0 - dt.timedelta(seconds=1), store_id="S2", business_date=NEXT_DAY)
+    assert save_batch(storage, partner, older)[1].changes == RecordChanges(0, ())
+    moved = record("NYC1-T0003", 2, store_id="S2", business_date=NEXT_DAY)
+    batch, saved = save_batch(storage, partner, moved, record("FT A/9", store_id="S2", business_date=NEXT_DAY))
+    assert saved.changes == RecordChanges(2, (RecordMove("NYC1-T0003", S1_DAY, S2_NEXT),))
+    assert storage.find_batch(partner, batch.batch_id).changes == saved.changes
+    assert saved.changes.days(S2_NEXT) == [S2_NEXT, S1_DAY]
+    assert storage.save_trade_records(batch, [moved]).existing == batch  # a resend: nothing written
+
+
+def test_reopening_a_day_puts_a_result_back_to_received_once(storage, partner):
+    due = T0 + dt.timedelta(hours=1)
+    assert storage.reopen_day(partner, S1_DAY, due, []) is None  # no close: nothing to reopen
+    first = close_day(storage, partner, "close-1")
+    assert storage.reopen_day(partner, S1_DAY, due, []) is None  # RECEIVED: already due
+    received = storage.get_closed_day(partner, "S1", DAY)
+    assert (received.status, received.revision) == ("RECEIVED", 1)
+    assert storage.save_result(partner, result_of(first)) is False  # its records changed during the run
+    assert storage.save_result(partner, result_of(received)) is True
+    reopened = storage.reopen_day(partner, S1_DAY, due, [])
+    assert reopened == replace(received, due_at=due, revision=2) == storage.get_closed_day(partner, "S1", DAY)
+    assert storage.reopen_day(partner, S1_DAY, due, []) is None  # the next batch: already due
+    assert storage.days_due(due + dt.timedelta(seconds=1)) != []
+
+
+def test_a_retry_reopens_only_a_result_checked_before_its_batch(storage, partner):
+    close_day(storage, partner, "close-1")
+    checked = result_of(storage.get_closed_day(partner, "S1", DAY))  # checked at T0 + 20 minutes
+    assert storage.save_result(partner, checked)
+    assert storage.reopen_day(partner, S1_DAY, T0, [], checked_before=T0 + dt.timedelta(minutes=20)) is None
+    assert storage.get_closed_day(partner, "S1", DAY).status == "MATCHED"
+    assert storage.reopen_day(partner, S1_DAY, T0, [], checked_before=T0 + dt.timedelta(minutes=21)) is not None
+
+
+def test_a_day_keeps_the_records_that_moved_out_of_it_until_they_come_back(storage, partner):
+    close_day(storage, partner, "close-1")
+    out = RecordMove("NYC1-T0003", S1_DAY, S2_NEXT)
+    storage.reopen_day(partner, S1_DAY, T0, [out, RecordMove("#12", S1_DAY, StoreDay("S1", NEXT_DAY))])
+    assert storage.get_closed_day(partner, "S1", DAY).moved_out == [
+        {"trade_record_id": "NYC1-T0003", "to_store_id": "S2", "to_business_date": "2026-11-21"},
+        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"}]
+    close_day(storage, partner, "close-2")  # a new close keeps them: they are about the records
+    storage.reopen_day(partner, S1_DAY, T0, [RecordMove("NYC1-T0003", S2_NEXT, S1_DAY)])  # back again
+    assert storage.get_closed_day(partner, "S1", DAY).moved_out == [
+        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"}]
+
+
 def test_closed_days_are_listed_by_date_and_store_and_filtered_by_status(storage, partner):
     later = close_day(storage, partner, "c-a", "S1", NEXT_DAY)
     s2 = close_day(storage, partner, "c-b", "S2", DAY)
@@ -678,7 +745,7 @@ def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves
 def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
     batch = marker(partner, "trade-records", 5, store_id="S1", business_date=DAY, seq=1)
     rows = [record(f"T{i}") for i in range(5)]
-    outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows))
+    outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows).existing)
     assert outcomes.count(None) == 1
     assert [outcome for outcome in outcomes if outcome is not None] == [batch] * (RACERS - 1)
     assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
