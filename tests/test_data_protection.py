@@ -505,6 +505,8 @@ def test_personal_or_card_data_in_member_id_is_refused_over_http(us_store, membe
     digits = "".join(char for char in member_id if char.isdigit())
     for echoed in {member_id, digits or member_id, digits[-4:] if len(digits) > 8 else member_id}:
         assert echoed not in response.text
+    # The shared host log holds random ids (a UUID may contain "1111"): look for the value itself there.
+    for echoed in {member_id, digits or member_id}:
         assert echoed not in us_store.host.log()
     assert _stored(us_store) == 0
 
