@@ -179,15 +179,15 @@ def _serve_with_settings(args) -> int:
     from devhost.triggers import QueueTriggerRunner, TimerTriggerRunner
     from function_app import app
 
-    backend = current_backend()
-    if settings.create_demo_partner:
-        _create_demo_partner(backend.storage)
-
     host = host_settings()  # host.json and its AzureFunctionsJobHost__ overrides, as the host reads them
     prefix = route_prefix(host)
     functions = app.get_functions()  # allowed once per process
     _binding_settings(functions, args.strict)
     table = read_functions(functions)
+
+    backend = current_backend()
+    if settings.create_demo_partner:
+        _create_demo_partner(backend.storage)
     stop = threading.Event()
     runners = [QueueTriggerRunner(f, _trigger_queue(settings, f, args.strict), queue_settings(host), stop)
                for f in table.queues]
