@@ -8,12 +8,16 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install run run-azure test clean openapi fuzz bench load
+.PHONY: install run run-azure emulators test clean openapi fuzz bench load
 
-$(STAMP): requirements.txt requirements-dev.txt
+# tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
+# Python 3.13 but imports on 3.11, hence its own install line.
+$(STAMP): requirements.txt requirements-dev.txt tests/requirements-worker.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing Python packages into $(VENV) ..."
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check --ignore-requires-python --no-deps \
+		-r tests/requirements-worker.txt
 	@touch $(STAMP)
 
 # The Cosmos DB and Storage emulators the tests run against come from the npm registry.
@@ -31,6 +35,11 @@ run: $(STAMP)
 # Their data lives in the emulators' memory (not in .data) and is gone when the host stops.
 run-azure: install
 	$(PY) -m devhost --emulators
+
+# Azurite (blob, queue, table on 10000-10002) and the Cosmos DB emulator (https://127.0.0.1:8081) in the
+# foreground, on the addresses local.settings.json.example names: for `func start` in another terminal.
+emulators: install
+	$(PY) -m devhost.emulators
 
 test: install
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -1,8 +1,8 @@
 """The delayed queue on Azure Storage Queues, written exactly as the Functions queue trigger reads it.
 
 The trigger decodes each message with host.json's `extensions.queues.messageEncoding` ("base64" by
-default), so the sender reads the same setting and encodes with the matching SDK policy: one source,
-host.json, for both sides. Bodies are bytes on both sides of this class: what `send` is given (UTF-8)
+default), or its app-setting override, so the sender reads the same setting the same way
+(core.settings.host_settings) and encodes with the matching SDK policy: one source for both sides. Bodies are bytes on both sides of this class: what `send` is given (UTF-8)
 is what `receive` hands back, which is what the host gives the function (`QueueMessage.get_body()`).
 
 A delay is the message's initial visibility timeout (the service allows at most 7 days, and it must
@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
-import json
 import logging
 import math
 import os
@@ -31,30 +30,20 @@ from azure.storage.queue import (BinaryBase64DecodePolicy, BinaryBase64EncodePol
                                  QueueMessage)
 
 from core.ports import BackendUnavailable
+from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
 
 log = logging.getLogger("pos.queue")
 
-HOST_JSON = Path(__file__).resolve().parent.parent / "host.json"
 CONNECTION = "AzureWebJobsStorage"  # the `connection` of the queue trigger in reconcile/routes.py
 MAX_DELAY_SECONDS = 7 * 24 * 3600  # the service's limit on a visibility timeout
 NEVER_EXPIRES = -1  # time-to-live: infinite (service version 2017-07-29 and later)
 PEEK_LIMIT = 32  # the most messages one peek or receive call returns
-# Azurite's well-known development account (published in its documentation; not a secret).
-DEVELOPMENT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-DEVELOPMENT_STORAGE = ("DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;"
-                       f"AccountKey={DEVELOPMENT_KEY};QueueEndpoint=http://127.0.0.1:10001/devstoreaccount1;")
 
 
 def host_message_encoding(path: Path = HOST_JSON) -> str:
-    """The encoding the Functions host's queue trigger expects: host.json, else the host's default."""
-    try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        settings = {}
-    encoding = str(settings.get("extensions", {}).get("queues", {}).get("messageEncoding", "base64")).lower()
-    if encoding not in ("base64", "none"):
-        raise ValueError(f"host.json extensions.queues.messageEncoding must be 'base64' or 'none', not {encoding!r}")
-    return encoding
+    """The encoding the Functions host's queue trigger expects: host.json and its app-setting override
+    (AzureFunctionsJobHost__extensions__queues__messageEncoding), else the host's default."""
+    return message_encoding(host_settings(path))
 
 
 def fast_retry() -> ExponentialRetry:
@@ -171,8 +160,8 @@ class AzureQueue:
         self.message_encoding = message_encoding or host_message_encoding()
         options = {"retry_policy": retry_policy or fast_retry(), "connection_timeout": connection_timeout,
                    "read_timeout": read_timeout}
-        if connection_string and connection_string.strip().lower().rstrip(";") == "usedevelopmentstorage=true":
-            connection_string = DEVELOPMENT_STORAGE  # what the Functions tools mean by it; the SDK does not know it
+        if connection_string:  # "UseDevelopmentStorage=true" as the Functions tools read it; the SDK does not
+            connection_string = storage_connection_string(connection_string)
 
         def client(queue: str, raw: bool = False) -> QueueClient:
             policies = {} if raw else message_policies(self.message_encoding)
@@ -301,6 +290,12 @@ class AzureQueue:
                 client.send_message(bytes(message.body), time_to_live=NEVER_EXPIRES)
             else:
                 self._raw[queue].send_message(message.body.decode("utf-8"), time_to_live=NEVER_EXPIRES)
+
+    def send_to_poison(self, body: bytes) -> None:
+        """A message the function cannot decode: its body, in the agreed encoding, on `<queue>-poison`."""
+        self.ensure_queues()
+        with _service("send poison"):
+            self._poison.send_message(bytes(body), time_to_live=NEVER_EXPIRES)
 
     def poison_messages(self) -> list[AzureQueueMessage]:
         """The first poisoned messages, oldest first, without hiding them (a peek shows at most 32:

@@ -83,6 +83,9 @@ class SqliteQueue:
                        "WHERE message_id = ? AND pop_receipt = ?",
                        (self.poison_name, _now_us(), message.message_id, message.pop_receipt))
 
+    def send_to_poison(self, body: bytes) -> None:
+        self._put(self.poison_name, body.decode("utf-8", errors="replace"), 0)
+
     def poison_messages(self) -> list[QueuedMessage]:
         with self.db.read() as db:
             rows = db.execute("SELECT message_id, body, dequeue_count, inserted_at_us FROM queue_messages "

@@ -1,4 +1,5 @@
-"""Settings, read from environment variables named like the Functions app settings.
+"""Settings, read from environment variables named like the Functions app settings, and the host's
+own settings (host.json and its app-setting overrides), read as the Functions host reads them.
 
 Locally, `local.settings.json` "Values" are read when the file exists, as the Functions Core Tools
 do; a variable already set in the environment wins over the file.
@@ -10,37 +11,111 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
+EXAMPLE_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json.example"
+HOST_JSON = PROJECT_ROOT / "host.json"
+# App settings named like this override host.json, path segments joined by "__" (keys compared without
+# regard to case), as the Functions host reads its configuration: AzureFunctionsJobHost__extensions__
+# queues__maxDequeueCount=3 wins over host.json's extensions.queues.maxDequeueCount.
+HOST_OVERRIDE_PREFIX = "AzureFunctionsJobHost__"
+
+# Azurite's well-known development account (published in its documentation; it protects nothing). The
+# Functions tools and Storage Explorer read "UseDevelopmentStorage=true" as this connection string on
+# Azurite's standard ports; the Python Storage SDKs do not know the idiom, so the app expands it.
+DEVELOPMENT_STORAGE_IDIOM = "usedevelopmentstorage=true"
+DEVELOPMENT_ACCOUNT = "devstoreaccount1"
+DEVELOPMENT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+AZURITE_PORTS = {"Blob": 10000, "Queue": 10001, "Table": 10002}
 
 
-# App settings that binding expressions (%NAME%) of function_app.py refer to, with the value used
-# when neither the environment nor local.settings.json sets them. infra/ sets them in Azure.
-BINDING_SETTING_DEFAULTS = {"RECONCILE_SWEEP_SCHEDULE": "0 */5 * * * *"}
+def development_storage(host: str = "127.0.0.1", ports: dict[str, int] = AZURITE_PORTS) -> str:
+    """The connection string of Azurite's development account at `host` on `ports`."""
+    endpoints = "".join(f"{service}Endpoint=http://{host}:{port}/{DEVELOPMENT_ACCOUNT};"
+                        for service, port in ports.items())
+    return f"DefaultEndpointsProtocol=http;AccountName={DEVELOPMENT_ACCOUNT};AccountKey={DEVELOPMENT_KEY};{endpoints}"
 
 
-def load_local_settings(path: Path = LOCAL_SETTINGS_FILE) -> None:
-    if path.exists():
-        values = json.loads(path.read_text(encoding="utf-8")).get("Values", {})
-        for name, value in values.items():
-            os.environ.setdefault(name, str(value))
-    for name, value in BINDING_SETTING_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+def storage_connection_string(value: str) -> str:
+    """A storage connection setting as the Functions host understands it: the development idiom expanded."""
+    if value.strip().rstrip(";").lower() == DEVELOPMENT_STORAGE_IDIOM:
+        return development_storage()
+    return value
 
 
-def host_settings(path: Path = PROJECT_ROOT / "host.json") -> dict:
-    """host.json: the Functions host's own settings (route prefix, queue trigger behaviour)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+def read_settings_file(path: Path) -> dict[str, str]:
+    """The "Values" of a local.settings.json, as text (a JSON number there is a setting too)."""
+    values = json.loads(path.read_text(encoding="utf-8")).get("Values", {})
+    return {name: str(value) for name, value in values.items()}
+
+
+def load_local_settings(path: Path = LOCAL_SETTINGS_FILE, only: set[str] | None = None) -> None:
+    """Put local.settings.json's "Values" into the environment, as the Core Tools do: a variable already
+    set in the environment wins. `only` limits it to those names. No defaults of its own: a setting the
+    file does not name stays unset (docs/decisions.md, the strict settings rule)."""
+    if not path.exists():
+        return
+    for name, value in read_settings_file(path).items():
+        if only is None or name in only:
+            os.environ.setdefault(name, value)
+
+
+def _override(settings: dict, path: list[str], value: str) -> None:
+    """Set `value` at `path` in nested dicts, matching existing keys without regard to case."""
+    node = settings
+    for segment in path[:-1]:
+        key = next((k for k in node if k.lower() == segment.lower() and isinstance(node[k], dict)), segment)
+        node = node.setdefault(key, {})
+    leaf = next((k for k in node if k.lower() == path[-1].lower()), path[-1])
+    node[leaf] = value
+
+
+def host_settings(path: Path = HOST_JSON, environ: Mapping[str, str] | None = None) -> dict:
+    """The Functions host's own settings (route prefix, queue trigger behaviour) as the host reads them:
+    host.json, then every AzureFunctionsJobHost__... app setting over it."""
+    settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    environ = os.environ if environ is None else environ
+    for name, value in environ.items():
+        if name.lower().startswith(HOST_OVERRIDE_PREFIX.lower()) and len(name) > len(HOST_OVERRIDE_PREFIX):
+            _override(settings, name[len(HOST_OVERRIDE_PREFIX):].split("__"), value)
+    return settings
+
+
+def _section(settings: dict, *path: str) -> dict:
+    node = settings
+    for segment in path:
+        node = next((v for k, v in node.items() if k.lower() == segment.lower() and isinstance(v, dict)), {})
+    return node
+
+
+def host_value(section: dict, name: str, default):
+    """`name` in a section of the host settings, matched without regard to case, as the host matches it."""
+    return next((v for k, v in section.items() if k.lower() == name.lower()), default)
 
 
 def route_prefix(settings: dict) -> str:
-    return settings.get("extensions", {}).get("http", {}).get("routePrefix", "api").strip("/")
+    """extensions.http.routePrefix; the host's default is "api", and "" means no prefix."""
+    return str(host_value(_section(settings, "extensions", "http"), "routePrefix", "api")).strip("/")
+
+
+def queue_settings(settings: dict) -> dict:
+    """extensions.queues, keys as host.json spells them."""
+    return _section(settings, "extensions", "queues")
 
 
 def max_dequeue_count(settings: dict) -> int:
-    """Attempts at a queue message before the host moves it to the poison queue (host.json)."""
-    return int(settings.get("extensions", {}).get("queues", {}).get("maxDequeueCount", 5))
+    """Attempts at a queue message before the host moves it to the poison queue (host's default: 5)."""
+    return int(host_value(queue_settings(settings), "maxDequeueCount", 5))
+
+
+def message_encoding(settings: dict) -> str:
+    """How the queue trigger decodes message text: "base64" (the host's default) or "none"."""
+    encoding = str(host_value(queue_settings(settings), "messageEncoding", "base64")).lower()
+    if encoding not in ("base64", "none"):
+        raise ValueError(f"extensions.queues.messageEncoding must be 'base64' or 'none', not {encoding!r}")
+    return encoding
 
 
 def _int(name: str, default: int) -> int:
@@ -92,7 +167,7 @@ class Settings:
             cosmos_key=os.environ.get("COSMOS_KEY", ""),
             cosmos_database=os.environ.get("COSMOS_DATABASE", "pos"),
             cosmos_create_containers=_bool("COSMOS_CREATE_CONTAINERS", False),
-            storage_connection=os.environ.get("AzureWebJobsStorage", ""),
+            storage_connection=storage_connection_string(os.environ.get("AzureWebJobsStorage", "")),
             batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
         )

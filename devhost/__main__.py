@@ -1,4 +1,11 @@
-"""`python -m devhost`: serve function_app.py at http://127.0.0.1:${PORT:-7071}/pos/v1."""
+"""`python -m devhost`: serve function_app.py at http://127.0.0.1:${PORT:-7071}/pos/v1.
+
+--strict: take settings as the real Functions host does (`func start`), only from the settings file
+(local.settings.json) and the environment, with no defaults of this host's own: a %SETTING% a binding
+names must be set, and the queue trigger reads the Storage Queue its `connection` names, whatever
+POS_BACKEND says. Without it, a binding setting the file leaves unset is taken from
+local.settings.json.example, so `make run` works on a fresh clone.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,10 @@ import signal
 import sys
 import threading
 
-from core.settings import Settings, load_local_settings
+from pathlib import Path
+
+from core.settings import (EXAMPLE_SETTINGS_FILE, LOCAL_SETTINGS_FILE, Settings, host_settings, load_local_settings,
+                           queue_settings, route_prefix)
 
 DEMO_PARTNER = "demo"
 DEMO_STORE = "DEMO-001"
@@ -36,7 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="port (default $PORT or 7071)")
     parser.add_argument("--emulators", action="store_true",
                         help="start the Cosmos DB and Azurite emulators (in memory) and use the Azure backend")
+    parser.add_argument("--settings", type=Path, default=LOCAL_SETTINGS_FILE,
+                        help="the local.settings.json to read (default: the project's)")
+    parser.add_argument("--strict", action="store_true",
+                        help="like `func start`: settings only from that file and the environment, no defaults")
     args = parser.parse_args(argv)
+    if args.strict and args.emulators:
+        parser.error("--strict takes its addresses from the settings; start the emulators with `make emulators`")
 
     emulators = _start_emulators() if args.emulators else []
     try:
@@ -94,8 +110,60 @@ def _reconciliation_line(delay_seconds: int) -> str:
             "  Reconcile one now with: .venv/bin/python -m hq reconcile run PARTNER_ID STORE_ID DATE")
 
 
+class StrictSettingsError(Exception):
+    """A setting the real Functions host would need is missing or unusable."""
+
+
+def _check_strict_settings() -> None:
+    """What `func start` refuses to start without (the settings file's values are in the environment)."""
+    if os.environ.get("FUNCTIONS_WORKER_RUNTIME", "").strip().lower() != "python":
+        raise StrictSettingsError("FUNCTIONS_WORKER_RUNTIME must be 'python'")
+
+
+def _binding_settings(functions: list, strict: bool) -> None:
+    """Every %SETTING% a binding names must be set, as the host resolves them at start. Outside strict
+    mode, one the settings file leaves unset comes from local.settings.json.example: the one place
+    that value lives, besides infra/ for Azure."""
+    from devhost.functions import binding_setting_names
+
+    names = binding_setting_names(functions)
+    if not strict:
+        load_local_settings(EXAMPLE_SETTINGS_FILE, only=names)
+    missing = sorted(name for name in names if name not in os.environ)
+    if missing:
+        raise StrictSettingsError(f"the bindings name app settings that are not set: {', '.join(missing)}")
+
+
+def _trigger_queue(settings: Settings, function, strict: bool):
+    """The queue a queue trigger reads. The real host reads the Storage account of the trigger's
+    `connection`, never the SQLite queue; strict mode does the same (POS_BACKEND=sqlite is then never
+    reconciled, as under `func start`)."""
+    from backends.queues import open_queue
+
+    if not strict:
+        return open_queue(settings, function.queue_name)
+    from backends.azure_queue import CONNECTION, AzureQueue
+
+    if function.connection != CONNECTION:
+        raise StrictSettingsError(f"queue trigger {function.name}: connection {function.connection} is not supported")
+    try:
+        return AzureQueue.from_settings(settings, function.queue_name)
+    except ValueError as error:
+        raise StrictSettingsError(str(error)) from None
+
+
 def _serve(args) -> int:
-    load_local_settings()
+    load_local_settings(args.settings)
+    try:
+        if args.strict:
+            _check_strict_settings()
+        return _serve_with_settings(args)
+    except StrictSettingsError as error:
+        print(f"Cannot start: {error} (settings from {args.settings} and the environment).", file=sys.stderr)
+        return 1
+
+
+def _serve_with_settings(args) -> int:
     settings = Settings.from_env()
     _arm_faults()
     from api.telemetry import JsonFormatter
@@ -106,22 +174,22 @@ def _serve(args) -> int:
     port = args.port if args.port is not None else int(os.environ.get("PORT") or 7071)
 
     from backends.factory import current_backend
-    from backends.queues import open_queue
-    from devhost.functions import host_settings, read_functions, route_prefix
+    from devhost.functions import read_functions
     from devhost.server import FunctionsHttpServer
     from devhost.triggers import QueueTriggerRunner, TimerTriggerRunner
     from function_app import app
 
+    host = host_settings()  # host.json and its AzureFunctionsJobHost__ overrides, as the host reads them
+    prefix = route_prefix(host)
+    functions = app.get_functions()  # allowed once per process
+    _binding_settings(functions, args.strict)
+    table = read_functions(functions)
+
     backend = current_backend()
     if settings.create_demo_partner:
         _create_demo_partner(backend.storage)
-
-    host = host_settings()
-    prefix = route_prefix(host)
-    table = read_functions(app)
     stop = threading.Event()
-    queue_settings = host.get("extensions", {}).get("queues", {})
-    runners = [QueueTriggerRunner(f, open_queue(settings, f.queue_name), queue_settings, stop)
+    runners = [QueueTriggerRunner(f, _trigger_queue(settings, f, args.strict), queue_settings(host), stop)
                for f in table.queues]
     runners += [TimerTriggerRunner(f, stop) for f in table.timers]
 

@@ -1,5 +1,7 @@
-"""Azurite's queue service: installed from the npm registry by the project's package.json
-(`make install`), started in memory on a free loopback port, for the tests and for `make run-azure`.
+"""Azurite: installed from the npm registry by the project's package.json (`make install`). The queue
+service alone, in memory on a free loopback port, for the tests and `make run-azure`; or all three
+services (blob, queue, table) on their standard ports, which "UseDevelopmentStorage=true" names, for
+`make emulators` and `func start` (the Functions host keeps its locks and timer state in blobs).
 """
 
 from __future__ import annotations
@@ -10,14 +12,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.settings import AZURITE_PORTS, DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY
 from devhost.processes import free_port as _free_port
 from devhost.processes import stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 AZURITE_QUEUE = ROOT / "node_modules" / ".bin" / "azurite-queue"
-ACCOUNT = "devstoreaccount1"
+AZURITE = ROOT / "node_modules" / ".bin" / "azurite"  # blob, queue and table in one process
+ACCOUNT = DEVELOPMENT_ACCOUNT
 # Azurite's published development key: the emulator accepts only this one; it protects nothing.
-ACCOUNT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+ACCOUNT_KEY = DEVELOPMENT_KEY
+# In memory; any client API version (the Functions host and the SDKs may be newer than the emulator).
+COMMON_OPTIONS = ["--inMemoryPersistence", "--extentMemoryLimit", "64", "--silent", "--skipApiVersionCheck",
+                  "--disableTelemetry"]
 
 
 def connection_string(port: int) -> str:
@@ -46,6 +53,15 @@ class Azurite:
         stop_process(self.process)
 
 
+def standard_command() -> list[str]:
+    """Blob, queue and table on Azurite's standard ports (10000-10002), as UseDevelopmentStorage=true names them."""
+    if not AZURITE.exists():
+        raise RuntimeError(f"{AZURITE} is missing: run `make install` (npm ci) to install the emulators")
+    return [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(AZURITE_PORTS["Blob"]),
+            "--queueHost", "127.0.0.1", "--queuePort", str(AZURITE_PORTS["Queue"]),
+            "--tableHost", "127.0.0.1", "--tablePort", str(AZURITE_PORTS["Table"]), *COMMON_OPTIONS]
+
+
 def _answers(port: int) -> bool:
     """Ready when the queue service answers a real request (listing queues), not just a TCP connect."""
     from azure.core.exceptions import AzureError
@@ -69,8 +85,7 @@ def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
         log_path = work_dir / f"azurite-{port}.log"
         # cwd is a scratch directory: Azurite writes nothing to the project even if it writes debug files.
         process = subprocess.Popen(
-            [str(AZURITE_QUEUE), "--queueHost", "127.0.0.1", "--queuePort", str(port), "--inMemoryPersistence",
-             "--extentMemoryLimit", "64", "--silent", "--skipApiVersionCheck", "--disableTelemetry"],
+            [str(AZURITE_QUEUE), "--queueHost", "127.0.0.1", "--queuePort", str(port), *COMMON_OPTIONS],
             cwd=work_dir, stdout=log_path.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         emulator = Azurite(port, process, log_path)
         deadline = time.monotonic() + 30

@@ -24,6 +24,8 @@ from devhost.processes import stop_process
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "node_modules" / ".bin" / "cosmosdb-server"
 FIXES = Path(__file__).resolve().with_name("cosmosdb_server_fixes.js")
+STANDARD_PORT = 8081  # the address of Microsoft's emulator, https://127.0.0.1:8081, which the example names
+# The published key of Microsoft's emulator: documented, protects nothing.
 EMULATOR_KEY = "C2y6yDjf5/R+ob0N8A7Cgv30VRDJIWEHLM+4QDU9DE2nQ9nDuVTqobD4b8mGGyPMbIZnqyMsEcaGQy67XIw/Jw=="
 
 

@@ -1,7 +1,8 @@
 """Reads the functions registered on the app object: HTTP routes, queue and timer triggers.
 
-Nothing here knows a route of the product: the table is built from function_app.py, so the local
-host serves exactly what Azure would.
+Nothing here knows a route of the product: the table is built from function_app.py's functions (the
+list `app.get_functions()` gives, which the Python worker's own loader also indexes and sends to the
+host), so the local host serves exactly what Azure would. tests/test_worker_index.py compares the two.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ import os
 import re
 import uuid
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import azure.functions as func
 
-from core.settings import PROJECT_ROOT, host_settings, route_prefix  # noqa: F401 (re-exported for the host)
+from core.settings import PROJECT_ROOT
+
+SETTING_EXPRESSION = re.compile(r"%(\w+)%")  # how a binding names an app setting
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class QueueFunction:
     name: str
     queue_name: str
     handler: Callable
+    connection: str = "AzureWebJobsStorage"  # the app setting (prefix) naming the storage account
 
 
 @dataclass(frozen=True)
@@ -80,23 +84,34 @@ def resolve(expression: str) -> str:
         if name not in os.environ:
             raise ValueError(f"binding expression %{name}% names an app setting that is not set")
         return os.environ[name]
-    return re.sub(r"%(\w+)%", setting, expression or "")
+    return SETTING_EXPRESSION.sub(setting, expression or "")
 
 
-def read_functions(app: func.FunctionApp) -> FunctionTable:
+def binding_setting_names(functions: Iterable) -> set[str]:
+    """The app settings that the functions' bindings name as %NAME%: the host resolves them at start."""
+    return {name for function in functions for raw in function.get_raw_bindings()
+            for name in SETTING_EXPRESSION.findall(raw)}
+
+
+def read_functions(functions: Iterable) -> FunctionTable:
+    """The table of `app.get_functions()` (which the app allows only once per process)."""
     table = FunctionTable()
-    for function in app.get_functions():
+    for function in functions:
         trigger = function.get_trigger()
         name = function.get_function_name()
         handler = function.get_user_function()
         kind = trigger.get_binding_name()
         if kind == "httpTrigger":
+            level = str(getattr(trigger.auth_level, "value", trigger.auth_level) or "").upper()
+            if level != "ANONYMOUS":  # the app checks keys itself (ingest/access.py); this host checks none
+                raise ValueError(f"the local host serves only ANONYMOUS functions; {name} is {level}")
             template = trigger.route or name
             pattern, literals = _compile(template)
             methods = frozenset(str(getattr(m, "value", m)).upper() for m in (trigger.methods or ["GET", "POST"]))
             table.http.append(HttpFunction(name, methods, template, pattern, literals, handler))
         elif kind == "queueTrigger":
-            table.queues.append(QueueFunction(name, resolve(trigger.queue_name), handler))
+            table.queues.append(QueueFunction(name, resolve(trigger.queue_name), handler,
+                                              trigger.connection or "AzureWebJobsStorage"))
         elif kind == "timerTrigger":
             table.timers.append(TimerFunction(name, resolve(trigger.schedule), bool(trigger.run_on_startup), handler))
         else:

@@ -1,6 +1,7 @@
 """Runs the app's queue and timer triggers against a queue, as the Functions host does: poll, hide the
 message for the visibility timeout, delete on success, move it to `<queue>-poison` after
-maxDequeueCount failed attempts (host.json). The queue is the embedded SqliteQueue or an AzureQueue:
+maxDequeueCount failed attempts (host.json's extensions.queues, with its AzureFunctionsJobHost__ overrides:
+core.settings.host_settings). The queue is the embedded SqliteQueue or an AzureQueue:
 anything with their receive/delete/move_to_poison methods and poison_name."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from azure.functions.timer import TimerRequest
 from croniter import croniter
 
 from api.telemetry import log_exception
+from core.settings import host_value
 from devhost.functions import QueueFunction, TimerFunction, invoke
 
 log = logging.getLogger("pos.devhost")
@@ -34,10 +36,10 @@ class QueueTriggerRunner(threading.Thread):
         self.function = function
         self.queue = queue
         self.stop_event = stop
-        self.visibility = _timespan_seconds(queue_settings.get("visibilityTimeout", ""), 30)
-        self.max_dequeue = int(queue_settings.get("maxDequeueCount", 5))
+        self.visibility = _timespan_seconds(host_value(queue_settings, "visibilityTimeout", ""), 30)
+        self.max_dequeue = int(host_value(queue_settings, "maxDequeueCount", 5))
         # Poll at least every second locally, so short reconciliation delays are honoured.
-        self.poll = min(_timespan_seconds(queue_settings.get("maxPollingInterval", ""), 1.0), 1.0)
+        self.poll = min(_timespan_seconds(host_value(queue_settings, "maxPollingInterval", ""), 1.0), 1.0)
 
     def run(self) -> None:
         while not self.stop_event.is_set():

@@ -706,7 +706,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     queue = groups.add_parser("queue", help="inspect and replay poisoned reconciliation requests")
     sub = queue.add_subparsers(dest="action", required=True)
-    poison = sub.add_parser("poison", help="messages that failed maxDequeueCount times (host.json)")
+    poison = sub.add_parser("poison", help="messages that failed maxDequeueCount times (host.json or its app-setting override)")
     sub = poison.add_subparsers(dest="subaction", required=True)
     sub.add_parser("list", help="poisoned messages and the store-day each one names")
     replay = sub.add_parser("replay", help="put a poisoned message back on the queue, visible now")

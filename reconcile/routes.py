@@ -15,7 +15,6 @@ from reconcile.status import daily_close_status
 
 bp = func.Blueprint()
 log = logging.getLogger("pos.reconcile")
-MAX_ATTEMPTS = max_dequeue_count(host_settings())
 
 
 @bp.route(route="daily-close/{store_id}/{business_date}", methods=["GET"])
@@ -28,19 +27,27 @@ def get_daily_close(req: func.HttpRequest, context: func.Context) -> func.HttpRe
 def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
     # An exception makes the host retry the message, then move it to the poison queue.
     started = time.perf_counter()
-    request = messages.decode(msg.get_body())
+    try:
+        request = messages.decode(msg.get_body())
+    except ValueError:
+        # No retry can decode it: straight to the poison queue, and the host deletes it when we return.
+        # Its body is not logged (it is not ours, and could hold anything).
+        current_backend().queue.send_to_poison(msg.get_body())
+        log.error("queue message %s is not a reconciliation request; moved to the poison queue", msg.id)
+        return
+    max_attempts = max_dequeue_count(host_settings())  # as the host reads it, app-setting overrides included
     try:
         result = service.reconcile(current_backend().storage, request)
     except service.CloseNotCommitted:
         attempt = msg.dequeue_count or 1
-        if attempt < MAX_ATTEMPTS:
+        if attempt < max_attempts:
             log.info("reconciliation postponed: close %s of %s/%s is not committed yet (attempt %d of %d)",
-                     request.close_batch_id, request.store_id, request.business_date, attempt, MAX_ATTEMPTS)
+                     request.close_batch_id, request.store_id, request.business_date, attempt, max_attempts)
             raise  # delivered again after the visibility timeout, when the close has committed
         # Its request failed for good (the partner got no 2xx): nothing to reconcile, and nothing for
         # the poison queue. Should the close commit after all, the sweep reconciles it.
         log.warning("reconciliation dropped after %d attempts: close %s of %s/%s was never committed",
-                    MAX_ATTEMPTS, request.close_batch_id, request.store_id, request.business_date)
+                    max_attempts, request.close_batch_id, request.store_id, request.business_date)
         return
     telemetry.record_reconciliation(result, invocation_id=context.invocation_id, partner_id=request.partner_id,
                                     duration_ms=(time.perf_counter() - started) * 1000)

@@ -29,7 +29,8 @@ from backends.sqlite_storage import SqliteStorage
 from core.clock import utc_now
 from core.ports import BackendUnavailable, ReconcileRequest
 from core.settings import Settings
-from devhost.functions import QueueFunction, host_settings
+from core.settings import host_settings
+from devhost.functions import QueueFunction
 from devhost.triggers import QueueTriggerRunner
 from ingest.daily_close import post_daily_close
 from ingest.stores import put_stores
@@ -206,6 +207,65 @@ def test_a_message_not_in_base64_goes_to_the_poison_queue_at_once(azurite, queue
     assert raw_client(azurite, queue.queue_name).peek_messages()[0].content == '{"partner_id": "p1"}'
     assert queue.receive(30) is None
     assert len(queue.poison_messages()) == 1
+
+
+@pytest.mark.parametrize("body", [b"\xff\xfe not UTF-8", '{"partner_id": "ÄRZTE-東京", "store_id": 42}'.encode(),
+                                  b"[]"], ids=["bytes", "partial", "not-an-object"])
+def test_a_message_the_function_cannot_decode_goes_to_the_poison_queue_at_once(azurite, queue, monkeypatch, body):
+    """Valid base64, so the host hands it over; but it is no reconciliation request. The app's function
+    moves it to the poison queue on its first attempt instead of failing five times."""
+    from reconcile.routes import reconcile_store_day as registered
+
+    monkeypatch.setattr("reconcile.routes.current_backend", lambda: types.SimpleNamespace(queue=queue))
+    queue.ensure_queues()
+    queue._client.send_message(body)
+    trigger = runner(queue, registered._function.get_user_function())
+    assert trigger.run_once()
+    assert raw_client(azurite, queue.queue_name).peek_messages() == []  # deleted: no retry
+    (poisoned,) = queue.poison_messages()
+    assert (poisoned.body, poisoned.dequeue_count) == (body, 0)  # as it came, in the agreed encoding
+    assert base64.b64decode(raw_client(azurite, queue.poison_name).peek_messages()[0].content) == body
+    assert not trigger.run_once()
+
+
+def test_the_host_settings_overrides_are_read_as_the_host_reads_them(monkeypatch, tmp_path):
+    """AzureFunctionsJobHost__ app settings win over host.json (keys without regard to case), for the
+    sender's encoding, the trigger's attempts and the route prefix alike."""
+    from core.settings import max_dequeue_count, message_encoding, route_prefix
+
+    monkeypatch.setenv("AzureFunctionsJobHost__extensions__queues__maxDequeueCount", "2")
+    monkeypatch.setenv("AZUREFUNCTIONSJOBHOST__Extensions__Queues__MessageEncoding", "none")
+    monkeypatch.setenv("AzureFunctionsJobHost__extensions__http__routePrefix", "")
+    settings = host_settings()
+    assert (max_dequeue_count(settings), message_encoding(settings), route_prefix(settings)) == (2, "none", "")
+    assert settings["extensions"]["queues"]["visibilityTimeout"] == HOST_QUEUES["visibilityTimeout"]  # the rest stays
+    assert host_message_encoding() == "none"
+    assert runner(types.SimpleNamespace(), lambda msg: None, **settings["extensions"]["queues"]).max_dequeue == 2
+    (tmp_path / "host.json").write_text("{}")
+    assert (max_dequeue_count(host_settings(tmp_path / "host.json", environ={})),
+            route_prefix(host_settings(tmp_path / "host.json", environ={}))) == (5, "api")  # the host's defaults
+
+
+def test_an_overridden_max_dequeue_count_moves_a_failing_message_after_that_many_attempts(queue, monkeypatch):
+    from core.settings import queue_settings
+
+    monkeypatch.setenv("AzureFunctionsJobHost__extensions__queues__maxDequeueCount", "2")
+    monkeypatch.setenv("AzureFunctionsJobHost__extensions__queues__visibilityTimeout", "00:00:01")
+    queue.send('{"n": 1}')
+    attempts = []
+
+    def fail(msg) -> None:
+        attempts.append(msg.dequeue_count)
+        raise RuntimeError("the function fails")
+
+    trigger = QueueTriggerRunner(QueueFunction("f", queue.queue_name, fail), queue,
+                                 queue_settings(host_settings()), threading.Event())
+    deadline = time.monotonic() + 30
+    while not queue.poison_messages():
+        assert time.monotonic() < deadline, "the message never reached the poison queue"
+        if not trigger.run_once():
+            time.sleep(0.1)
+    assert attempts == [1, 2]
 
 
 def test_a_stale_receipt_deletes_nothing_and_raises_nothing(queue):

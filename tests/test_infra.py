@@ -454,12 +454,54 @@ def test_app_setting_defaults_are_the_codes():
         "RECONCILE_SWEEP_GRACE_SECONDS": defaults.reconcile_sweep_grace_seconds,
         "BATCH_MARKER_TTL_DAYS": defaults.batch_marker_ttl_days,
         "LOG_LEVEL": defaults.log_level,
-        "RECONCILE_SWEEP_SCHEDULE": settings_module.BINDING_SETTING_DEFAULTS["RECONCILE_SWEEP_SCHEDULE"],
+        "RECONCILE_SWEEP_SCHEDULE": _example_settings()["RECONCILE_SWEEP_SCHEDULE"],
     }
     for name, default in expected.items():
         value = settings[name]
         parameter = value.path if isinstance(value, Ref) else re.fullmatch(r"string\((\w+)\)", value.text).group(1)
         assert params[parameter].default == default, name
+
+
+def _example_settings() -> dict[str, str]:
+    return settings_module.read_settings_file(settings_module.EXAMPLE_SETTINGS_FILE)
+
+
+def _binding_setting_names() -> set[str]:
+    """The app settings that trigger and binding decorators of the deployed code name as %NAME%."""
+    names = set()
+    for path in _python_files_deployed():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for part in (p for decorator in node.decorator_list for p in ast.walk(decorator)):
+                    if isinstance(part, ast.Constant) and isinstance(part.value, str):
+                        names.update(re.findall(r"%([A-Za-z_]\w*)%", part.value))
+    return names
+
+
+def test_every_binding_setting_resolves_from_the_example_and_from_infra():
+    """The host resolves %NAME% at start and refuses to run a function whose setting is missing: each
+    must be set by the example settings alone (`func start`) and by infra's app settings (Azure), with
+    one value in both, and no default elsewhere (core/settings.py has none)."""
+    names = _binding_setting_names()
+    assert "RECONCILE_SWEEP_SCHEDULE" in names  # guards the scan itself
+    example, app_settings, params = _example_settings(), _app_settings(), _model().params
+    for name in names:
+        assert example.get(name, "").strip(), f"local.settings.json.example does not set {name}"
+        value = app_settings[name]
+        deployed = params[value.path].default if isinstance(value, Ref) else value
+        assert deployed == example[name], name
+    assert not hasattr(settings_module, "BINDING_SETTING_DEFAULTS")
+
+
+def test_the_example_settings_run_on_the_emulators_the_real_host_can_serve():
+    example = _example_settings()
+    assert example["FUNCTIONS_WORKER_RUNTIME"] == "python"
+    assert example["AzureWebJobsStorage"] == "UseDevelopmentStorage=true"  # Azurite: blob, queue, table
+    assert example["POS_BACKEND"] == "azure"  # the trigger reads the Storage Queue, never a SQLite one
+    assert example["COSMOS_ENDPOINT"] == "https://127.0.0.1:8081"
+    assert "AzureWebJobsFeatureFlags" not in example  # EnableWorkerIndexing: ignored by the current host
+    code_reads = {name.removesuffix(" (trigger connection)") for name in settings_read_by_code()}
+    assert set(example) - code_reads <= {"FUNCTIONS_WORKER_RUNTIME", "APPLICATIONINSIGHTS_CONNECTION_STRING"}
 
 
 def test_queue_names_are_the_codes():

@@ -125,9 +125,9 @@ def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles
     assert reopened.store_day_totals("p1", "S1", DAY).payments_minor == {"SALE": 1000}
 
 
-@pytest.mark.parametrize("attempt", [1, 4, 5])
+@pytest.mark.parametrize("attempt, override", [(1, None), (4, None), (5, None), (1, "2"), (2, "2")])
 def test_the_worker_retries_a_message_ahead_of_its_close_until_the_last_attempt(storage, monkeypatch, attempt,
-                                                                               caplog):
+                                                                               override, caplog):
     """Failing the message makes the host deliver it again; on the host's last attempt (maxDequeueCount)
     it is dropped with a warning instead of going to the poison queue: the close's request never
     committed, so there is nothing to reconcile (and the sweep covers a close that commits later)."""
@@ -135,20 +135,24 @@ def test_the_worker_retries_a_message_ahead_of_its_close_until_the_last_attempt(
 
     from azure.functions.queue import QueueMessage
 
-    from reconcile.routes import MAX_ATTEMPTS, reconcile_store_day
+    from core.settings import host_settings, max_dequeue_count
+    from reconcile.routes import reconcile_store_day
 
-    assert MAX_ATTEMPTS == 5  # host.json maxDequeueCount
+    if override:  # an app setting over host.json, read per message as the host reads it
+        monkeypatch.setenv("AzureFunctionsJobHost__extensions__queues__maxDequeueCount", override)
+    max_attempts = max_dequeue_count(host_settings())
+    assert max_attempts == int(override or 5)  # else host.json's maxDequeueCount
     caplog.set_level("INFO", logger="pos.reconcile")
     monkeypatch.setattr("reconcile.routes.current_backend", lambda: types.SimpleNamespace(storage=storage))
     worker = reconcile_store_day._function.get_user_function()
     body = messages.encode(ReconcileRequest("p1", "S1", DAY, "c-never")).encode()
     message = QueueMessage(id="m1", body=body, dequeue_count=attempt)
     context = types.SimpleNamespace(invocation_id="i1")
-    if attempt < MAX_ATTEMPTS:
+    if attempt < max_attempts:
         with pytest.raises(CloseNotCommitted):
             worker(message, context)
         assert "reconciliation postponed: close c-never of S1/2026-11-20 is not committed yet" in caplog.text
     else:
         worker(message, context)
-        assert "reconciliation dropped after 5 attempts: close c-never" in caplog.text
+        assert f"reconciliation dropped after {max_attempts} attempts: close c-never" in caplog.text
     assert storage.get_closed_day("p1", "S1", DAY) is None

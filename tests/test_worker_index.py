@@ -1,0 +1,105 @@
+"""function_app.py as the Python worker indexes it: `azure-functions-runtime` (the worker's core,
+tests/requirements-worker.txt) imports the script by name in a fresh interpreter, finds the one app
+object, validates each function's parameters against its bindings, and produces the raw bindings (JSON)
+the worker sends to the host. The local host must serve exactly those.
+
+The worker's Registry wants the host's gRPC message classes only for the BindingInfo enum values it
+compares with; their numbers from the host's FunctionRpc.proto stand in for them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+INDEX_SCRIPT = r'''
+import json, sys
+from types import SimpleNamespace
+from azure_functions_runtime import loader
+from azure_functions_runtime.bindings import meta
+from azure_functions_runtime.functions import Registry
+from devhost.functions import read_functions
+
+# BindingInfo.Direction (in 0, out 1, inout 2) and DataType (undefined 0) of FunctionRpc.proto.
+protos = SimpleNamespace(BindingInfo=SimpleNamespace(out=1, inout=2, undefined=0))
+meta.load_binding_registry()
+functions = loader.index_function_app(sys.argv[1])
+registry = Registry()
+worker = {}
+for function in functions:
+    info = registry.add_indexed_function(function, protos)
+    raw, _ = loader.get_fx_raw_bindings(function, info)
+    worker[info.name] = {"bindings": [json.loads(binding) for binding in raw], "context": info.requires_context}
+table = read_functions(functions)
+devhost = {
+    "http": {f.name: {"route": f.template, "methods": sorted(f.methods)} for f in table.http},
+    "queues": {f.name: {"queueName": f.queue_name, "connection": f.connection} for f in table.queues},
+    "timers": {f.name: {"schedule": f.schedule, "runOnStartup": f.run_on_startup} for f in table.timers},
+}
+print(json.dumps({"worker": worker, "devhost": devhost}))
+'''
+
+SCHEDULE = "0 */5 * * * *"
+HTTP = {  # name: (route, method)
+    "put_stores": ("stores", "PUT"),
+    "put_products": ("products", "PUT"),
+    "put_transaction_type_mapping": ("mappings/transaction-types", "PUT"),
+    "get_transaction_type_mapping": ("mappings/transaction-types", "GET"),
+    "post_trade_records": ("trade-records", "POST"),
+    "post_daily_close": ("daily-close", "POST"),
+    "get_daily_close": ("daily-close/{store_id}/{business_date}", "GET"),
+    "get_transaction_types": ("reference/transaction-types", "GET"),
+    "get_code_list": ("reference/{code_type}", "GET"),
+    "health": ("health", "GET"),
+    "get_openapi": ("openapi.json", "GET"),
+}
+
+
+@pytest.fixture(scope="module")
+def indexed() -> dict:
+    """The worker's index and the local host's table of the same functions, from a fresh interpreter
+    (the app allows get_functions() once per process, and the worker imports the script itself)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("POS_", "RECONCILE_"))}
+    env.update({"PYTHONPATH": str(ROOT), "RECONCILE_SWEEP_SCHEDULE": SCHEDULE})
+    done = subprocess.run([sys.executable, "-c", INDEX_SCRIPT, str(ROOT / "function_app.py")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_worker_indexes_every_function_with_its_bindings(indexed):
+    worker = indexed["worker"]
+    assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes"}
+    for name, (route, method) in HTTP.items():
+        trigger, output = worker[name]["bindings"]
+        assert trigger == {"direction": "IN", "type": "httpTrigger", "name": "req", "methods": [method],
+                           "authLevel": "ANONYMOUS", "route": route}, name
+        assert output == {"direction": "OUT", "type": "http", "name": "$return"}, name
+        assert worker[name]["context"], name  # each takes `context`: the invocation id in its logs
+    assert worker["reconcile_store_day"]["bindings"] == [
+        {"direction": "IN", "type": "queueTrigger", "name": "msg", "queueName": "reconcile-requests",
+         "connection": "AzureWebJobsStorage"}]
+    # The host resolves %RECONCILE_SWEEP_SCHEDULE% from the app settings, not the worker.
+    assert worker["sweep_overdue_closes"]["bindings"] == [
+        {"direction": "IN", "type": "timerTrigger", "name": "timer", "schedule": "%RECONCILE_SWEEP_SCHEDULE%",
+         "runOnStartup": False}]
+
+
+def test_the_local_host_serves_exactly_what_the_worker_indexed(indexed):
+    worker, devhost = indexed["worker"], indexed["devhost"]
+    triggers = {name: function["bindings"][0] for name, function in worker.items()}
+    assert devhost["http"] == {name: {"route": trigger["route"], "methods": sorted(trigger["methods"])}
+                               for name, trigger in triggers.items() if trigger["type"] == "httpTrigger"}
+    assert devhost["queues"] == {name: {"queueName": trigger["queueName"], "connection": trigger["connection"]}
+                                 for name, trigger in triggers.items() if trigger["type"] == "queueTrigger"}
+    assert devhost["timers"] == {
+        name: {"schedule": trigger["schedule"].replace("%RECONCILE_SWEEP_SCHEDULE%", SCHEDULE),
+               "runOnStartup": trigger["runOnStartup"]}
+        for name, trigger in triggers.items() if trigger["type"] == "timerTrigger"}
