@@ -251,7 +251,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
         "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
-        "I-JSON second parse": lambda: parsing.i_json_problem(body),
+        "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
         "amounts: places, range, minor units": lambda: [
             read_amounts(path, record, parsing.MoneyReader(record.currency))
             for path, record in zip(paths, batch.trade_records)],

@@ -17,7 +17,8 @@ import orjson
 from core.errors import FieldProblem
 from core.ports import Partner, Storage, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
+from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
+                            unknown_member_warnings)
 from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -190,7 +191,7 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
         return resent
-    batch = parse(TradeRecordsBatch, body, _readable_problems)
+    batch, unknown = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
     problems = _structure_problems(batch)
@@ -217,5 +218,6 @@ def post_trade_records(storage: Storage, partner: Partner, body: bytes) -> Batch
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
+    warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
     return accept(storage, marker, lambda m: storage.save_trade_records(m, rows), warnings,
                   sent_batch_id=batch.batch_id)
