@@ -290,3 +290,14 @@ def test_a_marker_stored_before_the_canonical_digest_still_answers_its_resends(p
         assert again.status_code == 200 and again.json()["warnings"] == []
     other_form = partner.post("trade-records", {**canonical, "batch_id": canonical["batch_id"].upper()})
     assert other_form.status_code == 200 and other_form.json()["warnings"] == []
+
+
+def test_the_openapi_document_says_that_unknown_members_are_ignored_and_warned(partner):
+    document = partner.get("openapi.json").json()
+    bodies = [operation["requestBody"] for item in document["paths"].values() for operation in item.values()
+              if "requestBody" in operation]
+    assert len(bodies) == 5
+    assert all("ignored" in body["description"] and UNKNOWN in body["description"] for body in bodies)
+    assert UNKNOWN in document["info"]["description"]
+    codes = document["components"]["schemas"]["BatchWarning"]["properties"]["code"]["examples"]
+    assert {UNKNOWN, REPEATED} <= set(codes)
