@@ -275,27 +275,32 @@ def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]
 # misspelled optional field ("tip_amout") would lose its value without a word: the use cases warn.
 
 def unknown_members(model: type, raw: Any) -> list[tuple]:
-    """The location of each member of raw (the body read as `model`) that its object's model does not
-    have, in the order of the body: ("trade_records", 3, "items", 0, "tip_amout"). Localized texts hold
-    language tags, not members, and members not known are not looked into."""
+    """The location of each member of raw (the body read as `model`) whose name no model of the body
+    knows, in the order of the body: ("trade_records", 3, "items", 0, "tip_amout"). Localized texts hold
+    language tags, not members, and members not known are not looked into.
+
+    A name known to another model of the body (`amount` in a record) is not reported: the check that
+    finds names cheaply (`i_json_and_names`) cannot tell it, and the same body must always get the same
+    warnings, whatever else it holds."""
     found: list[tuple] = []
-    _walk_members(raw, model, (), found)
+    _walk_members(raw, model, (), member_names(model), found)
     return found
 
 
-def _walk_members(raw: Any, model: type, location: tuple, found: list[tuple]) -> None:
+def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str], found: list[tuple]) -> None:
     if not isinstance(raw, dict):
         return
     fields = _member_fields(model)
     for name, value in raw.items():
         if name not in fields:
-            found.append((*location, name))
+            if name not in known:
+                found.append((*location, name))
         elif (held := fields[name]) is not None:
             if isinstance(value, list):
                 for index, entry in enumerate(value):
-                    _walk_members(entry, held, (*location, name, index), found)
+                    _walk_members(entry, held, (*location, name, index), known, found)
             else:
-                _walk_members(value, held, (*location, name), found)
+                _walk_members(value, held, (*location, name), known, found)
 
 
 @functools.cache

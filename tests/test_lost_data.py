@@ -193,6 +193,18 @@ def test_unknown_members_are_counted_after_the_first_hundred(partner):
     assert warnings[-1][:2] == ("$", None) and warnings[-1][2].startswith("20 more members")
 
 
+def test_a_name_of_another_object_of_the_request_is_not_reported_in_the_wrong_place(partner):
+    """The same record gets the same warnings whatever else its batch holds (ingest/parsing.py
+    `unknown_members`): amount is a payment's member, so it is not reported in a record, with or without a
+    misspelled member elsewhere in the batch."""
+    open_store(partner, "S1")
+    alone = accepted(partner.post("trade-records", trade_batch("S1", DAY, [ticket(amount="1.00")])))
+    assert unknown_of(alone) == []
+    beside = accepted(partner.post("trade-records", trade_batch("S1", DAY, [ticket(amount="1.00"),
+                                                                         ticket(tip_amout="1.00")])))
+    assert unknown_of(beside) == [("trade_records[1]", "tip_amout")]
+
+
 def test_a_resend_with_an_unknown_member_is_answered_from_its_marker_without_it(partner):
     open_store(partner, "S1")
     batch = trade_batch("S1", DAY, [ticket(tip_amout="1.00")])
