@@ -543,10 +543,12 @@ class SqliteStorage:
 
     def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
                          limit: int) -> list[str]:
+        # Only trade record batches have a batch_seq. Naming kind as well would make SQLite's planner
+        # prefer the primary key (partner_id alone: every batch of the partner) to this covering index.
         with self.db.read() as db:
             rows = db.execute(
                 "SELECT batch_id FROM batches WHERE partner_id = ? AND store_id = ? AND business_date = ? "
-                "AND batch_seq = ? AND kind = 'trade-records' LIMIT ?",
+                "AND batch_seq = ? LIMIT ?",
                 (partner_id, store_id, business_date.isoformat(), batch_seq, limit))
             return [row[0] for row in rows]
 

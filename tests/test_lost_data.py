@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import hashlib
 import json
 import sqlite3
@@ -313,3 +314,19 @@ def test_the_openapi_document_says_that_unknown_members_are_ignored_and_warned(p
     assert UNKNOWN in document["info"]["description"]
     codes = document["components"]["schemas"]["BatchWarning"]["properties"]["code"]["examples"]
     assert {UNKNOWN, REPEATED} <= set(codes)
+
+
+def test_sqlite_finds_the_batches_with_a_seq_through_its_index(tmp_path):
+    """Read before every batch of trade records: one index seek, not a scan of the partner's batches (the
+    planner once preferred the primary key, partner_id alone, when the query also named kind)."""
+    from backends.sqlite_storage import SqliteStorage
+
+    storage = SqliteStorage(tmp_path)
+    statements: list[str] = []
+    with storage.db.read() as db:
+        db.set_trace_callback(statements.append)
+        storage.batches_with_seq("p-1", "S1", dt.date(2026, 11, 20), 1, 101)
+        db.set_trace_callback(None)
+        [select] = [statement for statement in statements if statement.lstrip().upper().startswith("SELECT")]
+        plan = " ".join(row[3] for row in db.execute("EXPLAIN QUERY PLAN " + select))
+    assert "COVERING INDEX batches_by_day_seq" in plan, plan
