@@ -22,7 +22,7 @@ from pydantic.json_schema import models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest import wire
-from ingest.batches import BATCH_WARNING_CODES
+from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
 from ingest.data_protection import PROTECTION_WARNING_CODES
 from ingest.payment_ids import PAYMENT_ID_WARNING_CODES
 from ingest.trade_rules import WARNING_CODES
@@ -44,6 +44,14 @@ ERRORS = {
     "RATE_LIMITED": (429, "Too many requests for this partner; retry after Retry-After seconds."),
     "SERVICE_UNAVAILABLE": (503, "Storage temporarily unavailable; nothing was stored; retry the same request."),
 }
+# Every write body: the schemas do not forbid other members (additionalProperties is not false), so the
+# document says what happens to them.
+UNKNOWN_MEMBERS = ("Members that the schema does not name, at any depth, are ignored with their values (a later "
+                   "version of the interface may add members), and each is reported in the 202 answer as an "
+                   f"{UNKNOWN_MEMBER_IGNORED} warning at the record's path, with the member's path within the "
+                   f"record as its field (after {MAX_UNKNOWN_MEMBER_WARNINGS} such warnings, one more counts the "
+                   "rest), so that a misspelled optional member does not lose its value without a word. The keys of "
+                   "a localized text (language tags) are not members.")
 _AUTHENTICATED = ("UNAUTHORIZED", "PARTNER_INACTIVE", "RATE_LIMITED", "SERVICE_UNAVAILABLE")
 _WRITE = _AUTHENTICATED + ("INVALID_PAYLOAD", "PAYLOAD_TOO_LARGE")
 
@@ -167,7 +175,8 @@ def _operation(name: str, op: Operation, template: str) -> dict:
         content = {"schema": _ref(op.request)}
         if op.example:
             content["example"] = _example(op.example)
-        operation["requestBody"] = {"required": True, "content": {"application/json": content}}
+        operation["requestBody"] = {"required": True, "description": UNKNOWN_MEMBERS,
+                                    "content": {"application/json": content}}
     return operation
 
 
@@ -216,7 +225,8 @@ def build_document(functions) -> dict:
             "description": "Partners push stores, products, transaction type mappings, trade records and daily "
                            "closes; HQ reconciles each store and business date. Every write carries a batch_id "
                            "(UUID): resending it is safe and answers 200 ALREADY_RECEIVED. Errors are RFC 9457 "
-                           "problem documents with the specification's `code`.",
+                           "problem documents with the specification's `code`. A write's members that its schema "
+                           f"does not name are ignored and reported as {UNKNOWN_MEMBER_IGNORED} warnings.",
         },
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
         "security": [{"FunctionsKey": []}],

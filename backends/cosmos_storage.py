@@ -1017,6 +1017,16 @@ class CosmosStorage:
         return sorted((item["batch_seq"] for item in items), key=lambda seq: (seq is not None, seq or 0))
 
     @_outage_as_unavailable
+    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
+                         limit: int) -> list[str]:
+        # Served by the index on /batch_seq within the store-day's partition: it loads the entries with
+        # that batch_seq only (none, usually), not one per batch of the day (docs/decisions.md).
+        pk = _day_key(partner_id, store_id, business_date.isoformat())
+        items = _query(self._trades, f"SELECT TOP {int(limit)} c.batch_id FROM c "
+                       "WHERE c.pk = @pk AND c.type = 'batch' AND c.batch_seq = @seq", pk, pk=pk, seq=batch_seq)
+        return [item["batch_id"] for item in items]
+
+    @_outage_as_unavailable
     def trade_records_by_payment_id(self, partner_id: str, payment_ids) -> dict[str, set[str]]:
         # One query per 500 ids across the store-day partitions, served by the index on /payment_keys/[]:
         # it loads only the records that use one of the ids (none, usually); docs/decisions.md counts the RU.

@@ -507,10 +507,11 @@ _TAG = "~~~~~~"  # stands for a per-copy tag in record ids; replaced byte for by
 
 def batch_bodies(copies: int, records: int | None = BATCH_LIMIT, *, target_bytes: int | None = None,
                  seed: int = DEFAULT_SEED, currency: str = "USD", store_id: str | None = None,
-                 business_date: dt.date = DEFAULT_DATE, tag: str = "R") -> list[bytes]:
-    """`copies` bodies of the same records, each with its own batch_id, batch_seq and record and payment
-    ids (so that each is a new batch of new transactions), all of the same size but for batch_seq.
-    With target_bytes, the records are grown as by `sized_batch_body`."""
+                 business_date: dt.date = DEFAULT_DATE, tag: str = "R", first_seq: int = 1) -> list[bytes]:
+    """`copies` bodies of the same records, each with its own batch_id, batch_seq (from first_seq on) and
+    record and payment ids (so that each is a new batch of new transactions), all of the same size but for
+    batch_seq. With target_bytes, the records are grown as by `sized_batch_body`. Bodies sent to the same
+    store-day need batch_seqs of their own (else BATCH_SEQ_REPEATED): give each call its own first_seq."""
     profile = profile_for(currency)
     store_id = store_id or profile.store_id
     options = {"seed": seed, "currency": currency, "store_id": store_id, "business_date": business_date,
@@ -525,7 +526,7 @@ def batch_bodies(copies: int, records: int | None = BATCH_LIMIT, *, target_bytes
         marker = f"{tag}{copy:05d}"[-len(_TAG):].rjust(len(_TAG), "0").encode()
         body = template.replace(_TAG.encode(), marker)
         body = body.replace(template_batch_id, batch_uuid(seed, store_id, business_date, tag, copy).encode())
-        body = body.replace(b'"batch_seq":1,', b'"batch_seq":%d,' % (copy + 1), 1)
+        body = body.replace(b'"batch_seq":1,', b'"batch_seq":%d,' % (first_seq + copy), 1)
         bodies.append(body)
     return bodies
 

@@ -251,7 +251,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
         "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
-        "I-JSON second parse": lambda: parsing.i_json_problem(body),
+        "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
         "amounts: places, range, minor units": lambda: [
             read_amounts(path, record, parsing.MoneyReader(record.currency))
             for path, record in zip(paths, batch.trade_records)],
@@ -386,8 +386,9 @@ def bench_http(cfg: Config, tmp: Path) -> dict:
     count_1, count_4 = cfg.http_requests_1, cfg.http_requests_4 * cfg.http_clients
     warmup = 2
     bodies = generate.batch_bodies(warmup + count_1 + count_4, cfg.records, seed=cfg.seed, tag="H")
-    small = generate.batch_bodies(1, 20, seed=cfg.seed, tag="S")
-    large = generate.batch_bodies(cfg.large_repeat, None, target_bytes=cfg.large_bytes, seed=cfg.seed, tag="L")
+    small = generate.batch_bodies(1, 20, seed=cfg.seed, tag="S", first_seq=len(bodies) + 1)
+    large = generate.batch_bodies(cfg.large_repeat, None, target_bytes=cfg.large_bytes, seed=cfg.seed, tag="L",
+                                  first_seq=len(bodies) + 2)
     headers = {"Content-Type": "application/json", "x-functions-key": key}
     results: dict = {"records": cfg.records, "body_bytes": len(bodies[-1]), "large_body_bytes": len(large[0])}
 
@@ -463,7 +464,7 @@ def _memory_probe(kind: str, data_dir: Path, body_path: Path) -> dict:
     """In a fresh interpreter (`--memory-probe`): warm up with a small batch, then the RSS before and the
     peak RSS (VmHWM, reset first) while one body is accepted by the service or by the floor."""
     body = body_path.read_bytes()
-    small = generate.batch_bodies(1, 20, tag="W")[0]
+    small = generate.batch_bodies(1, 20, tag="W", first_seq=90_000)[0]  # a batch_seq of its own
     if kind == "service":
         service = harness.open_service(data_dir)
         call = service.post_trade_records

@@ -366,6 +366,13 @@ class Storage(Protocol):
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
 
+    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
+                         limit: int) -> list[str]:
+        """The batch_ids (canonical) of at most `limit` trade record batches of the store-day that have
+        batch_seq: read before each such batch is accepted, so it reads those entries only, however
+        many batches the day has."""
+        ...
+
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
         """For each of `payment_ids` that the latest version of a stored trade record of the partner uses
         (any store, any date): the trade_record_ids using it. Ids nobody uses are left out. One look-up

@@ -20,7 +20,8 @@ it now.
 Resending the same files is safe: every write comes back 200 ALREADY_RECEIVED, and a daily close
 already received keeps the result it had. --fresh-batch-ids gives every request a new batch_id, so a
 second run is stored again (same trade record versions: nothing changes) and the days are reconciled
-again.
+again; its trade record batches each get a BATCH_SEQ_REPEATED warning, since their batch_seqs arrive a
+second time under new batch_ids.
 """
 
 from __future__ import annotations

@@ -6,14 +6,21 @@ Each write looks its batch_id up first (`known_batch`), and again inside the wri
 marker is created if absent, so a concurrent twin that wins the race turns this request into a resend).
 
 The response echoes the batch_id exactly as this request wrote it; markers are keyed by its canonical
-UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch.
+UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch, and the body's digest
+is taken with the batch_id's text in that form (`body_digest`), so such a resend is the same body.
+
+The warnings that no single use case owns are built here too: members the service does not know
+(ignored, so a misspelled field would lose its value without a word) and a repeated batch_seq.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Callable
+from uuid import UUID
 
 from pydantic import ValidationError
 
@@ -22,15 +29,21 @@ from core.clock import utc_now
 from core.errors import FieldProblem
 from core.ports import BatchMarker, Storage
 from ingest import access
-from ingest.parsing import i_json_problem
+from ingest.parsing import i_json_problem, json_path
 from ingest.wire import ResendKey, WriteBatch
 
 
 RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
 BATCH_ID_REUSED = "BATCH_ID_REUSED"
+BATCH_SEQ_REPEATED = "BATCH_SEQ_REPEATED"
+UNKNOWN_MEMBER_IGNORED = "UNKNOWN_MEMBER_IGNORED"
 BATCH_WARNING_CODES = {
     RESEND_BODY_IGNORED: "this batch_id was already received with a different body; the new body was ignored",
     BATCH_ID_REUSED: "this batch_id was first used on another endpoint; this request was ignored",
+    BATCH_SEQ_REPEATED: "another batch of trade records of this store and business date already had this "
+                        "batch_seq; the records are stored, but reconciliation counts batches by batch_seq",
+    UNKNOWN_MEMBER_IGNORED: "a member name the service does not know was ignored with its value (a misspelled "
+                            "field, or one of a later version of the interface)",
 }
 
 
@@ -73,22 +86,90 @@ class BatchOutcome:
 
 
 def body_digest(body: bytes) -> str:
+    """SHA-256 of the body with its batch_id's text in canonical form: a resend that writes the same
+    UUID in another case or form is the same body. Every other byte counts as sent."""
+    return hashlib.sha256(_canonical_batch_id(body)).hexdigest()
+
+
+def raw_digest(body: bytes) -> str:
+    """SHA-256 of the bytes as sent: what markers stored before `body_digest` canonicalised."""
     return hashlib.sha256(body).hexdigest()
+
+
+# The batch_id written as the body's first member, without escapes: the usual case, found without
+# reading the rest of the body (a nested member named batch_id cannot come first).
+_LEADING_BATCH_ID = re.compile(rb'\A[ \t\n\r]*\{[ \t\n\r]*"batch_id"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"')
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _canonical_batch_id(body: bytes) -> bytes:
+    """body with the text of its batch_id (the body's own member, not a nested one) replaced by the
+    canonical form of its UUID; body itself when it is already canonical or has no readable batch_id."""
+    leading = _LEADING_BATCH_ID.match(body)
+    if leading is not None:
+        start, end = leading.span(1)
+        text = leading.group(1).decode("utf-8", "replace")
+    else:
+        found = _batch_id_span(body)
+        if found is None:
+            return body
+        start, end, text = found
+    try:
+        canonical = str(UUID(text)).encode()
+    except ValueError:
+        return body
+    if body[start:end] == canonical:
+        return body
+    return body[:start] + canonical + body[end:]
+
+
+def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
+    """(start, end, text) of the batch_id string's content (between its quotes) among the members of the
+    body's object, as byte offsets; None when the body is not such an object. Reads the values it steps
+    over: only for a body whose batch_id is not its first member, or is written with escapes."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    decoder, whitespace = json.JSONDecoder(), _WHITESPACE
+    try:
+        at = whitespace.match(text, 0).end()
+        if text[at:at + 1] != "{":
+            return None
+        at = whitespace.match(text, at + 1).end()
+        while text[at:at + 1] == '"':
+            name, at = json.decoder.scanstring(text, at + 1)
+            at = whitespace.match(text, at).end() + 1  # the colon
+            start = whitespace.match(text, at).end()
+            value, at = decoder.raw_decode(text, start)
+            if name == "batch_id" and isinstance(value, str):
+                return len(text[:start + 1].encode()), len(text[:at - 1].encode()), value
+            at = whitespace.match(text, at).end()
+            at = whitespace.match(text, at + 1).end() if text[at:at + 1] == "," else at
+    except (ValueError, RecursionError):
+        return None
+    return None
 
 
 def new_marker(partner_id: str, batch: WriteBatch, kind: str, record_count: int, body: bytes, **day) -> BatchMarker:
     return BatchMarker(partner_id, batch.batch_key, kind, record_count, body_digest(body), utc_now(), **day)
 
 
+def same_body(stored: BatchMarker, body: bytes) -> bool:
+    """Whether body is the one the marker was stored for: the same bytes but for how the batch_id is
+    written; a marker stored before the canonical digest also matches the very same bytes."""
+    return stored.body_digest == body_digest(body) or stored.body_digest == raw_digest(body)
+
+
 # Both batch warnings concern the request as a whole ("$", as a problem about the whole body is located)
 # and name batch_id as the field: the remedy is a new batch_id.
-def replay(stored: BatchMarker, kind: str, digest: str, sent_batch_id: str) -> BatchOutcome:
+def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> BatchOutcome:
     warnings = []
     if stored.kind != kind:
         warnings.append(Warning(BATCH_ID_REUSED, "$",
                                 f"this batch_id was first used for {stored.kind}; this request was ignored",
                                 field="batch_id"))
-    elif stored.body_digest != digest:
+    elif not same:
         warnings.append(Warning(RESEND_BODY_IGNORED, "$",
                                 "this batch_id was already received with a different body; the new body was "
                                 "ignored. Send changed data with a new batch_id.", field="batch_id"))
@@ -105,7 +186,7 @@ def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], 
         stored = save(marker)  # a concurrent twin may still win the race: then it is a resend
     faults.point("batch.before_response")
     if stored is not None:
-        return replay(stored, marker.kind, marker.body_digest, sent_batch_id)
+        return replay(stored, marker.kind, stored.body_digest == marker.body_digest, sent_batch_id)
     return BatchOutcome(sent_batch_id, marker.record_count, warnings=list(warnings or []))
 
 
@@ -125,7 +206,77 @@ def known_batch(storage: Storage, partner_id: str, kind: str, body: bytes,
     if stored is None:
         return None
     access.require_registered(storage, partner_id, read.store_ids())
-    digest = body_digest(body)
-    if digest != stored.body_digest and (problem := i_json_problem(body)):
+    same = same_body(stored, body)
+    if not same and (problem := i_json_problem(body)):
         raise errors.invalid_payload([FieldProblem("$", problem)])
-    return replay(stored, kind, digest, read.batch_id)
+    return replay(stored, kind, same, read.batch_id)
+
+
+# --- members the service does not know -------------------------------------------------------------
+
+# A partner on a later version of the interface may send a new member in every record: the first ones
+# are listed, then one warning counts the rest.
+MAX_UNKNOWN_MEMBER_WARNINGS = 100
+# A member name is the partner's own text: it is repeated only when it reads as a field name. Stricter
+# than the paths' language-tag rule (ingest/parsing.py _PLAIN_KEY), which lets "Visa 4111111111111111"
+# through: no spaces or dots, and at most 4 digits (a card number has 13 or more, a phone number 7).
+_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,39}$")
+
+
+def unknown_member_warnings(locations: list[tuple]) -> list[Warning]:
+    """UNKNOWN_MEMBER_IGNORED for each member location (ingest/parsing.py `unknown_members`), at most
+    MAX_UNKNOWN_MEMBER_WARNINGS of them, then one that counts the others."""
+    warnings = [_unknown_member(location) for location in locations[:MAX_UNKNOWN_MEMBER_WARNINGS]]
+    if len(locations) > MAX_UNKNOWN_MEMBER_WARNINGS:
+        more = len(locations) - MAX_UNKNOWN_MEMBER_WARNINGS
+        warnings.append(Warning(UNKNOWN_MEMBER_IGNORED, "$",
+                                f"{more} more members that the service does not know were ignored with their "
+                                f"values; only the first {MAX_UNKNOWN_MEMBER_WARNINGS} are listed"))
+    return warnings
+
+
+def _unknown_member(location: tuple) -> Warning:
+    # A member of a record (an entry of one of the body's lists) is located at the record, as every
+    # warning is; a member of the body itself at "$".
+    if len(location) > 2 and isinstance(location[1], int):
+        path, inside = json_path(location[:2]), location[:-1][2:]
+    else:
+        path, inside = "$", location[:-1]
+    name = location[-1]
+    holder = json_path(inside) if inside else None
+    if is_field_name(name):
+        return Warning(UNKNOWN_MEMBER_IGNORED, path,
+                       f"{name} is not a field the service knows here; it was ignored with its value. Check its "
+                       "spelling against the OpenAPI document (names are case-sensitive).",
+                       field=name if holder is None else f"{holder}.{name}")
+    where = "this request" if path == "$" and holder is None else "this record" if holder is None else "this object"
+    return Warning(UNKNOWN_MEMBER_IGNORED, path,
+                   f"a member of {where} whose name is not a field the service knows was ignored with its value "
+                   "(its name is not repeated here: it does not read as a field name)", field=holder)
+
+
+def is_field_name(name: str) -> bool:
+    return bool(_FIELD_NAME.match(name)) and sum(character.isdigit() for character in name) <= 4
+
+
+# --- a batch_seq received twice ----------------------------------------------------------------------
+
+# How many other batches with the same batch_seq are counted at most (the message then says "or more").
+MAX_SEQ_TWINS_COUNTED = 100
+
+
+def repeated_batch_seq(storage: Storage, marker: BatchMarker) -> list[Warning]:
+    """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
+    batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
+    RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""
+    others = [batch_id for batch_id in storage.batches_with_seq(
+        marker.partner_id, marker.store_id, marker.business_date, marker.batch_seq, MAX_SEQ_TWINS_COUNTED + 1)
+        if batch_id != marker.batch_id][:MAX_SEQ_TWINS_COUNTED]
+    if not others:
+        return []
+    count = f"{len(others)} or more other batches" if len(others) == MAX_SEQ_TWINS_COUNTED else (
+        "another batch" if len(others) == 1 else f"{len(others)} other batches")
+    return [Warning(BATCH_SEQ_REPEATED, "$",
+                    f"batch_seq {marker.batch_seq} was already received for this store and business date in "
+                    f"{count}; the records are stored, but reconciliation counts the batches of a day by "
+                    "batch_seq: number them 1, 2, 3... within the store-day", field="batch_seq")]

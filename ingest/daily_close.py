@@ -18,7 +18,7 @@ import datetime as dt
 from core import faults
 from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
 from ingest import access
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire import DailyClose, StoreDayKey
@@ -37,7 +37,7 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
     resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
     if resent is not None:
         return resent
-    close = parse(DailyClose, body, _readable_problems)
+    close, unknown = parse(DailyClose, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [close.store_id])
     store = require_store_master(storage, partner.partner_id, close.store_id)
     problems = store_currency_problem("currency", close.currency, store)
@@ -60,4 +60,4 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
             faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
 
-    return accept(storage, marker, save, sent_batch_id=close.batch_id)
+    return accept(storage, marker, save, unknown_member_warnings(unknown), sent_batch_id=close.batch_id)

@@ -11,7 +11,7 @@ from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch, ResendKey
 from reconcile.service import rerun_after_mapping
@@ -36,7 +36,7 @@ def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: b
 
 def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
     """The upload's outcome, and the source codes whose standard type it changed."""
-    batch = parse(MappingsBatch, body, _readable_problems)
+    batch, unknown_members = parse(MappingsBatch, body, _readable_problems)
     unknown = _unknown_codes([m.standard_code for m in batch.mappings])
     # Any other problem makes it an INVALID_PAYLOAD that lists the unknown codes too (every problem in
     # one answer); unknown codes alone are the specification's UNKNOWN_STANDARD_CODE.
@@ -49,7 +49,8 @@ def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[B
     entries = [m.model_dump(mode="json") for m in batch.mappings]
     marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
-    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries), sent_batch_id=batch.batch_id)
+    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries), unknown_member_warnings(unknown_members),
+                     sent_batch_id=batch.batch_id)
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}

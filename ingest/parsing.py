@@ -57,10 +57,13 @@ def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldPro
 Salvage = Callable[["Refused"], list[FieldProblem]]
 
 
-def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> Model:
+def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tuple[Model, list[tuple]]:
     """Validate the whole body; 400 BATCH_TOO_LARGE if a batch list is over its limit, else
     400 INVALID_PAYLOAD listing every problem found: pydantic's, and those `salvage` finds in the parts
-    of the body that can be read. A valid body costs nothing more: the salvage runs on refusals only."""
+    of the body that can be read. A valid body costs nothing more: the salvage runs on refusals only.
+
+    Returns the model and the locations of the members it ignored because no model knows their name
+    (`unknown_members`), for the use case's warnings."""
     try:
         parsed = model.model_validate_json(body)
     except ValidationError as error:
@@ -70,11 +73,13 @@ def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> Mo
         raise errors.invalid_payload(_refusal_problems(model, body, error, salvage)) from None
     # The model's parser has checked the syntax, UTF-8 and the nesting depth (at most 200 levels), and
     # keeps the last of two equal names; this second pass refuses what it lets through. It runs only on
-    # bodies that are otherwise valid, and builds no values (the hooks return None).
-    problem = i_json_problem(body)
+    # bodies that are otherwise valid, and builds no values (the hooks return None). The same pass tells
+    # whether an object has a member name that no model of the body knows; only then is the body walked
+    # again to locate it.
+    problem, unknown_names = i_json_and_names(model, body)
     if problem:
         raise errors.invalid_payload([FieldProblem("$", problem)])
-    return parsed
+    return parsed, (unknown_members(model, raw_object(body)) if unknown_names else [])
 
 
 def _refusal_problems(model: type[BaseModel], body: bytes, error: ValidationError,
@@ -197,10 +202,37 @@ class _NotIJson(ValueError):
     pass
 
 
+_REPEATED_NAME = "an object has the same member name twice; send each name once"
+
+
 def _object(pairs: list) -> None:
     # dict() drops repeated names in C, so no Python loop over the pairs; returning None builds no objects.
     if len(pairs) > 1 and len(dict(pairs)) != len(pairs):
-        raise _NotIJson("an object has the same member name twice; send each name once")
+        raise _NotIJson(_REPEATED_NAME)
+
+
+class _NameCheck:
+    """The object hook of a valid body's I-JSON pass: refuses a repeated name, as `_object` does, and
+    notes whether some object has a name that no model of the body knows (`found`). Per object, one
+    comparison of its names with a frozenset, in C. An object none of whose names is known and whose
+    values are all strings is taken for a localized text (names by language tag), not noted: every
+    model has a required member, so an object of a model always has a known name."""
+
+    __slots__ = ("known", "found")
+
+    def __init__(self, known: frozenset[str]):
+        self.known = known
+        self.found = False
+
+    def __call__(self, pairs: list) -> None:
+        names = dict(pairs)
+        if len(names) != len(pairs):
+            raise _NotIJson(_REPEATED_NAME)
+        if self.found or names.keys() <= self.known:
+            return
+        if names.keys().isdisjoint(self.known) and all(type(value) is str for value in names.values()):
+            return
+        self.found = True
 
 
 def _number(text: str) -> None:
@@ -215,9 +247,20 @@ def _constant(name: str) -> None:
 def i_json_problem(body: bytes, numbers: bool = True) -> str | None:
     """Why a syntactically valid JSON body is not I-JSON, or None. Checks the whole body, fields the
     models ignore included; the numbers too unless numbers is False (then only repeated names)."""
+    return _i_json_pass(body, numbers, _object)
+
+
+def i_json_and_names(model: type, body: bytes) -> tuple[str | None, bool]:
+    """What `i_json_problem` says of a body valid for model, and whether one of its objects has a member
+    name that no model of the body knows (see `_NameCheck`)."""
+    names = _NameCheck(member_names(model))
+    return _i_json_pass(body, True, names), names.found
+
+
+def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]) -> str | None:
     hooks = {"parse_float": _number, "parse_int": _number, "parse_constant": _constant} if numbers else {}
     try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=_object, **hooks)
+        json.loads(body.decode("utf-8"), object_pairs_hook=object_hook, **hooks)
     except _NotIJson as problem:
         return str(problem)
     except RecursionError:
@@ -225,6 +268,62 @@ def i_json_problem(body: bytes, numbers: bool = True) -> str | None:
     except ValueError:  # UnicodeDecodeError, JSONDecodeError: the model's parser refuses those first
         return "the body is not valid JSON"
     return None
+
+
+# --- members the models do not know ----------------------------------------------------------------
+# The models ignore a member they do not know (a partner on a later minor version may send more), so a
+# misspelled optional field ("tip_amout") would lose its value without a word: the use cases warn.
+
+def unknown_members(model: type, raw: Any) -> list[tuple]:
+    """The location of each member of raw (the body read as `model`) whose name no model of the body
+    knows, in the order of the body: ("trade_records", 3, "items", 0, "tip_amout"). Localized texts hold
+    language tags, not members, and members not known are not looked into.
+
+    A name known to another model of the body (`amount` in a record) is not reported: the check that
+    finds names cheaply (`i_json_and_names`) cannot tell it, and the same body must always get the same
+    warnings, whatever else it holds."""
+    found: list[tuple] = []
+    _walk_members(raw, model, (), member_names(model), found)
+    return found
+
+
+def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str], found: list[tuple]) -> None:
+    if not isinstance(raw, dict):
+        return
+    fields = _member_fields(model)
+    for name, value in raw.items():
+        if name not in fields:
+            if name not in known:
+                found.append((*location, name))
+        elif (held := fields[name]) is not None:
+            if isinstance(value, list):
+                for index, entry in enumerate(value):
+                    _walk_members(entry, held, (*location, name, index), known, found)
+            else:
+                _walk_members(value, held, (*location, name), known, found)
+
+
+@functools.cache
+def _member_fields(model: type) -> dict[str, type | None]:
+    """Each member name of model, with the model it holds (alone or in a list), or None."""
+    fields = {}
+    for name in model.__pydantic_fields__:
+        held = _held_model(declared_type(model, (name,)))
+        if not is_model(held):
+            held = _held_model(declared_type(model, (name, 0)))
+        fields[name] = held if is_model(held) else None
+    return fields
+
+
+@functools.cache
+def member_names(model: type) -> frozenset[str]:
+    """Every member name of model and of the models it holds, at any depth."""
+    names = set()
+    for name, held in _member_fields(model).items():
+        names.add(name)
+        if held is not None:
+            names |= member_names(held)
+    return frozenset(names)
 
 
 def duplicates(values: list, path_of) -> list[FieldProblem]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from core.errors import FieldProblem
 from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
 from ingest import access
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems
 from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
 
@@ -77,7 +77,7 @@ def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcom
     resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
     if resent is not None:
         return resent
-    batch = parse(ProductsBatch, body, _readable_problems)
+    batch, unknown = parse(ProductsBatch, body, _readable_problems)
     store_ids = {p.store_id for p in batch.products if p.store_id is not None}
     access.require_registered(storage, partner.partner_id, store_ids)
     problems = _body_problems(batch) + _store_currency_problems(storage, partner.partner_id, batch.products)
@@ -88,7 +88,7 @@ def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcom
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
     marker = new_marker(partner.partner_id, batch, "products", len(products), body)
     return accept(storage, marker, lambda m: storage.save_products(m, products, groups),
-                  sent_batch_id=batch.batch_id)
+                  unknown_member_warnings(unknown), sent_batch_id=batch.batch_id)
 
 
 def _store_currency_problems(storage: Storage, partner_id: str, products: list[Product]) -> list[FieldProblem]:

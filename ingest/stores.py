@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from core.ports import Partner, Storage, StoreMaster
 from ingest import access
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import StoresBatch, StoresKey
 
@@ -22,7 +22,7 @@ def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
     if resent is not None:
         return resent
-    batch = parse(StoresBatch, body, _readable_problems)
+    batch, unknown = parse(StoresBatch, body, _readable_problems)
     store_ids = [store.store_id for store in batch.stores]
     access.require_registered(storage, partner.partner_id, store_ids)
     raise_if_any(_duplicate_stores(store_ids))
@@ -32,4 +32,5 @@ def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
         for s in batch.stores
     ]
     marker = new_marker(partner.partner_id, batch, "stores", len(masters), body)
-    return accept(storage, marker, lambda m: storage.save_stores(m, masters), sent_batch_id=batch.batch_id)
+    return accept(storage, marker, lambda m: storage.save_stores(m, masters), unknown_member_warnings(unknown),
+                  sent_batch_id=batch.batch_id)

@@ -18,7 +18,8 @@ from core import faults
 from core.errors import FieldProblem
 from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import BatchOutcome, Warning, accept, known_batch, new_marker
+from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
+                            unknown_member_warnings)
 from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -220,7 +221,7 @@ def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, 
             stored = storage.find_batch(partner.partner_id, StoreDayKey.model_validate_json(body).batch_key)
             _finish_resent(storage, queue, partner.partner_id, stored, delay_seconds)
         return resent
-    batch = parse(TradeRecordsBatch, body, _readable_problems)
+    batch, unknown = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = require_store_master(storage, partner.partner_id, batch.store_id)
     problems = _structure_problems(batch)
@@ -247,6 +248,7 @@ def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, 
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
     marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
+    warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
     saved = []
 
     def save(marker: BatchMarker) -> BatchMarker | None:

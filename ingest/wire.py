@@ -425,11 +425,12 @@ class ProductsKey(ResendKey):
 class BatchWarning(WireModel):
     code: str = Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")
     path: str = Field(description="Location of the record in the request, for example trade_records[17]; $ for "
-                                  "a warning about the whole request (RESEND_BODY_IGNORED, BATCH_ID_REUSED).")
+                                  "a warning about the whole request (RESEND_BODY_IGNORED, BATCH_ID_REUSED, "
+                                  "BATCH_SEQ_REPEATED) or about a member of the body itself.")
     message: str = Field(description="Human-readable; may change; must not be parsed.")
     field: str | None = Field(default=None, description="The field concerned, relative to the record (for "
-                              "example total_amount or items[2].line_amount; batch_id for a warning about the "
-                              "whole request); absent when the warning is about the whole record.")
+                              "example total_amount or items[2].line_amount; batch_id or batch_seq for a warning "
+                              "about the whole request); absent when the warning is about the whole record.")
 
 
 class BatchResponse(WireModel):

@@ -46,15 +46,20 @@ def run_script(host, key: str, *extra: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, timeout=180)
 
 
-def assert_clean_run(run: subprocess.CompletedProcess, key: str, statuses: set[str]) -> None:
+def assert_clean_run(run: subprocess.CompletedProcess, key: str, statuses: set[str],
+                     repeated_seqs: bool = False) -> None:
+    """repeated_seqs: the trade record batches were sent before with the same batch_seqs under other
+    batch_ids, so each says BATCH_SEQ_REPEATED (and nothing else)."""
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
     responses = RESPONSE_LINE.findall(run.stdout)
     # stores, products, mapping, 2 + 1 trade-record batches, 2 daily closes
     assert len(responses) == 8, output
     assert {status for *_, status, _count, _warnings in responses} == statuses, output
-    assert all(warnings == "0" for *_, warnings in responses), output
-    assert "warning " not in run.stdout, output
+    expected = [("1" if repeated_seqs and response[1] == "/trade-records" else "0") for response in responses]
+    assert [warnings for *_, warnings in responses] == expected, output
+    warned = re.findall(r"^\s+warning (\S+)", run.stdout, re.M)
+    assert warned == (["BATCH_SEQ_REPEATED"] * 3 if repeated_seqs else []), output
     for store_id in STORES:
         assert re.search(rf"^{store_id} {BUSINESS_DATE}: MATCHED ", run.stdout, re.M), output
     assert "result: all 2 store-day(s) MATCHED" in run.stdout
@@ -80,7 +85,7 @@ def test_the_example_day_reconciles_clean_and_re_runs(backend_host):
 
     # New batch ids: everything is stored again and both days are reconciled again.
     fresh = run_script(partner.host, partner.key, "--fresh-batch-ids")
-    assert_clean_run(fresh, partner.key, {"ACCEPTED"})
+    assert_clean_run(fresh, partner.key, {"ACCEPTED"}, repeated_seqs=True)
     assert all(checked_at(fresh)[store_id] != checked_at(first)[store_id] for store_id in STORES)
     for store_id in STORES:
         result = partner.get(f"daily-close/{store_id}/{BUSINESS_DATE}").json()

@@ -463,6 +463,24 @@ def test_batch_seqs_list_the_trade_record_batches_of_a_store_day(storage, partne
     assert set(day_rows(storage, partner)) == {"T1", "T2"}
 
 
+def test_batches_with_seq_are_the_store_days_batches_with_that_batch_seq(storage, partner):
+    """Read before each batch of trade records is accepted (BATCH_SEQ_REPEATED, issue 12)."""
+    assert storage.batches_with_seq(partner, "S1", DAY, 1, 10) == []
+    twins = [save_records(storage, partner, record(f"T{n}"), seq=1) for n in range(3)]
+    save_records(storage, partner, record("T9"), seq=2)
+    save_records(storage, partner, record("T8", store_id="S2"), seq=1)
+    save_records(storage, partner, record("T7", business_date=NEXT_DAY), seq=1)
+    storage.save_daily_close(marker(partner, "daily-close", store_id="S1", business_date=DAY),
+                             ClosedDay("S1", DAY, "c1", "USD", {}, T0, T0, "RECEIVED"))
+    assert all(twin is None for twin in twins)
+    found = storage.batches_with_seq(partner, "S1", DAY, 1, 10)
+    assert len(found) == 3 and len(set(found)) == 3
+    assert len(storage.batches_with_seq(partner, "S1", DAY, 1, 2)) == 2  # at most the limit
+    assert len(storage.batches_with_seq(partner, "S1", DAY, 2, 10)) == 1
+    assert storage.batches_with_seq(partner, "S1", DAY, 3, 10) == []
+    assert len(storage.batches_with_seq(partner, "S2", DAY, 1, 10)) == 1
+
+
 # -- partner-wide payment ids and products not (yet) in the master (issue 11) --------------------
 
 def test_payment_ids_are_found_across_the_partners_stores_and_dates(storage, partner):

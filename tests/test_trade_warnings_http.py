@@ -6,6 +6,7 @@ one is shown to reach the partner in the 202 response (or as a 400 that stores n
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 
 import pytest
@@ -16,9 +17,12 @@ from tests.test_business_day import DAY, open_store
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
 
 
+_BATCH_SEQS = itertools.count(1)  # each batch of a store-day has its own batch_seq (else BATCH_SEQ_REPEATED)
+
+
 def warnings_for(partner, record) -> list[tuple[str, str, str | None]]:
     """(code, path, field) of each warning: path locates the record, field the field within it."""
-    response = partner.post("trade-records", trade_batch("S1", DAY, [record]))
+    response = partner.post("trade-records", trade_batch("S1", DAY, [record], next(_BATCH_SEQS)))
     assert response.status_code == 202, response.text
     return [(w["code"], w["path"], w.get("field")) for w in response.json()["warnings"]]
 
