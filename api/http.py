@@ -18,7 +18,7 @@ from urllib.parse import unquote
 import azure.functions as func
 import orjson
 
-from api import telemetry
+from api import auth_failures, telemetry
 from backends.factory import Backend, current_backend
 from core import errors
 from core.errors import ApiError
@@ -107,10 +107,14 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
     body: object = None
     error_code = None
     try:
-        backend = current_backend()
         partner = None
         if authenticated:
-            owner = access.authenticate(backend.storage, req.headers.get("x-functions-key"))
+            # Before the backend is even opened: a flood of bad keys from one address costs no storage read.
+            address, presented = auth_failures.client_address(req.headers), req.headers.get("x-functions-key")
+            auth_failures.limiter().check(address, presented)
+        backend = current_backend()
+        if authenticated:
+            owner = _authenticate(backend, address, presented)
             partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
             access.admit(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
             access.note_key_use(backend.storage, owner)
@@ -138,6 +142,18 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, key_id=key_id, body=body,
         error_code=error_code)
     return response
+
+
+def _authenticate(backend: Backend, address: str, presented: str | None):
+    """The key's owner; a 401 counts against the client address's failed authentications."""
+    try:
+        owner = access.authenticate(backend.storage, presented)
+    except ApiError as error:
+        if error.status == 401:
+            auth_failures.limiter().failed(address, presented)
+        raise
+    auth_failures.limiter().accepted(owner.key_hash)
+    return owner
 
 
 def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:

@@ -140,6 +140,7 @@ class Settings:
     backend: str  # "sqlite" (embedded) or "azure" (Cosmos DB + Storage Queue)
     data_dir: Path
     rate_limit_per_minute: int
+    auth_failures_per_minute: int  # per client address, each instance; 0 = off (api/auth_failures.py)
     reconcile_delay_seconds: int
     reconcile_sweep_grace_seconds: int
     create_demo_partner: bool
@@ -160,6 +161,7 @@ class Settings:
             backend=(os.environ.get("POS_BACKEND") or "sqlite").strip().lower(),
             data_dir=data_dir,
             rate_limit_per_minute=_int("RATE_LIMIT_PER_MINUTE", 600),
+            auth_failures_per_minute=_int("AUTH_FAILURES_PER_MINUTE", 60),
             reconcile_delay_seconds=_int("RECONCILE_DELAY_SECONDS", 900),
             reconcile_sweep_grace_seconds=_int("RECONCILE_SWEEP_GRACE_SECONDS", 300),
             create_demo_partner=_bool("POS_CREATE_DEMO_PARTNER", True),

@@ -49,6 +49,15 @@ def route_path(raw_path: str) -> str:
     return "/".join(segments)
 
 
+def forwarded_for(headers: dict[str, str], peer: tuple) -> dict[str, str]:
+    """As Azure's front end does: the socket peer, `ip:port` (`[ip]:port` for IPv6), appended to any
+    X-Forwarded-For the client sent, so the app reads the client address from one place everywhere."""
+    host, port = peer[0], peer[1]
+    hop = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    given = headers.get("x-forwarded-for", "").strip()
+    return {**headers, "x-forwarded-for": f"{given}, {hop}" if given else hop}
+
+
 class FunctionsHttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -122,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(*_problem(400, "INVALID_PAYLOAD", "The request body could not be read.",
                                  request_id_for(headers.get(REQUEST_ID_HEADER))), close=True)
             return
-        self._send(*self.server.dispatch(self.command, self.path, headers, body))
+        self._send(*self.server.dispatch(self.command, self.path, forwarded_for(headers, self.client_address), body))
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """What http.server answers by itself (request line too long, bad headers, unknown method): a

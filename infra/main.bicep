@@ -183,6 +183,7 @@ var appSettings = {
   COSMOS_CREATE_CONTAINERS: 'false'
   BATCH_MARKER_TTL_DAYS: string(batchMarkerTtlDays)
   RATE_LIMIT_PER_MINUTE: string(rateLimitPerMinute)
+  AUTH_FAILURES_PER_MINUTE: '60' // failed authentications per client address per minute, each instance (api/auth_failures.py)
   RECONCILE_DELAY_SECONDS: string(reconcileDelaySeconds)
   RECONCILE_SWEEP_SCHEDULE: reconcileSweepSchedule
   RECONCILE_SWEEP_GRACE_SECONDS: string(reconcileSweepGraceSeconds)

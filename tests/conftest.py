@@ -85,7 +85,8 @@ def start_host(tmp: Path, **settings: str) -> LocalHost:
     port = free_port()
     data_dir = tmp / "data"
     env = {**os.environ, "POS_DATA_DIR": str(data_dir), "PORT": str(port), "POS_CREATE_DEMO_PARTNER": "false",
-           "RATE_LIMIT_PER_MINUTE": "0", "RECONCILE_DELAY_SECONDS": "1", "PYTHONUNBUFFERED": "1", **settings}
+           "RATE_LIMIT_PER_MINUTE": "0", "AUTH_FAILURES_PER_MINUTE": "0",
+           "RECONCILE_DELAY_SECONDS": "1", "PYTHONUNBUFFERED": "1", **settings}
     log_path = tmp / "host.log"
     process = subprocess.Popen([sys.executable, "-m", "devhost"], cwd=ROOT, env=env,
                                stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
