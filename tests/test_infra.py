@@ -874,3 +874,76 @@ def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace()
             assert all(log["enabled"] is True for log in setting.body["properties"]["logs"])
     (cosmos_setting,) = _resources_of_type(_module("cosmos"), "Microsoft.Insights/diagnosticSettings")
     assert {"category": "DataPlaneRequests", "enabled": True} in cosmos_setting.body["properties"]["logs"]
+
+
+# -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
+
+class CoreToolsIgnore:
+    """Azure Functions Core Tools' reading of .funcignore (src/Azure.Functions.Cli/Common/GitIgnoreParser.cs,
+    a port of codemix/gitignore-parser), ported line for line: each pattern becomes a regular expression
+    anchored at the start of the path and not at its end, `**` any characters, `*` any but `/`; a path is
+    shipped when a `!` pattern matches it or no other pattern does. Core Tools passes each file's path
+    relative to the project with `/` separators."""
+
+    def __init__(self, text: str):
+        lines = [line.strip() for line in text.split("\n")]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        positive, negative = [], []
+        for line in lines:
+            target = negative if line.startswith("!") else positive
+            line = line.removeprefix("!").removeprefix("/")
+            target.append(line)
+        self._positive = self._compile(positive)
+        self._negative = self._compile(negative)
+
+    @staticmethod
+    def _compile(patterns: list[str]) -> re.Pattern:
+        if not patterns:
+            return re.compile(r"$^")
+        prepared = [re.sub(r"[\-\[\]/{}()+?.\\^$|]", lambda m: "\\" + m.group(0), pattern)
+                    .replace("**", "(.+)").replace("*", r"([^/]+)") for pattern in sorted(patterns)]
+        return re.compile("^((" + ")|(".join(prepared) + "))")
+
+    def accepts(self, path: str) -> bool:
+        return bool(self._negative.match(path)) or not self._positive.match(path)
+
+
+def _core_tools_ignore() -> CoreToolsIgnore:
+    return CoreToolsIgnore((ROOT / ".funcignore").read_text(encoding="utf-8"))
+
+
+def test_the_core_tools_port_anchors_patterns_at_the_root():
+    """Why each pattern is written twice: Core Tools' `__pycache__/` leaves out the root's cache only."""
+    rules = CoreToolsIgnore("__pycache__/\n*.pyc\ndocs/*\n!docs/openapi.json\n")
+    assert not rules.accepts("__pycache__/function_app.cpython-311.pyc")
+    assert rules.accepts("api/__pycache__/routes.cpython-311.pyc")
+    assert not rules.accepts("x.pyc") and rules.accepts("api/x.pyc")
+    assert not rules.accepts("docs/decisions.md") and rules.accepts("docs/openapi.json")
+
+
+# Files a developer's or azd's machine holds that must never ship, wherever they are.
+NEVER_SHIPPED = [
+    "__pycache__/function_app.cpython-311.pyc",
+    "api/__pycache__/routes.cpython-311.pyc",
+    "ingest/__pycache__/batches.cpython-311.pyc",
+    "backends/sub/__pycache__/deep.cpython-311.pyc",
+    "function_app.pyc", "api/routes.pyc", "reconcile/a/b/c.pyc",
+    "wt-infra_env/pyvenv.cfg", "wt-infra_env/lib/python3.11/site-packages/six.py",
+    "pos-ingestion_env/bin/python", "partner-pos_env/lib/python3.11/site-packages/azure/functions/__init__.py",
+    ".venv/bin/python", ".venv/lib/python3.11/site-packages/pydantic/main.py",
+]
+
+
+@pytest.mark.parametrize("path", NEVER_SHIPPED)
+def test_funcignore_leaves_out_caches_and_virtual_environments_under_both_tools(path):
+    assert _funcignore().match_file(path), f"azd ships {path}"
+    assert not _core_tools_ignore().accepts(path), f"Core Tools ships {path}"
+
+
+def test_both_tools_ship_the_same_files_of_the_repository():
+    core_tools = _core_tools_ignore()
+    azd = set(_deployed_files())
+    listed = [path for path in _repository_files() if not path.startswith(".git/")]
+    assert {path for path in listed if core_tools.accepts(path)} - azd == set()
+    assert azd - {path for path in listed if core_tools.accepts(path)} == set()
+    assert RUN_TIME_FILES <= azd
