@@ -21,8 +21,14 @@ checked (tests/bicep_model.py reads the files):
 - Identity only: no key, listKeys() or connection string with a key anywhere in infra/; shared key and
   local auth disabled on Storage, Cosmos DB and Application Insights; the managed identity holds the
   data roles; no app setting the Flex Consumption plan refuses.
-- Packaging: .funcignore (gitignore rules, as Core Tools and azd read it) ships every file the app
-  imports or reads at run time and none of tests, tooling, docs or the rest of infra.
+- Packaging: .funcignore ships every file the app imports or reads at run time and none of tests,
+  tooling, docs or the rest of infra, read as azd reads it (gitignore rules) and as Core Tools does (a port
+  of its GitIgnoreParser: patterns anchored at the root); nested caches and virtual environments stay out.
+- Issue 21: no ftpsState, basic-auth publishing off; Cosmos DB role assignments serialised after the
+  containers; every resource name fits its type for any azd environment name (the name expressions are
+  evaluated); guards for autoscale steps and always-ready instances; HTTP concurrency, always-ready
+  instances, zone redundancy and vnetEnabled as parameters, on in production; private endpoints; diagnostic
+  settings; a platform 429 told from the app's in README and OpenAPI.
 """
 
 from __future__ import annotations
