@@ -42,7 +42,10 @@ ERRORS = {
     "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
     "PAYLOAD_TOO_LARGE": (413, "Body larger than 5 MiB (5,242,880 bytes)."),
     "RATE_LIMITED": (429, "Too many requests for this partner, or with a missing or unknown key from this "
-                           "address; retry after Retry-After seconds."),
+                          "address; retry after Retry-After seconds. This 429 carries an application/problem+json "
+                          "body with code RATE_LIMITED; a 429 without it comes from the Azure platform in front of "
+                          "the app (every instance busy at the most instances it may run): retry it after a "
+                          "pause, it is not the partner's rate limit."),
     "SERVICE_UNAVAILABLE": (503, "Storage temporarily unavailable; nothing was stored; retry the same request."),
 }
 # Every write body: the schemas do not forbid other members (additionalProperties is not false), so the

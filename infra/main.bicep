@@ -1,6 +1,8 @@
 // One environment of the Partner POS Ingestion Service (resource group scope):
 // Function App on Flex Consumption (Python 3.11), its Storage account, Cosmos DB, Log Analytics with
 // Application Insights, and a user-assigned managed identity holding every data-plane role the app needs.
+// With vnetEnabled (production), a virtual network: the app integrates with it and reaches Storage and
+// Cosmos DB through private endpoints only.
 // No account key or connection string with a key is in any app setting: Storage, Cosmos DB and
 // Application Insights accept only Microsoft Entra tokens (see docs/decisions.md, Deployment).
 //
@@ -9,9 +11,9 @@
 
 targetScope = 'resourceGroup'
 
-@description('Environment name (test, production, or an azd environment name); part of every resource name.')
-@minLength(2)
-@maxLength(24)
+@description('Environment name (test, production, or an azd environment name: up to 64 letters, digits and - . ( ) _); its first 12 letters and digits are part of most resource names.')
+@minLength(1)
+@maxLength(64)
 param environmentName string
 
 @description('Azure region of every resource; defaults to the resource group\'s.')
@@ -24,7 +26,7 @@ param location string = resourceGroup().location
 ])
 param cosmosThroughputMode string
 
-@description('Autoscale only: the most RU/s the database scales to (it scales between 10% of this and this).')
+@description('Autoscale only: the most RU/s the database scales to (it scales between 10% of this and this); a multiple of 1,000.')
 @minValue(1000)
 @maxValue(1000000)
 param cosmosAutoscaleMaxThroughput int = 1000
@@ -37,10 +39,26 @@ param cosmosAutoscaleMaxThroughput int = 1000
 ])
 param instanceMemoryMB int
 
-@description('Flex Consumption: the most instances the app scales out to.')
-@minValue(1)
+@description('Flex Consumption: the most instances the app scales out to (the plan accepts 40 to 1,000).')
+@minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int
+
+@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another (Python\'s platform default is 1). 4: fewer than the 5 threads the Python worker runs synchronous functions on with one core, so every request admitted has a thread; until issue 20 measures it (docs/decisions.md).')
+@minValue(1)
+@maxValue(1000)
+param httpPerInstanceConcurrency int = 4
+
+@description('Flex Consumption: instances of the HTTP group kept running when idle (billed while idle); 0 scales to zero.')
+@minValue(0)
+@maxValue(1000)
+param alwaysReadyInstanceCount int = 0
+
+@description('Spread the Flex Consumption plan and the Cosmos DB account over availability zones (the region must offer them).')
+param zoneRedundant bool = false
+
+@description('Virtual network: the app integrates with it, Storage (blob, queue) and Cosmos DB are reached through private endpoints and refuse public network access.')
+param vnetEnabled bool = false
 
 @description('Days Log Analytics (and so Application Insights) keeps logs.')
 @minValue(30)
@@ -108,14 +126,36 @@ var queueNames = [
 var deploymentContainerName = 'app-package'
 
 var resourceToken = toLower(uniqueString(resourceGroup().id, environmentName))
-var environmentSlug = toLower(take(replace(environmentName, '_', '-'), 12))
+// azd allows 64 characters with - . ( ) _: the slug keeps only lowercase letters and digits, which
+// every resource type accepts anywhere in a name, and at most 12 of them, so that the longest name
+// ('cosmos-pos-' + 12 + '-' + 13 = 37) stays within the strictest limit (Cosmos DB: 3-44 lowercase
+// letters, digits and -). The Storage account (3-24 lowercase letters and digits) takes the token only.
+var environmentSlug = take(toLower(replace(replace(replace(replace(replace(environmentName, '-', ''), '_', ''), '.', ''), '(', ''), ')', '')), 12)
+var nameSuffix = empty(environmentSlug) ? resourceToken : '${environmentSlug}-${resourceToken}'
+var names = {
+  identity: 'id-pos-${nameSuffix}'
+  workspace: 'log-pos-${nameSuffix}'
+  appInsights: 'appi-pos-${nameSuffix}'
+  storage: 'stpos${resourceToken}'
+  cosmos: 'cosmos-pos-${nameSuffix}'
+  plan: 'plan-pos-${nameSuffix}'
+  functionApp: 'func-pos-${nameSuffix}'
+  vnet: 'vnet-pos-${nameSuffix}'
+}
+
+// Values Azure constrains beyond what a decorator can say: a wrong one stops the deployment with this
+// message when Resource Manager evaluates it (if() evaluates only the branch taken), before the
+// resource that would refuse it is touched.
+var checkedAutoscaleMaxThroughput = cosmosAutoscaleMaxThroughput % 1000 == 0 ? cosmosAutoscaleMaxThroughput : int('cosmosAutoscaleMaxThroughput must be a multiple of 1000')
+var checkedAlwaysReadyInstanceCount = alwaysReadyInstanceCount <= maximumInstanceCount ? alwaysReadyInstanceCount : int('alwaysReadyInstanceCount must not exceed maximumInstanceCount')
+var publicNetworkAccess = vnetEnabled ? 'Disabled' : 'Enabled'
 var tags = {
   'azd-env-name': environmentName
   application: 'pos-ingestion'
 }
 
 resource identity 'Microsoft.ManagedIdentity/userAssignedIdentities@2023-01-31' = {
-  name: 'id-pos-${environmentSlug}-${resourceToken}'
+  name: names.identity
   location: location
   tags: tags
 }
@@ -125,8 +165,8 @@ module monitoring 'modules/monitoring.bicep' = {
   params: {
     location: location
     tags: tags
-    workspaceName: 'log-pos-${environmentSlug}-${resourceToken}'
-    appInsightsName: 'appi-pos-${environmentSlug}-${resourceToken}'
+    workspaceName: names.workspace
+    appInsightsName: names.appInsights
     retentionInDays: logRetentionDays
     appPrincipalId: identity.properties.principalId
   }
@@ -137,13 +177,15 @@ module storage 'modules/storage.bicep' = {
   params: {
     location: location
     tags: tags
-    name: 'stpos${resourceToken}'
+    name: names.storage
     skuName: storageSku
     deploymentContainerName: deploymentContainerName
     queueNames: queueNames
     appPrincipalId: identity.properties.principalId
     operatorPrincipalId: operatorPrincipalId
     operatorPrincipalType: operatorPrincipalType
+    publicNetworkAccess: publicNetworkAccess
+    workspaceId: monitoring.outputs.workspaceId
   }
 }
 
@@ -152,17 +194,31 @@ module cosmos 'modules/cosmos.bicep' = {
   params: {
     location: location
     tags: tags
-    accountName: 'cosmos-pos-${environmentSlug}-${resourceToken}'
+    accountName: names.cosmos
     databaseName: cosmosDatabaseName
     containers: cosmosDefinitions.containers
     throughputMode: cosmosThroughputMode
-    autoscaleMaxThroughput: cosmosAutoscaleMaxThroughput
+    autoscaleMaxThroughput: checkedAutoscaleMaxThroughput
     dataContributorPrincipalIds: empty(operatorPrincipalId) ? [
       identity.properties.principalId
     ] : [
       identity.properties.principalId
       operatorPrincipalId
     ]
+    zoneRedundant: zoneRedundant
+    publicNetworkAccess: publicNetworkAccess
+    workspaceId: monitoring.outputs.workspaceId
+  }
+}
+
+module network 'modules/network.bicep' = if (vnetEnabled) {
+  name: 'network'
+  params: {
+    location: location
+    tags: tags
+    vnetName: names.vnet
+    storageAccountId: storage.outputs.id
+    cosmosAccountId: cosmos.outputs.id
   }
 }
 
@@ -195,12 +251,17 @@ module functionApp 'modules/functionapp.bicep' = {
   params: {
     location: location
     tags: tags
-    planName: 'plan-pos-${environmentSlug}-${resourceToken}'
-    appName: 'func-pos-${environmentSlug}-${resourceToken}'
+    planName: names.plan
+    appName: names.functionApp
     identityId: identity.id
     deploymentContainerUrl: '${storage.outputs.blobEndpoint}${deploymentContainerName}'
     instanceMemoryMB: instanceMemoryMB
     maximumInstanceCount: maximumInstanceCount
+    httpPerInstanceConcurrency: httpPerInstanceConcurrency
+    alwaysReadyHttpInstances: checkedAlwaysReadyInstanceCount
+    zoneRedundant: zoneRedundant
+    virtualNetworkSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
+    workspaceId: monitoring.outputs.workspaceId
     appSettings: appSettings
   }
 }
@@ -211,4 +272,6 @@ output BASE_URL string = 'https://${functionApp.outputs.defaultHostName}/${hostS
 output POS_BACKEND string = 'azure'
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_DATABASE string = cosmosDatabaseName
+// For a second operator's Cosmos DB data role (README, "A second HQ operator").
+output COSMOS_ACCOUNT_NAME string = cosmos.outputs.name
 output AzureWebJobsStorage__accountName string = storage.outputs.name

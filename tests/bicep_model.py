@@ -63,6 +63,7 @@ class Resource:
     body: object  # dict for a plain or conditional declaration, the loop body for a loop
     loop: Expr | None = None  # `for x in ...` source text
     condition: Expr | None = None
+    decorators: dict = field(default_factory=dict)  # @batchSize(1) -> {'batchSize': [1]}
 
 
 @dataclass
@@ -131,13 +132,15 @@ def load(path: Path) -> BicepFile:
             resource_type, _, api_version = _value(parts[1]).partition("@")
             body, loop, condition = _body(parts[-1])
             model.resources[_text(parts[0])] = Resource(_text(parts[0]), resource_type, api_version, body, loop,
-                                                        condition)
+                                                        condition, decorators)
         elif node.type == "module_declaration":
             body, loop, condition = _body(parts[-1])
             model.modules[_text(parts[0])] = Module(_text(parts[0]), _value(parts[1]), body, loop, condition)
         decorators = {}
-    model.loop_variables = {_text(node.child_by_field_name("initializer"))
-                            for node in _walk(model.root) if node.type == "for_statement"}
+    model.loop_variables = {_text(node) for node in _walk(model.root)
+                            if node.type in ("loop_variable", "loop_enumerator")
+                            or (node.parent is not None and node.parent.type == "for_statement"
+                                and node.parent.child_by_field_name("initializer") == node)}
     return model
 
 
@@ -184,6 +187,84 @@ def member_paths(value) -> set[str]:
     if isinstance(value, list):
         return set().union(*(member_paths(item) for item in value)) if value else set()
     return set()
+
+
+# -- evaluation of the expressions a test needs ----------------------------------------------------
+
+class DeploymentFailure(Exception):
+    """What Resource Manager would stop the deployment with (a guard's `int('message')`)."""
+
+
+def evaluate(expression: str, values: dict):
+    """The value of a Bicep expression over `values` (parameters and variables by name), for the subset of
+    the language main.bicep uses in names and guards: literals, interpolated strings, names and member
+    access, `? :`, comparison, arithmetic and logic, and the functions in _FUNCTIONS."""
+    tree = _PARSER.parse(f"var _ = {expression}\n".encode("utf-8")).root_node
+    (declaration,) = _named(tree)
+    return _evaluate(_named(declaration)[-1], values)
+
+
+def _int(value):
+    try:
+        return int(value)
+    except ValueError:
+        raise DeploymentFailure(value) from None
+
+
+_FUNCTIONS = {
+    "toLower": str.lower,
+    "toUpper": str.upper,
+    "replace": lambda text, old, new: text.replace(old, new),
+    "take": lambda value, count: value[:max(count, 0)],
+    "empty": lambda value: len(value) == 0,
+    "length": len,
+    "int": _int,
+    "string": lambda value: str(value).lower() if isinstance(value, bool) else str(value),
+}
+_OPERATORS = {
+    "%": lambda a, b: a % b, "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _evaluate(node: Node, values: dict):
+    kind = node.type
+    if kind == "string":
+        return "".join(str(_evaluate(_named(part)[0], values)) if part.type == "interpolation"
+                       else _unescape(_text(part)) if part.type == "escape_sequence" else _text(part)
+                       for part in _named(node))
+    if kind in ("number", "boolean", "null"):
+        return _value(node)
+    if kind == "identifier":
+        return values[_text(node)]
+    if kind == "member_expression":
+        parts = _named(node)
+        return _evaluate(parts[0], values)[_text(parts[-1])]
+    if kind == "parenthesized_expression":
+        return _evaluate(_named(node)[0], values)
+    if kind == "array":
+        return [_evaluate(item, values) for item in _named(node)]
+    if kind == "object":
+        return {_text(_named(prop)[0]): _evaluate(_named(prop)[-1], values)
+                for prop in _named(node) if prop.type == "object_property"}
+    if kind == "ternary_expression":
+        branch = "consequence" if _evaluate(node.child_by_field_name("condition"), values) else "alternative"
+        return _evaluate(node.child_by_field_name(branch), values)  # only the branch taken, as ARM's if()
+    if kind == "unary_expression":
+        return not _evaluate(_named(node)[-1], values)
+    if kind == "binary_expression":
+        operator = _text(node.child_by_field_name("operator"))
+        left = _evaluate(node.child_by_field_name("left"), values)
+        if operator in ("&&", "||"):
+            return (left and _evaluate(node.child_by_field_name("right"), values)) if operator == "&&" \
+                else (left or _evaluate(node.child_by_field_name("right"), values))
+        return _OPERATORS[operator](left, _evaluate(node.child_by_field_name("right"), values))
+    if kind == "call_expression":
+        name = _text(node.child_by_field_name("function"))
+        arguments = [_evaluate(argument, values) for argument in _named(node.child_by_field_name("arguments"))]
+        return _FUNCTIONS[name](*arguments)
+    raise NotImplementedError(f"{kind}: {_text(node)}")
 
 
 # -- tree to values ---------------------------------------------------------------------------------

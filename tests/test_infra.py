@@ -21,8 +21,14 @@ checked (tests/bicep_model.py reads the files):
 - Identity only: no key, listKeys() or connection string with a key anywhere in infra/; shared key and
   local auth disabled on Storage, Cosmos DB and Application Insights; the managed identity holds the
   data roles; no app setting the Flex Consumption plan refuses.
-- Packaging: .funcignore (gitignore rules, as Core Tools and azd read it) ships every file the app
-  imports or reads at run time and none of tests, tooling, docs or the rest of infra.
+- Packaging: .funcignore ships every file the app imports or reads at run time and none of tests,
+  tooling, docs or the rest of infra, read as azd reads it (gitignore rules) and as Core Tools does (a port
+  of its GitIgnoreParser: patterns anchored at the root); nested caches and virtual environments stay out.
+- Issue 21: no ftpsState, basic-auth publishing off; Cosmos DB role assignments serialised after the
+  containers; every resource name fits its type for any azd environment name (the name expressions are
+  evaluated); guards for autoscale steps and always-ready instances; HTTP concurrency, always-ready
+  instances, zone redundancy and vnetEnabled as parameters, on in production; private endpoints; diagnostic
+  settings; a platform 429 told from the app's in README and OpenAPI.
 """
 
 from __future__ import annotations
@@ -85,6 +91,9 @@ ROLE_IDS = {
     "Monitoring Metrics Publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
 }
 BICEP_TYPES = {"string", "int", "bool", "object", "array"}
+# Diagnostic settings have no GA API version with category groups and resource-specific tables; the Azure
+# Verified Modules use this one (avm/res/document-db/database-account, avm/res/web/site).
+PREVIEW_API_VERSIONS = {"Microsoft.Insights/diagnosticSettings": "2021-05-01-preview"}
 # Properties of an ARM Cosmos DB SqlContainerResource (what containers.json entries may hold).
 SQL_CONTAINER_RESOURCE_PROPERTIES = {
     "id", "partitionKey", "indexingPolicy", "defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy",
@@ -151,6 +160,9 @@ def test_parameter_types_and_api_versions(path):
     model = _model(path)
     assert {name: param.type for name, param in model.params.items() if param.type not in BICEP_TYPES} == {}
     for resource in model.resources.values():
+        if resource.type in PREVIEW_API_VERSIONS:
+            assert resource.api_version == PREVIEW_API_VERSIONS[resource.type], resource.name
+            continue
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", resource.api_version), (resource.name, resource.api_version)
 
 
@@ -272,7 +284,8 @@ def test_readme_azd_production_settings_are_the_production_file():
     variables = _azd_variables()
     production = _parameter_values(ENVIRONMENT_FILES["production"])
     azd_defaults = _azd_values({})
-    expected = {variables[name]: str(value) for name, value in production.items()
+    expected = {variables[name]: json.dumps(value) if isinstance(value, bool) else str(value)
+                for name, value in production.items()
                 if name != "environmentName" and azd_defaults.get(name) != value}
     assert readme_settings == expected
 
@@ -592,8 +605,9 @@ def test_function_app_runs_on_flex_consumption_with_the_identity():
     assert site.body["identity"]["type"] == "UserAssigned"
     config = site.body["properties"]["functionAppConfig"]
     assert config["runtime"] == {"name": "python", "version": "3.11"}
-    assert config["scaleAndConcurrency"] == {"instanceMemoryMB": Ref("instanceMemoryMB"),
-                                             "maximumInstanceCount": Ref("maximumInstanceCount")}
+    scale = config["scaleAndConcurrency"]
+    assert {name: scale[name] for name in ("instanceMemoryMB", "maximumInstanceCount")} == {
+        "instanceMemoryMB": Ref("instanceMemoryMB"), "maximumInstanceCount": Ref("maximumInstanceCount")}
     assert config["deployment"]["storage"]["authentication"] == {
         "type": "UserAssignedIdentity", "userAssignedIdentityResourceId": Ref("identityId")}
     assert "'azd-service-name': 'api'" in site.body["tags"].text
@@ -674,3 +688,268 @@ def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
                  "api/__pycache__/http.cpython-311.pyc", ".git/config", "azure.yaml"]:
         assert ignore.match_file(path), path
     assert not any(path.startswith(("tests/", "devhost/", "bench/", "examples/")) for path in _deployed_files())
+
+
+# -- issue 21: the first deployment succeeds ----------------------------------------------------------
+
+def test_flex_site_sets_no_ftps_state_and_basic_auth_publishing_is_off():
+    """Resource Manager refuses siteConfig.ftpsState on Flex Consumption sites; basic-auth publishing is
+    switched off with its own policies, for scm and ftp."""
+    app = _module("functionApp")
+    (site,) = _resources_of_type(app, "Microsoft.Web/sites")
+    assert site.body["properties"]["siteConfig"] == {"minTlsVersion": "1.2"}
+    assert "ftpsState" not in app.source
+    policies = _resources_of_type(app, "Microsoft.Web/sites/basicPublishingCredentialsPolicies")
+    assert sorted(policy.body["name"] for policy in policies) == ["ftp", "scm"]
+    for policy in policies:
+        assert policy.body["parent"] == Ref(site.name)
+        assert policy.body["properties"] == {"allow": False}
+
+
+def test_cosmos_role_assignments_run_one_at_a_time_after_the_containers():
+    cosmos = _module("cosmos")
+    (assignments,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments")
+    (containers,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers")
+    assert assignments.loop is not None
+    assert assignments.decorators["batchSize"] == [1]
+    assert assignments.body["dependsOn"] == [Ref(containers.name)]
+
+
+# azd: AZURE_ENV_NAME is 1-64 letters, digits and - . ( ) _.
+AZD_ENVIRONMENT_NAMES = ["pos-test", "production", "x", "Prod.EU(West)_2024", "(.)_-",
+                         "a" * 64, "PartnerPOS-ingestion.Production_(eu-west-1)_blue.green-2025-Q4"]
+# What each resource type accepts in a name (Azure resource naming rules).
+NAME_RULES = {
+    "identity": r"[A-Za-z0-9][A-Za-z0-9_-]{2,127}",
+    "workspace": r"[A-Za-z0-9][A-Za-z0-9-]{2,61}[A-Za-z0-9]",
+    "appInsights": r"[^%&\\?/]{1,255}",
+    "storage": r"[a-z0-9]{3,24}",
+    "cosmos": r"[a-z0-9][a-z0-9-]{1,42}[a-z0-9]",
+    "plan": r"[A-Za-z0-9][A-Za-z0-9-]{0,58}[A-Za-z0-9]",
+    "functionApp": r"[A-Za-z0-9][A-Za-z0-9-]{0,58}[A-Za-z0-9]",
+    "vnet": r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}[A-Za-z0-9_]",
+}
+
+
+def _names_for(environment_name: str) -> dict:
+    main = _model()
+    values = {"environmentName": environment_name, "resourceToken": "abcdefghijklm"}  # uniqueString: 13
+    for variable in ("environmentSlug", "nameSuffix"):
+        values[variable] = bicep_model.evaluate(main.variables[variable].text, values)
+    return {kind: bicep_model.evaluate(name.text, values) if isinstance(name, Expr) else name
+            for kind, name in main.variables["names"].items()}
+
+
+@pytest.mark.parametrize("environment_name", AZD_ENVIRONMENT_NAMES)
+def test_every_resource_name_fits_its_type_for_any_azd_environment_name(environment_name):
+    assert re.fullmatch(r"[A-Za-z0-9().\-_]{1,64}", environment_name)  # a name azd accepts
+    names = _names_for(environment_name)
+    assert set(names) == set(NAME_RULES)
+    for kind, name in names.items():
+        assert re.fullmatch(NAME_RULES[kind], name), (kind, name)
+        assert "--" not in name, (kind, name)
+
+
+def test_resource_names_come_from_the_names_variable():
+    main = _model()
+    assert main.params["environmentName"].decorators["maxLength"] == [64]
+    assert main.params["environmentName"].decorators["minLength"] == [1]
+    assert _names_for("pos-test")["functionApp"] == "func-pos-postest-abcdefghijklm"
+    assert _names_for("(.)_-")["cosmos"] == "cosmos-pos-abcdefghijklm"
+    assert main.resources["identity"].body["name"] == Ref("names.identity")
+    params = {name: main.modules[name].body["params"] for name in main.modules}
+    assert params["monitoring"]["workspaceName"] == Ref("names.workspace")
+    assert params["monitoring"]["appInsightsName"] == Ref("names.appInsights")
+    assert params["storage"]["name"] == Ref("names.storage")
+    assert params["cosmos"]["accountName"] == Ref("names.cosmos")
+    assert params["functionApp"]["planName"] == Ref("names.plan")
+    assert params["functionApp"]["appName"] == Ref("names.functionApp")
+    assert params["network"]["vnetName"] == Ref("names.vnet")
+    readme = README.read_text(encoding="utf-8")
+    assert "64 characters" in readme
+
+
+def _guard(variable: str, **values):
+    main = _model()
+    return bicep_model.evaluate(main.variables[variable].text, values)
+
+
+def test_autoscale_throughput_must_be_a_multiple_of_1000():
+    assert _guard("checkedAutoscaleMaxThroughput", cosmosAutoscaleMaxThroughput=4000) == 4000
+    with pytest.raises(bicep_model.DeploymentFailure, match="multiple of 1000"):
+        _guard("checkedAutoscaleMaxThroughput", cosmosAutoscaleMaxThroughput=4500)
+    assert _model().modules["cosmos"].body["params"]["autoscaleMaxThroughput"] == Ref("checkedAutoscaleMaxThroughput")
+    for values in [_parameter_values(path) for path in ENVIRONMENT_FILES.values()] + [_azd_values({})]:
+        assert values.get("cosmosAutoscaleMaxThroughput", 1000) % 1000 == 0
+
+
+def test_flex_instance_counts_are_within_what_the_plan_accepts():
+    params = _model().params
+    assert params["maximumInstanceCount"].decorators["minValue"] == [40]
+    assert params["maximumInstanceCount"].decorators["maxValue"] == [1000]
+    assert _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=2, maximumInstanceCount=40) == 2
+    with pytest.raises(bicep_model.DeploymentFailure, match="must not exceed maximumInstanceCount"):
+        _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=41, maximumInstanceCount=40)
+
+
+# -- issue 21: capacity -------------------------------------------------------------------------------
+
+def test_http_concurrency_and_always_ready_instances_are_parameters():
+    main = _model()
+    assert main.params["httpPerInstanceConcurrency"].default == 4  # Python's platform default is 1
+    assert main.params["alwaysReadyInstanceCount"].default == 0
+    passed = main.modules["functionApp"].body["params"]
+    assert passed["httpPerInstanceConcurrency"] == Ref("httpPerInstanceConcurrency")
+    assert passed["alwaysReadyHttpInstances"] == Ref("checkedAlwaysReadyInstanceCount")
+    (site,) = _resources_of_type(_module("functionApp"), "Microsoft.Web/sites")
+    scale = site.body["properties"]["functionAppConfig"]["scaleAndConcurrency"]
+    assert scale["triggers"] == {"http": {"perInstanceConcurrency": Ref("httpPerInstanceConcurrency")}}
+    assert bicep_model.evaluate(scale["alwaysReady"].text, {"alwaysReadyHttpInstances": 0}) == []
+    assert bicep_model.evaluate(scale["alwaysReady"].text, {"alwaysReadyHttpInstances": 2}) == [
+        {"name": "http", "instanceCount": 2}]
+    test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
+    assert test["alwaysReadyInstanceCount"] == 0 and production["alwaysReadyInstanceCount"] >= 1
+    assert _azd_values({})["httpPerInstanceConcurrency"] == main.params["httpPerInstanceConcurrency"].default
+
+
+def test_a_platform_429_is_told_from_the_apps():
+    document = json.loads((ROOT / "docs" / "openapi.json").read_text(encoding="utf-8"))
+    descriptions = [operation["responses"]["429"]["description"] for path in document["paths"].values()
+                    for operation in path.values() if "429" in operation.get("responses", {})]
+    assert descriptions and all("RATE_LIMITED" in text and "platform" in text for text in descriptions)
+    partners = README.read_text(encoding="utf-8").split("## For partners")[1].split("## For HQ")[0]
+    assert "429" in partners and "RATE_LIMITED" in partners and "platform" in partners
+
+
+# -- issue 21: production posture ---------------------------------------------------------------------
+
+def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
+    main = _model()
+    assert main.params["vnetEnabled"].default is False
+    test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
+    assert (test["vnetEnabled"], production["vnetEnabled"]) == (False, True)
+    assert main.modules["network"].condition == Expr("(vnetEnabled)")
+    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, {"vnetEnabled": True}) == "Disabled"
+    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, {"vnetEnabled": False}) == "Enabled"
+    for module in ("storage", "cosmos"):
+        assert main.modules[module].body["params"]["publicNetworkAccess"] == Ref("publicNetworkAccess")
+        (account,) = [resource for resource in _module(module).resources.values()
+                      if resource.type in ("Microsoft.Storage/storageAccounts", "Microsoft.DocumentDB/databaseAccounts")]
+        assert account.body["properties"]["publicNetworkAccess"] == Ref("publicNetworkAccess")
+    network = _module("network")
+    groups = {endpoint["groupId"]: endpoint["serviceId"] for endpoint in network.variables["endpoints"]}
+    assert groups == {"blob": Ref("storageAccountId"), "queue": Ref("storageAccountId"), "Sql": Ref("cosmosAccountId")}
+    (vnet,) = _resources_of_type(network, "Microsoft.Network/virtualNetworks")
+    app_subnet = vnet.body["properties"]["subnets"][1]
+    assert app_subnet["properties"]["delegations"][0]["properties"]["serviceName"] == "Microsoft.App/environments"
+    assert network.outputs["appSubnetId"] == Ref("vnet.properties.subnets") or "subnets[1]" in network.source
+    for resource_type in ("Microsoft.Network/privateEndpoints", "Microsoft.Network/privateDnsZones",
+                          "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+                          "Microsoft.Network/privateEndpoints/privateDnsZoneGroups"):
+        (resource,) = _resources_of_type(network, resource_type)
+        assert re.match(r"\[for \(?endpoint\b.* in endpoints:", resource.loop.text), resource_type
+    passed = main.modules["functionApp"].body["params"]["virtualNetworkSubnetId"]
+    assert passed == Expr("vnetEnabled ? network.outputs.appSubnetId : ''")
+    (site,) = _resources_of_type(_module("functionApp"), "Microsoft.Web/sites")
+    assert "virtualNetworkSubnetId" in bicep_model.member_paths(site.body["properties"]["virtualNetworkSubnetId"])
+
+
+def test_zone_redundancy_for_the_plan_and_cosmos_is_a_parameter_on_in_production():
+    main = _model()
+    test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
+    assert (test["zoneRedundant"], production["zoneRedundant"]) == (False, True)
+    assert production["storageSku"] == "Standard_ZRS"
+    for module in ("functionApp", "cosmos"):
+        assert main.modules[module].body["params"]["zoneRedundant"] == Ref("zoneRedundant")
+    (plan,) = _resources_of_type(_module("functionApp"), "Microsoft.Web/serverfarms")
+    assert plan.body["properties"]["zoneRedundant"] == Ref("zoneRedundant")
+    (account,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
+    assert [location["isZoneRedundant"] for location in account.body["properties"]["locations"]] == [Ref("zoneRedundant")]
+
+
+def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace():
+    main = _model()
+    assert _module("monitoring").outputs["workspaceId"] == Ref("workspace.id")
+    expected_scopes = {"cosmos": {"account"}, "storage": {"blobService", "queueService"}, "functionApp": {"site"}}
+    for module, scopes in expected_scopes.items():
+        assert main.modules[module].body["params"]["workspaceId"] == Ref("monitoring.outputs.workspaceId")
+        settings = _resources_of_type(_module(module), "Microsoft.Insights/diagnosticSettings")
+        assert {setting.body["scope"].path for setting in settings} == scopes, module
+        for setting in settings:
+            assert setting.body["properties"]["workspaceId"] == Ref("workspaceId")
+            assert all(log["enabled"] is True for log in setting.body["properties"]["logs"])
+    (cosmos_setting,) = _resources_of_type(_module("cosmos"), "Microsoft.Insights/diagnosticSettings")
+    assert {"category": "DataPlaneRequests", "enabled": True} in cosmos_setting.body["properties"]["logs"]
+
+
+# -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
+
+class CoreToolsIgnore:
+    """Azure Functions Core Tools' reading of .funcignore (src/Azure.Functions.Cli/Common/GitIgnoreParser.cs,
+    a port of codemix/gitignore-parser), ported line for line: each pattern becomes a regular expression
+    anchored at the start of the path and not at its end, `**` any characters, `*` any but `/`; a path is
+    shipped when a `!` pattern matches it or no other pattern does. Core Tools passes each file's path
+    relative to the project with `/` separators."""
+
+    def __init__(self, text: str):
+        lines = [line.strip() for line in text.split("\n")]
+        lines = [line for line in lines if line and not line.startswith("#")]
+        positive, negative = [], []
+        for line in lines:
+            target = negative if line.startswith("!") else positive
+            line = line.removeprefix("!").removeprefix("/")
+            target.append(line)
+        self._positive = self._compile(positive)
+        self._negative = self._compile(negative)
+
+    @staticmethod
+    def _compile(patterns: list[str]) -> re.Pattern:
+        if not patterns:
+            return re.compile(r"$^")
+        prepared = [re.sub(r"[\-\[\]/{}()+?.\\^$|]", lambda m: "\\" + m.group(0), pattern)
+                    .replace("**", "(.+)").replace("*", r"([^/]+)") for pattern in sorted(patterns)]
+        return re.compile("^((" + ")|(".join(prepared) + "))")
+
+    def accepts(self, path: str) -> bool:
+        return bool(self._negative.match(path)) or not self._positive.match(path)
+
+
+def _core_tools_ignore() -> CoreToolsIgnore:
+    return CoreToolsIgnore((ROOT / ".funcignore").read_text(encoding="utf-8"))
+
+
+def test_the_core_tools_port_anchors_patterns_at_the_root():
+    """Why each pattern is written twice: Core Tools' `__pycache__/` leaves out the root's cache only."""
+    rules = CoreToolsIgnore("__pycache__/\n*.pyc\ndocs/*\n!docs/openapi.json\n")
+    assert not rules.accepts("__pycache__/function_app.cpython-311.pyc")
+    assert rules.accepts("api/__pycache__/routes.cpython-311.pyc")
+    assert not rules.accepts("x.pyc") and rules.accepts("api/x.pyc")
+    assert not rules.accepts("docs/decisions.md") and rules.accepts("docs/openapi.json")
+
+
+# Files a developer's or azd's machine holds that must never ship, wherever they are.
+NEVER_SHIPPED = [
+    "__pycache__/function_app.cpython-311.pyc",
+    "api/__pycache__/routes.cpython-311.pyc",
+    "ingest/__pycache__/batches.cpython-311.pyc",
+    "backends/sub/__pycache__/deep.cpython-311.pyc",
+    "function_app.pyc", "api/routes.pyc", "reconcile/a/b/c.pyc",
+    "wt-infra_env/pyvenv.cfg", "wt-infra_env/lib/python3.11/site-packages/six.py",
+    "pos-ingestion_env/bin/python", "partner-pos_env/lib/python3.11/site-packages/azure/functions/__init__.py",
+    ".venv/bin/python", ".venv/lib/python3.11/site-packages/pydantic/main.py",
+]
+
+
+@pytest.mark.parametrize("path", NEVER_SHIPPED)
+def test_funcignore_leaves_out_caches_and_virtual_environments_under_both_tools(path):
+    assert _funcignore().match_file(path), f"azd ships {path}"
+    assert not _core_tools_ignore().accepts(path), f"Core Tools ships {path}"
+
+
+def test_both_tools_ship_the_same_files_of_the_repository():
+    core_tools = _core_tools_ignore()
+    azd = set(_deployed_files())
+    listed = [path for path in _repository_files() if not path.startswith(".git/")]
+    assert {path for path in listed if core_tools.accepts(path)} - azd == set()
+    assert azd - {path for path in listed if core_tools.accepts(path)} == set()
+    assert RUN_TIME_FILES <= azd

@@ -17,6 +17,16 @@ param throughputMode string
 param autoscaleMaxThroughput int = 1000
 @description('Principal ids given Cosmos DB Built-in Data Contributor on the account.')
 param dataContributorPrincipalIds array
+@description('Keep the account\'s replicas in the region spread over availability zones.')
+param zoneRedundant bool
+@description('Enabled, or Disabled when the account is reached only through its private endpoint.')
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+param publicNetworkAccess string
+@description('Log Analytics workspace of the diagnostic settings.')
+param workspaceId string
 
 // Cosmos DB Built-in Data Contributor (data plane: read, write, query items; read metadata).
 var builtInDataContributor = '00000000-0000-0000-0000-000000000002'
@@ -36,7 +46,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
       {
         locationName: location
         failoverPriority: 0
-        isZoneRedundant: false
+        isZoneRedundant: zoneRedundant
       }
     ]
     capabilities: serverless ? [
@@ -47,7 +57,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
-    publicNetworkAccess: 'Enabled'
+    publicNetworkAccess: publicNetworkAccess
   }
 }
 
@@ -74,8 +84,15 @@ resource sqlContainers 'Microsoft.DocumentDB/databaseAccounts/sqlDatabases/conta
   }
 }]
 
+// One at a time, after the containers: Cosmos DB locks the account for each assignment, and an
+// assignment made alongside another or alongside a container create can fail with 412 (as the Azure
+// Verified Module for Cosmos DB does: avm/res/document-db/database-account).
+@batchSize(1)
 resource dataContributors 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = [for principalId in dataContributorPrincipalIds: {
   parent: account
+  dependsOn: [
+    sqlContainers
+  ]
   name: guid(account.id, principalId, builtInDataContributor)
   properties: {
     roleDefinitionId: '${account.id}/sqlRoleDefinitions/${builtInDataContributor}'
@@ -84,5 +101,27 @@ resource dataContributors 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignme
   }
 }]
 
+// Data-plane requests (every read, write and query, with its status and request charge) and control-plane
+// changes, in resource-specific tables (CDBDataPlaneRequests, CDBControlPlaneRequests).
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: account
+  properties: {
+    workspaceId: workspaceId
+    logAnalyticsDestinationType: 'Dedicated'
+    logs: [
+      {
+        category: 'DataPlaneRequests'
+        enabled: true
+      }
+      {
+        category: 'ControlPlaneRequests'
+        enabled: true
+      }
+    ]
+  }
+}
+
+output id string = account.id
 output endpoint string = account.properties.documentEndpoint
 output name string = account.name

@@ -1,6 +1,8 @@
 // The Function App on the Flex Consumption plan (Linux, Python 3.11). The runtime, scale and the
 // deployment package location live in functionAppConfig; the package container is reached with the
-// user-assigned identity, like everything else.
+// user-assigned identity, like everything else. Shaped after Azure-Samples/azure-functions-flex-consumption-samples
+// (IaC/bicep/core/host/function.bicep): siteConfig sets no FTPS state (Azure Resource Manager refuses one for
+// Flex Consumption sites); basic-auth publishing is switched off by its own policies instead.
 
 param location string
 param tags object
@@ -12,6 +14,16 @@ param identityId string
 param deploymentContainerUrl string
 param instanceMemoryMB int
 param maximumInstanceCount int
+@description('Concurrent HTTP requests one instance is given before the platform adds another.')
+param httpPerInstanceConcurrency int
+@description('Instances of the HTTP group kept running when idle; 0: none (scale to zero).')
+param alwaysReadyHttpInstances int
+@description('Spread the plan\'s instances over availability zones.')
+param zoneRedundant bool
+@description('Subnet the app integrates with (outbound traffic through the virtual network); empty: none.')
+param virtualNetworkSubnetId string
+@description('Log Analytics workspace of the diagnostic settings.')
+param workspaceId string
 @description('App settings (name: value); no secrets.')
 param appSettings object
 
@@ -26,6 +38,7 @@ resource plan 'Microsoft.Web/serverfarms@2024-04-01' = {
   }
   properties: {
     reserved: true
+    zoneRedundant: zoneRedundant
   }
 }
 
@@ -46,9 +59,9 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   properties: {
     serverFarmId: plan.id
     httpsOnly: true
+    virtualNetworkSubnetId: empty(virtualNetworkSubnetId) ? null : virtualNetworkSubnetId
     siteConfig: {
       minTlsVersion: '1.2'
-      ftpsState: 'Disabled'
     }
     functionAppConfig: {
       deployment: {
@@ -64,6 +77,17 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       scaleAndConcurrency: {
         instanceMemoryMB: instanceMemoryMB
         maximumInstanceCount: maximumInstanceCount
+        alwaysReady: alwaysReadyHttpInstances == 0 ? [] : [
+          {
+            name: 'http'
+            instanceCount: alwaysReadyHttpInstances
+          }
+        ]
+        triggers: {
+          http: {
+            perInstanceConcurrency: httpPerInstanceConcurrency
+          }
+        }
       }
       runtime: {
         name: 'python'
@@ -73,10 +97,42 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
   }
 }
 
+// Basic-auth (user name and password) publishing off for both endpoints: deployments sign in with
+// Microsoft Entra ID (azd, Core Tools), and a leaked publishing profile deploys nothing.
+resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: site
+  name: 'scm'
+  properties: {
+    allow: false
+  }
+}
+
+resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
+  parent: site
+  name: 'ftp'
+  properties: {
+    allow: false
+  }
+}
+
 resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
   parent: site
   name: 'appsettings'
   properties: appSettings
+}
+
+resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: site
+  properties: {
+    workspaceId: workspaceId
+    logs: [
+      {
+        categoryGroup: 'allLogs'
+        enabled: true
+      }
+    ]
+  }
 }
 
 output name string = site.name

@@ -13,6 +13,14 @@ param appPrincipalId string
 @description('Optional HQ operator (hq queue poison list/replay); empty: none.')
 param operatorPrincipalId string = ''
 param operatorPrincipalType string = 'User'
+@description('Enabled, or Disabled when blob and queue are reached only through private endpoints.')
+@allowed([
+  'Enabled'
+  'Disabled'
+])
+param publicNetworkAccess string
+@description('Log Analytics workspace of the diagnostic settings.')
+param workspaceId string
 
 // Built-in roles. Blob Data Owner: the host's own blobs (keys, timer leases) and the deployment package.
 var storageBlobDataOwner = 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
@@ -34,8 +42,12 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     defaultToOAuthAuthentication: true
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
-    publicNetworkAccess: 'Enabled'
-    networkAcls: {
+    publicNetworkAccess: publicNetworkAccess
+    // Private: deny everything but the private endpoints (as the Flex Consumption azd sample does).
+    networkAcls: publicNetworkAccess == 'Disabled' ? {
+      defaultAction: 'Deny'
+      bypass: 'None'
+    } : {
       defaultAction: 'Allow'
       bypass: 'AzureServices'
     }
@@ -95,5 +107,35 @@ resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-
   }
 }
 
+// Reads, writes and deletes of the host's blobs, the package and the reconciliation queues.
+resource blobDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: blobService
+  properties: {
+    workspaceId: workspaceId
+    logs: [
+      {
+        categoryGroup: 'allLogs'
+        enabled: true
+      }
+    ]
+  }
+}
+
+resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
+  name: 'to-log-analytics'
+  scope: queueService
+  properties: {
+    workspaceId: workspaceId
+    logs: [
+      {
+        categoryGroup: 'allLogs'
+        enabled: true
+      }
+    ]
+  }
+}
+
+output id string = account.id
 output name string = account.name
 output blobEndpoint string = account.properties.primaryEndpoints.blob
