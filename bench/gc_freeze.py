@@ -52,6 +52,15 @@ def child(freeze: bool, batches: int) -> dict:
         function_name = property(lambda self: "post_trade_records")
         function_directory = trace_context = retry_context = thread_local_storage = property(lambda self: None)
 
+    pauses: list[tuple[int, float]] = []  # (generation, ms) of each collection during the accepts
+    collecting: dict = {}
+
+    def on_collection(phase: str, info: dict) -> None:
+        if phase == "start":
+            collecting["started"] = time.perf_counter()
+        elif "started" in collecting:
+            pauses.append((info["generation"], (time.perf_counter() - collecting.pop("started")) * 1000))
+
     def accept(body: bytes) -> float:
         request = func.HttpRequest("POST", "http://localhost/pos/v1/trade-records", body=body,
                                    headers={"x-functions-key": key, "content-type": "application/json"})
@@ -63,11 +72,14 @@ def child(freeze: bool, batches: int) -> dict:
         return elapsed
 
     bodies = generate.batch_bodies(batches + WARM_UP, 500, tag="G")
-    collections_before = [stat["collections"] for stat in gc.get_stats()]
     with ThreadPoolExecutor(1) as pool:  # the worker runs sync functions in a thread pool
-        times = list(pool.map(accept, bodies))[WARM_UP:]
-    collections = [stat["collections"] - before for stat, before in zip(gc.get_stats(), collections_before)]
-    return {"freeze": freeze, "ms": times, "frozen_objects": gc.get_freeze_count(), "collections": collections}
+        times = list(pool.map(accept, bodies[:WARM_UP]))
+        gc.callbacks.append(on_collection)
+        times = list(pool.map(accept, bodies[WARM_UP:]))
+        gc.callbacks.remove(on_collection)
+    full = [ms for generation, ms in pauses if generation == 2]
+    return {"freeze": freeze, "ms": times, "frozen_objects": gc.get_freeze_count(), "full_collection_ms": full,
+            "collection_ms": sum(ms for _, ms in pauses)}
 
 
 def run_child(freeze: bool, batches: int) -> dict:
@@ -99,7 +111,10 @@ def measure(rounds: int, batches: int) -> dict:
             "max_ms": round(max(samples), 1),
             "p50_ms_per_run": [round(statistics.median(result["ms"]), 1) for result in results],
             "frozen_objects": results[0]["frozen_objects"],
-            "gen2_collections_per_run": [result["collections"][2] for result in results]}
+            "full_collections": sum(len(result["full_collection_ms"]) for result in results),
+            "full_collection_p50_ms": round(statistics.median(
+                [ms for result in results for ms in result["full_collection_ms"]] or [0]), 2),
+            "collection_ms_per_accept": round(sum(result["collection_ms"] for result in results) / len(samples), 2)}
     return report
 
 
