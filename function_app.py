@@ -20,5 +20,6 @@ app.register_functions(reconcile_functions)
 app.register_functions(api_document)
 
 # What the app loaded stays for the worker's life: frozen, it is not walked again by every full
-# collection, which a 500-record batch sets off (docs/decisions.md, "Local host, load run and error logs").
+# collection, which a 500-record batch sets off. Measured as the worker runs the app (bench/gc_freeze.py,
+# docs/performance.md): a full collection takes ~5 ms instead of ~55 ms.
 gc.freeze()

@@ -34,13 +34,37 @@ log = logging.getLogger("pos.api")
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
 
+# What the app's log lines carry for the KQL queries of docs/decisions.md ("Package, telemetry and health as
+# Azure sees them"): Application Insights shows them as customDimensions of `traces`.
+REQUEST_FIELDS = ("event", "function", "invocation_id", "request_id", "method", "path", "status", "duration_ms",
+                  "partner_id", "key_id")
+RECONCILIATION_FIELDS = ("event", "invocation_id", "partner_id", "duration_ms", "status")
+
+_azure_monitor_configured = False
+
+
+def _worker_exports_telemetry() -> bool:
+    """PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY=true makes the Python worker configure Azure Monitor itself:
+    configured again here, every line would be exported twice."""
+    return os.environ.get("PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY", "").strip().lower() == "true"
+
+
 def configure_telemetry() -> None:
-    """Send logs, traces and metrics to Application Insights when its connection string is set."""
-    if os.environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING"):
+    """Send the service's logs and metrics to Application Insights when its connection string is set;
+    the Functions host sends the requests themselves (host.json, Host.Results)."""
+    global _azure_monitor_configured
+    service = logging.getLogger("pos")
+    service.setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+    if (os.environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING") and not _azure_monitor_configured
+            and not _worker_exports_telemetry()):
         from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
 
         configure_azure_monitor(logger_name="pos")
-    logging.getLogger("pos").setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
+        _azure_monitor_configured = True
+        # The worker forwards every record that reaches the root logger to the host, which writes it to
+        # Application Insights too, as a trace without the record's fields: the service's lines stop here,
+        # exported once, with their fields.
+        service.propagate = False
 
 
 def fields_of(record: logging.LogRecord) -> dict:

@@ -233,6 +233,8 @@ var appSettings = {
   // Not a secret (an ingestion endpoint and id); with local auth disabled, ingestion needs the Entra token below.
   APPLICATIONINSIGHTS_CONNECTION_STRING: monitoring.outputs.connectionString
   APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.properties.clientId};Authorization=AAD'
+  // The app configures Azure Monitor for its own log lines (api/telemetry.py); the worker must not as well.
+  PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY: 'false'
   POS_BACKEND: 'azure'
   COSMOS_ENDPOINT: cosmos.outputs.endpoint
   COSMOS_DATABASE: cosmosDatabaseName

@@ -1,10 +1,10 @@
-"""HTTP functions of the code lists (spec 4.3, 4.4) and the health check (4.10)."""
+"""HTTP functions of the code lists (spec 4.3, 4.4) and the health check (4.10, api/health.py)."""
 
 import azure.functions as func
 
+from api.health import HEALTH
 from api.http import handle
 from core import errors
-from core.ports import BackendUnavailable
 from reference.codes import CODE_TYPES, TRANSACTION_TYPES, code_list
 
 bp = func.Blueprint()
@@ -27,15 +27,8 @@ def get_code_list(req: func.HttpRequest, context: func.Context) -> func.HttpResp
 
 
 def _health(call):
-    checks = {}
-    for name, part in (("storage", call.backend.storage), ("queue", call.backend.queue)):
-        try:
-            part.ping()
-            checks[name] = "ok"
-        except BackendUnavailable:
-            checks[name] = "unavailable"
-    healthy = all(state == "ok" for state in checks.values())
-    return (200 if healthy else 503), {"status": "ok" if healthy else "unavailable", "checks": checks}
+    health = HEALTH.get(call.backend)
+    return health.status, health.body
 
 
 @bp.route(route="health", methods=["GET"])

@@ -139,3 +139,12 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
+
+
+def test_the_gc_freeze_measure_runs_both_ways():
+    """bench/gc_freeze.py (docs/performance.md): one short run each way, as the worker would import the app."""
+    from bench import gc_freeze
+
+    report = gc_freeze.measure(rounds=1, batches=2)
+    assert report["with freeze"]["frozen_objects"] > 10_000 and report["without"]["frozen_objects"] == 0
+    assert report["with freeze"]["accepts"] == report["without"]["accepts"] == 2
