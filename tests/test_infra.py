@@ -52,6 +52,7 @@ from backends.azure_queue import AzureQueue
 from backends.queues import RECONCILE_QUEUE
 from core import settings as settings_module
 from tests import bicep_model
+from tests.funcignore import CoreToolsIgnore
 from tests.bicep_model import Expr, Ref
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -883,36 +884,6 @@ def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace()
 
 
 # -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
-
-class CoreToolsIgnore:
-    """Azure Functions Core Tools' reading of .funcignore (src/Azure.Functions.Cli/Common/GitIgnoreParser.cs,
-    a port of codemix/gitignore-parser), ported line for line: each pattern becomes a regular expression
-    anchored at the start of the path and not at its end, `**` any characters, `*` any but `/`; a path is
-    shipped when a `!` pattern matches it or no other pattern does. Core Tools passes each file's path
-    relative to the project with `/` separators."""
-
-    def __init__(self, text: str):
-        lines = [line.strip() for line in text.split("\n")]
-        lines = [line for line in lines if line and not line.startswith("#")]
-        positive, negative = [], []
-        for line in lines:
-            target = negative if line.startswith("!") else positive
-            line = line.removeprefix("!").removeprefix("/")
-            target.append(line)
-        self._positive = self._compile(positive)
-        self._negative = self._compile(negative)
-
-    @staticmethod
-    def _compile(patterns: list[str]) -> re.Pattern:
-        if not patterns:
-            return re.compile(r"$^")
-        prepared = [re.sub(r"[\-\[\]/{}()+?.\\^$|]", lambda m: "\\" + m.group(0), pattern)
-                    .replace("**", "(.+)").replace("*", r"([^/]+)") for pattern in sorted(patterns)]
-        return re.compile("^((" + ")|(".join(prepared) + "))")
-
-    def accepts(self, path: str) -> bool:
-        return bool(self._negative.match(path)) or not self._positive.match(path)
-
 
 def _core_tools_ignore() -> CoreToolsIgnore:
     return CoreToolsIgnore((ROOT / ".funcignore").read_text(encoding="utf-8"))
