@@ -104,6 +104,7 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
     request_id = _request_id(req)
     started = time.perf_counter()
     partner_id = key_id = None
+    quota: access.Quota | None = None
     body: object = None
     error_code = None
     try:
@@ -116,7 +117,9 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         if authenticated:
             owner = _authenticate(backend, address, presented)
             partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
-            access.admit(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+            quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+            if quota is not None and quota.exceeded:
+                raise errors.rate_limited(quota.reset_seconds)
             access.note_key_use(backend.storage, owner)
         status, body, *extra = action(Call(req, backend, partner, request_id))
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
@@ -142,6 +145,17 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, key_id=key_id, body=body,
         error_code=error_code)
     return response
+
+
+RATE_LIMIT_POLICY = "default"
+
+
+def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
+    """The partner's quota in the structured-field form of draft-ietf-httpapi-ratelimit-headers-11:
+    RateLimit-Policy gives the quota `q` per window of `w` seconds, RateLimit what `r` is left of it and
+    the seconds `t` until the window ends."""
+    return {"RateLimit-Policy": f'"{RATE_LIMIT_POLICY}";q={quota.limit};w={access.RATE_WINDOW_SECONDS}',
+            "RateLimit": f'"{RATE_LIMIT_POLICY}";r={quota.remaining};t={quota.reset_seconds}'}
 
 
 def _authenticate(backend: Backend, address: str, presented: str | None):

@@ -127,28 +127,45 @@ def _ref(model: type[BaseModel]) -> dict:
 _HEADERS = {
     "x-request-id": {"description": "Id of this request; quote it to HQ support.", "schema": {"type": "string"}},
 }
+# The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
+# partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
+_RATE_LIMIT_HEADERS = {
+    "RateLimit-Policy": {"description": 'The partner\'s quota: q requests per window of w seconds, as in '
+                                        '`"default";q=600;w=60` (IETF draft-ietf-httpapi-ratelimit-headers).',
+                         "schema": {"type": "string"}, "example": '"default";q=600;w=60'},
+    "RateLimit": {"description": "What is left of the quota: r requests until the window ends in t seconds, "
+                                 'as in `"default";r=599;t=42`; r=0 with 429 RATE_LIMITED beyond it.',
+                  "schema": {"type": "string"}, "example": '"default";r=599;t=42'},
+}
+
+
+def _headers_of(op: Operation) -> dict:
+    return {**_HEADERS, **_RATE_LIMIT_HEADERS} if op.authenticated else dict(_HEADERS)
 
 
 def _responses(op: Operation) -> dict:
     responses: dict = {}
-    ok = {"description": "OK" if op.success == 200 else "Accepted", "headers": _HEADERS,
+    common = _headers_of(op)
+    ok = {"description": "OK" if op.success == 200 else "Accepted", "headers": common,
           "content": {"application/json": {"schema": _ref(op.response)}}}
     responses[str(op.success)] = ok
     if op.success == 202:
         responses["200"] = {
             "description": "ALREADY_RECEIVED: this batch_id was received before; the original record_count is "
                            "returned and nothing is stored again.",
-            "headers": {**_HEADERS, "Idempotent-Replayed": {"description": "Always true on a replay.",
+            "headers": {**common, "Idempotent-Replayed": {"description": "Always true on a replay.",
                                                             "schema": {"type": "string", "enum": ["true"]}}},
             "content": {"application/json": {"schema": _ref(op.response)}}}
     if op.response is wire.HealthResponse:
-        responses["503"] = {"description": "Storage or queue unreachable.", "headers": _HEADERS,
+        responses["503"] = {"description": "Storage or queue unreachable.", "headers": common,
                             "content": {"application/json": {"schema": _ref(op.response)}}}
     by_status: dict[int, list[str]] = {}
     for code in op.errors:
         by_status.setdefault(ERRORS[code][0], []).append(code)
     for status, codes in sorted(by_status.items()):
-        headers = dict(_HEADERS)
+        # A 401 comes before the partner is known and counted: no rate-limit headers (documented as optional
+        # on the 403 and 429 that share a status with a partner's own problems).
+        headers = dict(_HEADERS) if status == 401 else dict(common)
         if status in (429, 503):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.",
                                       "schema": {"type": "integer"}}

@@ -86,12 +86,31 @@ def require_registered(storage: Storage, partner_id: str, store_ids) -> None:
         raise errors.store_not_allowed(named, hidden=len(missing) - len(named))
 
 
-def admit(storage: Storage, partner_id: str, limit_per_minute: int, now: float | None = None) -> None:
-    """Fixed one-minute window per partner, counted in the shared backend so that every instance
-    of the app sees the same count."""
+RATE_WINDOW_SECONDS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """A partner's rate limit as this request left it: `used` counts this request too."""
+    limit: int
+    used: int
+    reset_seconds: int  # until the window ends (at least 1, as Retry-After)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.limit - self.used)
+
+    @property
+    def exceeded(self) -> bool:
+        return self.used > self.limit
+
+
+def count_request(storage: Storage, partner_id: str, limit_per_minute: int, now: float | None = None) -> Quota | None:
+    """Count this request in the partner's fixed one-minute window, counted in the shared backend so that
+    every instance of the app sees the same count; None when the limit is off (0)."""
     if limit_per_minute <= 0:
-        return
+        return None
     now = time.time() if now is None else now
-    window_start = int(now // 60) * 60
-    if storage.count_request(partner_id, window_start) > limit_per_minute:
-        raise errors.rate_limited(max(1, int(window_start + 60 - now + 0.999)))
+    window_start = int(now // RATE_WINDOW_SECONDS) * RATE_WINDOW_SECONDS
+    used = storage.count_request(partner_id, window_start)
+    return Quota(limit_per_minute, used, max(1, int(window_start + RATE_WINDOW_SECONDS - now + 0.999)))
