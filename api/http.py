@@ -139,6 +139,8 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         response = problem_response(ApiError(500, "INTERNAL_ERROR",
                                              "Unexpected error; nothing is lost if you retry the same request. "
                                              "Quote the request_id to HQ support."), request_id)
+    if quota is not None:  # every answer once the partner is known and counted, 429 included
+        response.headers.update(rate_limit_headers(quota))
     telemetry.record_request(
         function=context.function_name if context else "", invocation_id=context.invocation_id if context else "",
         request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,

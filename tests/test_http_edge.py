@@ -2,6 +2,8 @@
 rate limit (spec 1, 7, 8)."""
 
 import json
+import re
+import time
 
 import pytest
 import requests
@@ -171,3 +173,56 @@ def test_too_many_requests_are_rate_limited_per_partner(tmp_path):
         assert requests.get(limited_host.url("health"), timeout=10).status_code == 200  # no key, no limit
     finally:
         limited_host.stop()
+
+
+# --- rate-limit headers (draft-ietf-httpapi-ratelimit-headers-11) ----------------------------------
+
+RATE_LIMIT = re.compile(r'^"default";r=(\d+);t=(\d+)$')
+
+
+def quota_left(response) -> tuple[int, int]:
+    """(r, t) of the response's RateLimit field, after checking its RateLimit-Policy."""
+    assert response.headers["RateLimit-Policy"] == '"default";q=4;w=60', response.headers
+    match = RATE_LIMIT.match(response.headers["RateLimit"])
+    assert match, response.headers["RateLimit"]
+    remaining, reset = int(match[1]), int(match[2])
+    assert 1 <= reset <= 60
+    return remaining, reset
+
+
+def test_keyed_answers_carry_the_partners_quota_and_what_is_left(tmp_path):
+    limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="4")
+    try:
+        partner = make_partner(limited_host, stores=("東京-001", "0042.7"))
+        first = partner.get("reference/order-types")
+        remaining, reset = quota_left(first)
+        if reset < 10:  # too close to the window's end for five requests in one window: wait for the next
+            time.sleep(reset + 0.5)
+            first = partner.get("reference/order-types")
+        answers = [first,
+                   raw_put(partner, "stores", b'{"batch_id": }'),  # a 400 of the partner's own
+                   partner.put("stores", stores_batch(store("東京-001"))),  # a 2xx write
+                   partner.put("stores", stores_batch(store("99-999")))]  # a 403: not registered
+        assert [answer.status_code for answer in answers][:3] == [200, 400, 202] and answers[3].status_code == 403
+        assert [quota_left(answer)[0] for answer in answers] == [3, 2, 1, 0]
+        limited = partner.get("reference/order-types")
+        problem_of(limited, 429, "RATE_LIMITED")
+        remaining, reset = quota_left(limited)
+        assert remaining == 0 and limited.headers["Retry-After"] == str(reset)
+    finally:
+        limited_host.stop()
+
+
+def test_no_quota_headers_without_a_known_partner_or_without_a_limit(tmp_path, partner):
+    limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="4")
+    try:
+        health = requests.get(limited_host.url("health"), timeout=10)
+        unknown_key = requests.get(limited_host.url("reference/order-types"),
+                                   headers={"x-functions-key": "not-a-key-0000"}, timeout=10)
+        problem_of(unknown_key, 401, "UNAUTHORIZED")
+        for answer in (health, unknown_key):
+            assert "RateLimit" not in answer.headers and "RateLimit-Policy" not in answer.headers
+    finally:
+        limited_host.stop()
+    unlimited = partner.get("reference/order-types")  # the session host runs with RATE_LIMIT_PER_MINUTE=0
+    assert unlimited.status_code == 200 and "RateLimit" not in unlimited.headers
