@@ -131,7 +131,10 @@ _HEADERS = {
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
     "RateLimit-Policy": {"description": 'The partner\'s quota: q requests per window of w seconds, as in '
-                                        '`"default";q=600;w=60` (IETF draft-ietf-httpapi-ratelimit-headers).',
+                                        '`"default";q=600;w=60` (IETF draft-ietf-httpapi-ratelimit-headers-11). '
+                                        'Present once the key and partner are accepted and the request counted; '
+                                        'absent when the limit is off, on 403 PARTNER_INACTIVE and on the 429 '
+                                        'for bad keys from one address.',
                          "schema": {"type": "string"}, "example": '"default";q=600;w=60'},
     "RateLimit": {"description": "What is left of the quota: r requests until the window ends in t seconds, "
                                  'as in `"default";r=599;t=42`; r=0 with 429 RATE_LIMITED beyond it.',
