@@ -71,6 +71,8 @@ class BatchOutcome:
     record_count: int
     replayed: bool = False
     warnings: list[Warning] = field(default_factory=list)
+    # The marker a replay was answered from, so that a use case finishing a retry needs no second read.
+    stored: BatchMarker | None = field(default=None, compare=False, repr=False)
 
     @property
     def http_status(self) -> int:
@@ -173,7 +175,7 @@ def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> Ba
         warnings.append(Warning(RESEND_BODY_IGNORED, "$",
                                 "this batch_id was already received with a different body; the new body was "
                                 "ignored. Send changed data with a new batch_id.", field="batch_id"))
-    return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings)
+    return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings, stored=stored)
 
 
 def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],

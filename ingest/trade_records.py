@@ -10,6 +10,7 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from typing import Iterable
 
 import orjson
@@ -179,10 +180,7 @@ def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
 
 def product_lines(record: TradeRecord) -> dict[str, int]:
     """Item lines per product_id: what HQ's list of products not (yet) in the master counts."""
-    lines: dict[str, int] = {}
-    for item in record.items:
-        lines[item.product_id] = lines.get(item.product_id, 0) + 1
-    return lines
+    return dict(Counter(item.product_id for item in record.items))
 
 
 def document_json(record: TradeRecord) -> str:
@@ -217,9 +215,8 @@ def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, 
                        delay_seconds: int) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
-        if resent.replayed:  # one more point read, on resends only
-            stored = storage.find_batch(partner.partner_id, StoreDayKey.model_validate_json(body).batch_key)
-            _finish_resent(storage, queue, partner.partner_id, stored, delay_seconds)
+        if resent.replayed:
+            _finish_resent(storage, queue, partner.partner_id, resent.stored, delay_seconds)
         return resent
     batch, unknown = parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
