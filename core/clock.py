@@ -34,3 +34,11 @@ def epoch_micros(moment: dt.datetime) -> int:
 def from_epoch_micros(micros: int) -> dt.datetime:
     # Integer arithmetic: a float division loses microseconds and can overflow near year 9999.
     return dt.datetime(1970, 1, 1, tzinfo=UTC) + dt.timedelta(microseconds=micros)
+
+
+def to_utc_text_or_none(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else to_utc_text(moment)
+
+
+def from_utc_text_or_none(text: str | None) -> dt.datetime | None:
+    return None if text is None else from_utc_text(text)
