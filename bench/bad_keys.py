@@ -18,22 +18,17 @@ from __future__ import annotations
 
 import argparse
 import secrets
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import azure.functions as func
 
-import azure.functions as func  # noqa: E402
-
-from api import auth_failures, http  # noqa: E402
-from api.auth_failures import FailureLimiter  # noqa: E402
-from backends.factory import Backend  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from api import auth_failures, http
+from api.auth_failures import FailureLimiter
+from backends.factory import Backend
+from core.settings import Settings
 
 DEFAULT_LIMIT = 60
 

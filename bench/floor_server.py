@@ -12,13 +12,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import orjson
 
-import orjson  # noqa: E402
-
-from bench import floors  # noqa: E402
+from bench import floors
 
 
 class _Server(ThreadingHTTPServer):

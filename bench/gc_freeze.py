@@ -36,7 +36,6 @@ def child(freeze: bool, batches: int) -> dict:
     data_dir = Path(tempfile.mkdtemp(prefix="gc-freeze-"))
     os.environ.update(POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false",
                       RATE_LIMIT_PER_MINUTE="0")
-    sys.path.insert(0, str(ROOT))
     import azure.functions as func
 
     import function_app

@@ -1,19 +1,15 @@
-"""Deterministic, realistic trade-record batches for the benchmarks (spec 2 TradeRecord, 4.7).
+"""Deterministic, realistic request bodies for the benchmarks: trade-record batches, daily closes and
+the master data (stores, products, transaction type mapping), and their command line.
 
-A quick-service restaurant's business day: singles with modifiers (extra cheese, bacon, sauces),
-combos with one child line per component and the drink or side actually served (upgrades priced on
-the combo line and recorded in its modifiers), line and order discounts, voided lines, several
-payments per transaction (card with tip, cash, gift card or loyalty points plus card, mobile wallet,
-delivery platforms), tax lines, and a few refunds, returns, exchanges and voided transactions.
+A quick-service restaurant's business day (the menu: bench/catalogue.py; one transaction:
+bench/transactions.py). Every amount identity of spec 4.7 holds, so the service answers 202 without
+warnings; `control_totals` gives the daily close that reconciles to MATCHED. Everything derives from
+the seed: record i is the same whatever the batch size, and its extra lines (--target-bytes) only ever
+add to it.
 
-Every amount identity of spec 4.7 holds and every line_amount is quantity x unit_price -
-discount_amount, so the service answers 202 without warnings; `control_totals` gives the daily
-close that reconciles to MATCHED. Everything derives from the seed: record i is the same whatever
-the batch size, and its extra lines (--target-bytes) only ever add to it.
-
-    python bench/generate.py --records 500 --seed 7 > batch.json
-    python bench/generate.py --target-bytes 5000000 --out big.json      # 500 large records, < 5 MiB
-    python bench/generate.py --kind stores | mapping | products | daily-close
+    python -m bench.generate --records 500 --seed 7 > batch.json
+    python -m bench.generate --target-bytes 5000000 --out big.json      # 500 large records, < 5 MiB
+    python -m bench.generate --kind stores | mapping | products | daily-close
 
 Importable: `trade_batch_body`, `batch_bodies`, `sized_batch_body`, `stores_body`, `mapping_body`,
 `products_body`, `daily_close_body` return request bodies as bytes; `trade_records` and
@@ -28,11 +24,21 @@ import random
 import sys
 import uuid
 import zoneinfo
-from dataclasses import dataclass
-from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 import orjson
+
+from bench.catalogue import (
+    COMBOS,
+    MAPPING,
+    MODIFIER_GROUPS,
+    PAYMENT_DIRECTIONS,
+    PRODUCTS,
+    PROFILES,
+    REVENUE_STANDARD_CODES,
+    profile_for,
+)
+from bench.transactions import minor_units, money_text, trade_record
 
 BATCH_LIMIT = 500
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -40,427 +46,12 @@ DEFAULT_DATE = dt.date(2026, 11, 20)
 DEFAULT_SEED = 1
 
 
-# --- the store --------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class StoreProfile:
-    store_id: str
-    store_name: str
-    country_code: str
-    currency: str
-    exponent: int
-    time_zone: str
-    locale: str
-    workday_start: str
-    prices_include_tax: bool
-
-    def price(self, cents: int) -> int:
-        """A catalogue price (US cents) in this store's minor units."""
-        if self.currency == "JPY":
-            return int(Decimal(cents * 3 / 20).quantize(Decimal(1), ROUND_HALF_UP)) * 10  # 6.49 -> 970 yen
-        return cents
-
-    def tax_lines(self, order_type: str) -> tuple[tuple[str, str, bool], ...]:
-        """(tax_code, rate, is_inclusive) of every tax levied on an order."""
-        if self.currency == "JPY":  # consumption tax included in prices; take-out food at the reduced rate
-            return (("JP-CT-10", "0.10", True),) if order_type == "DINE_IN" else (("JP-CT-8", "0.08", True),)
-        return (("US-NY-STATE", "0.04", False), ("US-NY-NYC", "0.045", False), ("US-NY-MCTD", "0.00375", False))
-
-    def tax_category(self, order_type: str) -> str:
-        return "REDUCED" if self.currency == "JPY" and order_type != "DINE_IN" else "STANDARD"
-
-
-PROFILES = {
-    "USD": StoreProfile("BENCH-NYC-001", "Bench Midtown", "US", "USD", 2, "America/New_York", "en-US", "04:00", False),
-    "JPY": StoreProfile("BENCH-TKY-001", "Bench Shibuya", "JP", "JPY", 0, "Asia/Tokyo", "ja-JP", "05:00", True),
-}
-
-
-# --- the catalogue (prices in US cents) ----------------------------------------------------------------
-
-MODIFIER_GROUPS = {
-    "G-EXTRA-CHEESE": ("Extra cheese", [("O-CHEDDAR", "Extra cheddar", 75), ("O-SWISS", "Extra Swiss", 75)]),
-    "G-BACON": ("Bacon", [("O-BACON", "Bacon strips", 125)]),
-    "G-HOLD": ("Hold an ingredient", [("O-NO-ONION", "No onions", 0), ("O-NO-PICKLE", "No pickles", 0),
-                                       ("O-NO-SAUCE", "No sauce", 0)]),
-    "G-SAUCE": ("Dipping sauce", [("O-BBQ", "BBQ sauce", 0), ("O-RANCH", "Ranch dip", 50),
-                                   ("O-HONEY-MUSTARD", "Honey mustard", 50)]),
-    "G-MILK": ("Milk", [("O-OAT", "Oat milk", 60), ("O-SOY", "Soy milk", 60)]),
-    "G-COMBO-SIDE": ("Combo side", [("P-FRIES-M", "Fries (M)", 0), ("P-ONION-RINGS", "Onion Rings upgrade", 100),
-                                     ("P-SALAD", "Side Salad upgrade", 50)]),
-    "G-COMBO-DRINK": ("Combo drink", [("P-COLA-M", "Cola (M)", 0), ("P-LEMONADE", "Lemonade", 30),
-                                       ("P-SHAKE-VAN", "Vanilla Shake upgrade", 150),
-                                       ("P-SHAKE-CHOC", "Chocolate Shake upgrade", 150)]),
-}
-
-# product_id: (name, product_type, price in cents, modifier groups)
-PRODUCTS = {
-    "P-CLASSIC": ("Classic Burger", "SINGLE", 599, ("G-EXTRA-CHEESE", "G-BACON", "G-HOLD")),
-    "P-CHEESEBURGER": ("Cheeseburger", "SINGLE", 649, ("G-EXTRA-CHEESE", "G-BACON", "G-HOLD")),
-    "P-DOUBLE": ("Double Stack Burger", "SINGLE", 849, ("G-EXTRA-CHEESE", "G-BACON", "G-HOLD")),
-    "P-CHICKEN": ("Crispy Chicken Sandwich", "SINGLE", 699, ("G-HOLD",)),
-    "P-VEGGIE": ("Garden Veggie Burger", "SINGLE", 679, ("G-EXTRA-CHEESE", "G-HOLD")),
-    "P-NUGGETS-6": ("Chicken Nuggets (6 pc)", "SINGLE", 499, ("G-SAUCE",)),
-    "P-NUGGETS-10": ("Chicken Nuggets (10 pc)", "SINGLE", 729, ("G-SAUCE",)),
-    "P-FRIES-M": ("Fries (M)", "SIDE", 299, ()),
-    "P-FRIES-L": ("Fries (L)", "SIDE", 349, ()),
-    "P-ONION-RINGS": ("Onion Rings", "SIDE", 429, ("G-SAUCE",)),
-    "P-SALAD": ("Side Salad", "SIDE", 399, ()),
-    "P-APPLE-SLICES": ("Apple Slices", "SIDE", 199, ()),
-    "P-COLA-M": ("Cola (M)", "DRINK", 249, ()),
-    "P-COLA-L": ("Cola (L)", "DRINK", 289, ()),
-    "P-LEMONADE": ("Lemonade", "DRINK", 279, ()),
-    "P-APPLE-JUICE": ("Apple Juice", "DRINK", 199, ()),
-    "P-LATTE": ("Café Latte", "DRINK", 379, ("G-MILK",)),
-    "P-SHAKE-VAN": ("Vanilla Shake", "DRINK", 449, ()),
-    "P-SHAKE-CHOC": ("Chocolate Shake", "DRINK", 449, ()),
-    "P-SUNDAE": ("Caramel Sundae", "SINGLE", 329, ()),
-    "P-COOKIE": ("Chocolate Chip Cookie", "SINGLE", 149, ()),
-}
-
-# combo product_id: (name, price in cents, main product, default side, default drink, side and drink swappable)
-COMBOS = {
-    "P-COMBO-CLASSIC": ("Classic Burger Combo", 1099, "P-CLASSIC", "P-FRIES-M", "P-COLA-M", True),
-    "P-COMBO-CHEESE": ("Cheeseburger Combo", 1149, "P-CHEESEBURGER", "P-FRIES-M", "P-COLA-M", True),
-    "P-COMBO-DOUBLE": ("Double Stack Combo", 1349, "P-DOUBLE", "P-FRIES-M", "P-COLA-M", True),
-    "P-COMBO-CHICKEN": ("Crispy Chicken Combo", 1199, "P-CHICKEN", "P-FRIES-M", "P-COLA-M", True),
-    "P-COMBO-KIDS": ("Kids Meal", 699, "P-NUGGETS-6", "P-APPLE-SLICES", "P-APPLE-JUICE", False),
-}
-
-SINGLES = [p for p, (_, kind, _, _) in PRODUCTS.items() if kind == "SINGLE"]
-SIDES_AND_DRINKS = [p for p, (_, kind, _, _) in PRODUCTS.items() if kind in ("SIDE", "DRINK")]
-COMBO_IDS = list(COMBOS)
-
-# source code: (standard code, name); the mapping the bench partner uploads
-MAPPING = {"S01": ("SALE", "Sale"), "R01": ("REFUND", "Refund"), "RT1": ("RETURN", "Return"),
-           "EX1": ("EXCHANGE", "Exchange"), "V01": ("VOID", "Void")}
-REVENUE_STANDARD_CODES = {"SALE", "REFUND", "RETURN", "EXCHANGE"}
-PAYMENT_DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
-# (source code, cumulative weight): mostly sales
-TRANSACTION_MIX = (("S01", 0.90), ("V01", 0.94), ("R01", 0.96), ("RT1", 0.98), ("EX1", 1.0))
-ORDER_TYPES = (("DINE_IN", 0.45), ("TO_GO", 0.75), ("DRIVE_THRU", 0.85), ("DELIVERY", 0.95), ("PICK_UP", 1.0))
-PLATFORMS = ("UberEats", "DoorDash", "Grubhub")
-CARD_NETWORKS = ("VISA", "MASTERCARD", "AMEX", "DISCOVER")
-WALLETS = ("Apple Pay", "Google Pay")
-
-
-def _weighted(rng: random.Random, table) -> str:
-    draw = rng.random()
-    return next(value for value, upto in table if draw < upto)
-
-
-def _money(minor: int, exponent: int) -> str:
-    if exponent == 0:
-        return str(minor)
-    sign = "-" if minor < 0 else ""
-    whole, fraction = divmod(abs(minor), 10**exponent)
-    return f"{sign}{whole}.{fraction:0{exponent}d}"
-
-
-def _minor(text: str) -> int:
-    """A decimal string with the currency's places -> minor units."""
-    return int(text.replace(".", ""))
-
-
 def batch_uuid(*parts) -> str:
     rng = random.Random(":".join(str(part) for part in parts))
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-# --- one transaction --------------------------------------------------------------------------------
-
-@dataclass
-class _Line:
-    product_id: str
-    product_type: str
-    quantity: int
-    unit_price: int
-    discount: int = 0
-    parent: int | None = None  # index of the combo line in the record
-    modifiers: tuple = ()
-    voided: bool = False
-
-    @property
-    def amount(self) -> int:
-        return self.quantity * self.unit_price - self.discount
-
-
-def _modifier(group_id: str, option: tuple, profile: StoreProfile) -> dict:
-    option_id, name, cents = option
-    return {"group_id": group_id, "option_id": option_id, "option_name": name, "quantity": "1",
-            "price_delta": _money(profile.price(cents), profile.exponent)}
-
-
-def _order_lines(rng: random.Random, profile: StoreProfile) -> list[_Line]:
-    """One thing a guest orders: a combo (its line and one child line per component), a single with
-    modifiers, or a side or drink."""
-    kind = rng.random()
-    if kind < 0.42:
-        combo_id = rng.choice(COMBO_IDS)
-        _, cents, main, side, drink, swappable = COMBOS[combo_id]
-        modifiers = []
-        price = profile.price(cents)
-        if swappable and rng.random() < 0.25:
-            option = rng.choice(MODIFIER_GROUPS["G-COMBO-SIDE"][1][1:])
-            side = option[0]
-            modifiers.append(_modifier("G-COMBO-SIDE", option, profile))
-            price += profile.price(option[2])
-        if swappable and rng.random() < 0.3:
-            option = rng.choice(MODIFIER_GROUPS["G-COMBO-DRINK"][1][1:])
-            drink = option[0]
-            modifiers.append(_modifier("G-COMBO-DRINK", option, profile))
-            price += profile.price(option[2])
-        if "G-EXTRA-CHEESE" in PRODUCTS[main][3] and rng.random() < 0.2:
-            option = rng.choice(MODIFIER_GROUPS["G-EXTRA-CHEESE"][1])
-            modifiers.append(_modifier("G-EXTRA-CHEESE", option, profile))
-            price += profile.price(option[2])
-        quantity = 2 if rng.random() < 0.1 else 1
-        discount = profile.price(100) if rng.random() < 0.05 else 0  # app coupon: $1 off the combo
-        lines = [_Line(combo_id, "COMBO", quantity, price, discount, modifiers=tuple(modifiers))]
-        for component in (main, side, drink):
-            lines.append(_Line(component, PRODUCTS[component][1], quantity, 0, parent=0))
-        return lines
-    product_id = rng.choice(SINGLES) if kind < 0.75 else rng.choice(SIDES_AND_DRINKS)
-    _, product_type, cents, groups = PRODUCTS[product_id]
-    price = profile.price(cents)
-    modifiers = []
-    for group_id in groups:
-        if rng.random() < 0.22:
-            option = rng.choice(MODIFIER_GROUPS[group_id][1])
-            modifiers.append(_modifier(group_id, option, profile))
-            price += profile.price(option[2])
-    draw = rng.random()
-    quantity = 1 if draw < 0.8 else 2 if draw < 0.95 else 3
-    discount = min(price * quantity, profile.price(50)) if rng.random() < 0.04 else 0
-    return [_Line(product_id, product_type, quantity, price, discount, modifiers=tuple(modifiers))]
-
-
-def _items(lines: list[_Line], profile: StoreProfile, order_type: str, sign: int = 1) -> list[dict]:
-    """Item lines; sign -1 turns every quantity and amount negative (returns and refunds)."""
-    money = lambda minor: _money(minor, profile.exponent)  # noqa: E731
-    category = profile.tax_category(order_type)
-    items = []
-    for number, line in enumerate(lines, start=1):
-        quantity = sign * line.quantity
-        items.append({
-            "line_no": number,
-            "parent_line_no": None if line.parent is None else line.parent + 1,
-            "product_id": line.product_id,
-            "product_name": PRODUCTS[line.product_id][0] if line.product_id in PRODUCTS else COMBOS[line.product_id][0],
-            "product_type": line.product_type,
-            "quantity": str(quantity),
-            "unit_price": money(line.unit_price),
-            "discount_amount": money(sign * line.discount),
-            "line_amount": money(quantity * line.unit_price - sign * line.discount),
-            "tax_category": category,
-            "modifiers": list(line.modifiers),
-            "is_voided": line.voided,
-        })
-    return items
-
-
-def _taxes(base: int, profile: StoreProfile, order_type: str) -> tuple[int, list[dict]]:
-    """Tax of a taxable base (minor units, any sign) and its tax lines."""
-    total, lines = 0, []
-    for code, rate, inclusive in profile.tax_lines(order_type):
-        r = Decimal(rate)
-        if inclusive:  # the tax inside a tax-included price, rounded down (Japanese practice)
-            tax = int((Decimal(abs(base)) * r / (1 + r)).quantize(Decimal(1), ROUND_FLOOR))
-            taxable = abs(base) - tax
-        else:
-            tax = int((Decimal(abs(base)) * r).quantize(Decimal(1), ROUND_HALF_UP))
-            taxable = abs(base)
-        sign = -1 if base < 0 else 1
-        total += sign * tax
-        lines.append({"tax_code": code, "tax_rate": rate, "taxable_amount": _money(sign * taxable, profile.exponent),
-                      "tax_amount": _money(sign * tax, profile.exponent), "is_inclusive": inclusive})
-    return total, lines
-
-
-def _iso(moment: dt.datetime) -> str:
-    return moment.isoformat()
-
-
-def _sale_payments(rng: random.Random, record_id: str, total: int, tip: int, order_type: str, platform: str | None,
-                   paid_at: str, profile: StoreProfile) -> list[dict]:
-    """Payments of a sale: amounts positive and adding up to total; the tip rides on a card payment."""
-    money = lambda minor: _money(minor, profile.exponent)  # noqa: E731
-    payments: list[dict] = []
-
-    def pay(payment_type: str, method: str, amount: int, detail: str | None = None, tip_amount: int | None = None,
-            last4: bool = False) -> None:
-        payment = {"payment_id": f"{record_id}-P{len(payments) + 1}", "payment_type": payment_type,
-                   "payment_method": method}
-        if detail is not None:
-            payment["payment_method_detail"] = detail
-        if last4:
-            payment["card_last4"] = f"{rng.randrange(10000):04d}"
-        payment["amount"] = money(amount)
-        if tip_amount is not None:
-            payment["tip_amount"] = money(tip_amount)
-        payment["paid_at"] = paid_at
-        payment["original_payment_id"] = None
-        payments.append(payment)
-
-    if total <= 0:
-        return payments
-    if platform is not None:  # the platform collects and pays out, tip included
-        pay("SALE", "OTHER", total, platform, tip)
-        return payments
-    draw = rng.random()
-    if tip == 0 and draw < 0.22:
-        pay("SALE", "CASH", total, tip_amount=0 if draw < 0.11 else None)
-        return payments
-    if tip == 0 and draw > 0.92 and order_type != "DINE_IN":
-        pay("SALE", "MOBILE_WALLET", total, rng.choice(WALLETS))
-        return payments
-    if draw < 0.36 and total - tip > profile.price(500):  # part with a gift card or points, the rest by card
-        method, detail = rng.choice((("GIFT_CARD", "Store gift card"), ("LOYALTY_POINTS", "Rewards points")))
-        part = min(total - tip - profile.price(100), profile.price(rng.choice((200, 300, 500, 1000))))
-        pay("SALE", method, part, detail, 0)
-        total -= part
-    elif draw > 0.84 and total - tip > profile.price(800):  # split: some cash, the rest by card with the tip
-        cash = profile.price(500)
-        pay("SALE", "CASH", cash, tip_amount=0)
-        total -= cash
-    pay("SALE", rng.choice(("CREDIT_CARD", "CREDIT_CARD", "DEBIT_CARD")), total, rng.choice(CARD_NETWORKS), tip,
-        last4=True)
-    return payments
-
-
-def _record(index: int, seed: int, profile: StoreProfile, business_date: dt.date, store_id: str, id_prefix: str,
-            extra_orders: int) -> dict:
-    rng = random.Random(f"{seed}:{index}")
-    source = _weighted(rng, TRANSACTION_MIX)
-    order_type = _weighted(rng, ORDER_TYPES)
-    record_id = f"{id_prefix}{index:06d}"
-    exponent = profile.exponent
-    money = lambda minor: _money(minor, exponent)  # noqa: E731
-
-    # When: store-local 06:30 to 01:30 the next morning, which is still this business date (workday_start 04:00).
-    zone = zoneinfo.ZoneInfo(profile.time_zone)
-    opened_local = dt.datetime.combine(business_date, dt.time(6, 30)) + dt.timedelta(minutes=rng.randrange(19 * 60))
-    opened = opened_local.replace(tzinfo=zone)
-    closed = opened + dt.timedelta(minutes=rng.randrange(2, 50), seconds=rng.randrange(60))
-    opened_at, closed_at = _iso(opened), _iso(closed)
-
-    order_count = 1 + (rng.random() < 0.45) + (rng.random() < 0.2) + (rng.random() < 0.05)
-    order_rngs = [random.Random(f"{seed}:{index}:{n}") for n in range(order_count + extra_orders)]
-    lines: list[_Line] = []
-    for order_rng in order_rngs:
-        order = _order_lines(order_rng, profile)
-        for line in order:
-            if line.parent is not None:  # index within the order -> index within the record
-                line.parent += len(lines)
-        lines += order
-    if source == "S01" and rng.random() < 0.04:  # an item rung up and deleted before checkout
-        product_id = rng.choice(SIDES_AND_DRINKS)
-        lines.append(_Line(product_id, PRODUCTS[product_id][1], 1, profile.price(PRODUCTS[product_id][2]),
-                           voided=True))
-
-    platform = rng.choice(PLATFORMS) if order_type == "DELIVERY" else None
-    guests = None
-    if order_type == "DINE_IN":
-        guests = rng.choice((1, 1, 2, 2, 2, 3, 4)) if rng.random() < 0.97 else rng.randrange(6, 11)
-    order_source = {"DINE_IN": rng.choice(("POS", "POS", "KIOSK")), "TO_GO": rng.choice(("POS", "KIOSK")),
-                    "DRIVE_THRU": "POS", "DELIVERY": "DELIVERY_PLATFORM",
-                    "PICK_UP": rng.choice(("MOBILE_APP", "WEB"))}[order_type]
-    member_id = f"M-{rng.randrange(1, 10**6):06d}" if rng.random() < 0.25 else None
-
-    subtotal = sum(line.amount for line in lines if line.parent is None and not line.voided)
-    discount = (subtotal * 10 // 100) if member_id and rng.random() < 0.2 else 0  # member 10% off
-    service = (subtotal - discount) * 18 // 100 if guests and guests >= 6 else 0  # large party service charge
-    base = subtotal - discount + service
-    tip = 0
-    if profile.currency == "USD" and (order_type == "DINE_IN" and rng.random() < 0.5 or platform and rng.random() < 0.7):
-        tip = (base * rng.choice((10, 15, 18, 20)) // 100) // 25 * 25
-    original_id = None
-    sign = 1
-    status = "COMPLETED"
-    payments: list[dict]
-
-    if source in ("R01", "RT1"):  # the whole order given back: everything negative, paid back with REFUND
-        sign, tip, service = -1, 0, 0
-        base = subtotal - discount
-        original_id = f"{id_prefix}{rng.randrange(index):06d}" if index else f"{id_prefix}PREV-{seed}"
-    elif source == "EX1":  # one item brought back, another given: returned line negative, new lines positive
-        returned = rng.choice(SIDES_AND_DRINKS)
-        lines.insert(0, _Line(returned, PRODUCTS[returned][1], -1, profile.price(PRODUCTS[returned][2])))
-        for line in lines[1:]:
-            if line.parent is not None:
-                line.parent += 1
-        discount = service = tip = 0
-        subtotal = sum(line.amount for line in lines if line.parent is None)
-        base = subtotal
-        original_id = f"{id_prefix}{rng.randrange(index):06d}" if index else f"{id_prefix}PREV-{seed}"
-    elif source == "V01":  # cancelled before completion: every line voided, nothing charged
-        for line in lines:
-            line.voided = True
-        status = "VOIDED"
-        subtotal = discount = service = tip = base = 0
-
-    tax, tax_lines = _taxes(base, profile, order_type) if base else (0, [])
-    included = profile.prices_include_tax
-    total = base + tip + (0 if included else tax)
-    paid_at = closed_at
-    if source in ("R01", "RT1"):
-        subtotal, discount, tax, total = -subtotal, -discount, -tax, -(base + (0 if included else tax))
-        tax_lines = [{**line, "taxable_amount": money(-_minor(line["taxable_amount"])),
-                      "tax_amount": money(-_minor(line["tax_amount"]))} for line in tax_lines]
-        method = rng.choice(("CREDIT_CARD", "CASH"))
-        payments = [{"payment_id": f"{record_id}-P1", "payment_type": "REFUND", "payment_method": method,
-                     **({"payment_method_detail": rng.choice(CARD_NETWORKS), "card_last4": f"{rng.randrange(10000):04d}"}
-                        if method == "CREDIT_CARD" else {}),
-                     "amount": money(-total), "tip_amount": money(0), "paid_at": paid_at,
-                     "original_payment_id": f"{original_id}-P1"}]
-    elif source == "EX1":
-        if total == 0:
-            payments = []
-        else:
-            payments = [{"payment_id": f"{record_id}-P1", "payment_type": "SALE" if total > 0 else "REFUND",
-                         "payment_method": "CASH", "amount": money(abs(total)), "tip_amount": money(0),
-                         "paid_at": paid_at, "original_payment_id": None}]
-    else:
-        payments = _sale_payments(rng, record_id, total, tip, order_type, platform, paid_at, profile)
-
-    return {
-        "trade_record_id": record_id,
-        "version": 1,
-        "store_id": store_id,
-        "business_date": business_date.isoformat(),
-        "source_transaction_type": source,
-        "order_type": order_type,
-        "order_source": order_source,
-        "order_source_detail": platform,
-        "status": status,
-        "opened_at": opened_at,
-        "closed_at": closed_at,
-        "currency": profile.currency,
-        "prices_include_tax": included,
-        "subtotal_amount": money(subtotal),
-        "discount_amount": money(discount),
-        "tax_amount": money(tax),
-        "service_charge_amount": money(service),
-        "tip_amount": money(tip),
-        "rounding_amount": money(0),
-        "total_amount": money(total),
-        "original_trade_record_id": original_id,
-        "fiscal_document_no": None,
-        "employee_id": f"E-{100 + rng.randrange(40)}",
-        "guest_count": guests,
-        "member_id": member_id,
-        "last_modified_at": closed_at,
-        "items": _items(lines, profile, order_type, sign),
-        "payments": payments,
-        "tax_lines": tax_lines,
-    }
-
-
 # --- batches ------------------------------------------------------------------------------------------
-
-def profile_for(currency: str = "USD") -> StoreProfile:
-    return PROFILES[currency]
-
 
 def record_id_prefix(store_id: str, business_date: dt.date) -> str:
     return f"{store_id}-{business_date:%Y%m%d}-T"
@@ -474,11 +65,12 @@ def trade_records(count: int, *, seed: int = DEFAULT_SEED, currency: str = "USD"
     profile = profile_for(currency)
     store_id = store_id or profile.store_id
     prefix = record_id_prefix(store_id, business_date) if id_prefix is None else id_prefix
-    return [_record(index, seed, profile, business_date, store_id, prefix, extra_orders)
+    return [trade_record(index, seed, profile, business_date, store_id, prefix, extra_orders)
             for index in range(start, start + count)]
 
 
-def trade_batch(records: list[dict], *, batch_seq: int = 1, batch_id: str | None = None, seed: int = DEFAULT_SEED) -> dict:
+def trade_batch(records: list[dict], *, batch_seq: int = 1, batch_id: str | None = None,
+                seed: int = DEFAULT_SEED) -> dict:
     if not records or len(records) > BATCH_LIMIT:
         raise ValueError(f"a batch holds 1 to {BATCH_LIMIT} records, not {len(records)}")
     first = records[0]
@@ -585,18 +177,18 @@ def control_totals(records: list[dict], exponent: int = 2) -> dict:
     net = tax = tip = paid = 0
     items = payment_rows = 0
     for record in records:
-        record_tax, record_tip = _minor(record["tax_amount"]), _minor(record["tip_amount"])
+        record_tax, record_tip = minor_units(record["tax_amount"]), minor_units(record["tip_amount"])
         tax += record_tax
         tip += record_tip
         if record["source_transaction_type"] in revenue:
-            net += _minor(record["total_amount"]) - record_tax - record_tip
+            net += minor_units(record["total_amount"]) - record_tax - record_tip
         items += len(record["items"])
         payment_rows += len(record["payments"])
-        paid += sum(_minor(p["amount"]) * PAYMENT_DIRECTIONS[p["payment_type"]] for p in record["payments"])
+        paid += sum(minor_units(p["amount"]) * PAYMENT_DIRECTIONS[p["payment_type"]] for p in record["payments"])
     return {"trade_record_count": len({record["trade_record_id"] for record in records}),
             "item_row_count": items, "payment_row_count": payment_rows,
-            "net_sales_amount": _money(net, exponent), "tax_amount": _money(tax, exponent),
-            "tip_amount": _money(tip, exponent), "payment_total_amount": _money(paid, exponent)}
+            "net_sales_amount": money_text(net, exponent), "tax_amount": money_text(tax, exponent),
+            "tip_amount": money_text(tip, exponent), "payment_total_amount": money_text(paid, exponent)}
 
 
 def daily_close_body(records: list[dict], *, batch_count: int, currency: str = "USD", seed: int = DEFAULT_SEED,
@@ -604,8 +196,8 @@ def daily_close_body(records: list[dict], *, batch_count: int, currency: str = "
     profile = profile_for(currency)
     first = records[0]
     day = dt.date.fromisoformat(first["business_date"])
-    closed = closed_at or _iso(dt.datetime.combine(day + dt.timedelta(days=1), dt.time(3, 30))
-                               .replace(tzinfo=zoneinfo.ZoneInfo(profile.time_zone)))
+    closed = closed_at or (dt.datetime.combine(day + dt.timedelta(days=1), dt.time(3, 30))
+                           .replace(tzinfo=zoneinfo.ZoneInfo(profile.time_zone)).isoformat())
     return dumps({"batch_id": batch_uuid(seed, first["store_id"], first["business_date"], "close", len(records)),
                   "store_id": first["store_id"], "business_date": first["business_date"],
                   "batch_count": batch_count, **control_totals(records, profile.exponent),
@@ -634,7 +226,7 @@ def mapping_body(seed: int = DEFAULT_SEED) -> bytes:
 
 def products_body(currency: str = "USD", seed: int = DEFAULT_SEED) -> bytes:
     profile = profile_for(currency)
-    money = lambda cents: _money(profile.price(cents), profile.exponent)  # noqa: E731
+    money = lambda cents: money_text(profile.price(cents), profile.exponent)  # noqa: E731
     common = {"currency": profile.currency, "status": "ACTIVE", "version": 1,
               "last_modified_at": "2026-11-01T09:00:00Z"}
     products = [{"product_id": product_id, "name": {"en-US": name}, "unit_price": money(cents),
@@ -660,7 +252,7 @@ def products_body(currency: str = "USD", seed: int = DEFAULT_SEED) -> bytes:
 # --- command line ------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/generate.py", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m bench.generate", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kind", default="trade-records",
                         choices=("trade-records", "daily-close", "stores", "mapping", "products"))

@@ -5,15 +5,10 @@ sent through the real use cases."""
 from __future__ import annotations
 
 import datetime as dt
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench import generate  # noqa: E402
+from bench import catalogue, generate
 
 PARTNER_ID = "bench"
 
@@ -51,7 +46,7 @@ def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = N
     from ingest.stores import put_stores
 
     storage = SqliteStorage(data_dir)
-    store_id = store_id or generate.profile_for(currency).store_id
+    store_id = store_id or catalogue.profile_for(currency).store_id
     now = dt.datetime.now(dt.timezone.utc)
     partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)
     if storage.unregistered(partner_id, {store_id}):

@@ -1,5 +1,5 @@
 """The benchmark tooling (bench/): its generator makes valid, warning-free batches that reconcile to
-MATCHED through the real use cases, and `bench/run.py --quick` runs end to end. No timing is asserted:
+MATCHED through the real use cases, and `python -m bench.run --quick` runs end to end. No timing is asserted:
 figures belong to `make bench`, not to the tests."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 import orjson
 import pytest
 
-from bench import generate, harness
+from bench import catalogue, generate, harness
 from tests.conftest import ROOT
 
 
@@ -31,7 +31,7 @@ def test_generated_batches_are_accepted_without_warnings(tmp_path, seed, currenc
 def test_generated_records_are_realistic():
     records = generate.trade_records(500, seed=5)
     sources = {record["source_transaction_type"] for record in records}
-    assert sources == set(generate.MAPPING)  # sales and some refunds, returns, exchanges, voids
+    assert sources == set(catalogue.MAPPING)  # sales and some refunds, returns, exchanges, voids
     items = [item for record in records for item in record["items"]]
     assert any(item["product_type"] == "COMBO" for item in items)
     assert any(item["parent_line_no"] is not None for item in items)
@@ -98,7 +98,7 @@ def test_control_totals_reconcile_to_matched(tmp_path, currency):
 
 
 def _generate(*args: str) -> bytes:
-    done = subprocess.run([sys.executable, "bench/generate.py", *args], cwd=ROOT, capture_output=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "bench.generate", *args], cwd=ROOT, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr.decode()
     return done.stdout
 
@@ -139,6 +139,40 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
+
+    shown = subprocess.run([sys.executable, "-m", "bench.run", "--show", str(out), "--markdown"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    table = [line for line in shown.stdout.splitlines() if line.startswith("| ")]
+    assert table[0] == "| benchmark | service | floor | ratio | target | met |"
+    assert len(table) == 2 + len(results["table"])
+    assert any(line.startswith("| · stage: I-JSON second parse") for line in table)  # a detail row, marked
+
+
+def test_summary_and_ratio_of_samples():
+    from bench.measure import ratio, summary
+
+    figures = summary([3.0, 1.0, 2.0, 10.0])
+    assert (figures["median_ms"], figures["p99_ms"], figures["min_ms"], figures["max_ms"], figures["n"]) == (
+        2.5, 10.0, 1.0, 10.0, 4)
+    assert figures["samples_ms"] == [3.0, 1.0, 2.0, 10.0]  # in the order measured
+    assert ratio(3.0, 2.0) == 1.5 and ratio(3.0, 0) is None
+
+
+def test_the_text_table_aligns_its_columns():
+    from bench.report import render_table
+
+    rows = [{"benchmark": "accept", "service": "10 ms", "floor": "4.0 ms", "ratio": "2.50x", "target": "<= 2.5x",
+             "met": True},
+            {"benchmark": "  stage: parse", "service": "1.0 ms", "floor": "4.0 ms", "ratio": "0.25x", "target": "",
+             "met": None}]
+
+    lines = render_table(rows).splitlines()
+
+    assert lines[0].split() == ["benchmark", "service", "floor", "ratio", "target", "met"]
+    assert lines[2].split() == ["accept", "10", "ms", "4.0", "ms", "2.50x", "<=", "2.5x", "yes"]
+    assert lines[3].startswith("  stage: parse")  # a detail row keeps its indent
+    assert lines[2].index("yes") == lines[0].index("met") and lines[2].index("2.50x") == lines[0].index("ratio")
 
 
 def test_the_gc_freeze_measure_runs_both_ways():

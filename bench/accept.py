@@ -1,0 +1,125 @@
+"""Benchmark 1: accept a trade-records batch in-process, and its resend, against the floor (bench/floors.py:
+orjson.loads plus one SQLite transaction of the same records); and where an accept's time goes, stage
+by stage. Runs of the service and of its floor alternate, so that a noisy neighbour slows both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from bench import floors, generate, harness
+from bench.measure import Config, fresh, ms, ratio, summary, timed
+
+
+def run(cfg: Config, tmp: Path) -> dict:
+    service = harness.open_service(tmp / "accept")
+    floor_db = floors.connect(tmp / "accept" / "floor.sqlite3")
+    warmup = 2
+    bodies = generate.batch_bodies(cfg.repeat + warmup, cfg.records, seed=cfg.seed, tag="A")
+    service_ms, floor_ms, resend_ms, resend_floor_ms = [], [], [], []
+    parse_ms, write_ms = [], []
+    warnings = 0
+    for index, body in enumerate(bodies):
+        fresh()
+        if index % 2:  # alternate which goes first
+            floor_s, _ = timed(lambda: floors.accept(floor_db, body))
+            fresh()
+            service_s, outcome = timed(lambda: service.post_trade_records(body))
+        else:
+            service_s, outcome = timed(lambda: service.post_trade_records(body))
+            fresh()
+            floor_s, _ = timed(lambda: floors.accept(floor_db, body))
+        if outcome.http_status != 202 or outcome.record_count != cfg.records:
+            raise RuntimeError(f"the service did not accept the batch: {outcome.as_dict()}")
+        warnings += len(outcome.warnings)
+        fresh()
+        again_s, again = timed(lambda: service.post_trade_records(body))
+        if not again.replayed or again.warnings:
+            raise RuntimeError(f"a resend was not answered ALREADY_RECEIVED: {again.as_dict()}")
+        fresh()
+        again_floor_s, known = timed(lambda: floors.resend(floor_db, body))
+        if not known:
+            raise RuntimeError("the floor's resend did not find its marker")
+        if index < warmup:
+            continue
+        service_ms.append(ms(service_s))
+        floor_ms.append(ms(floor_s))
+        resend_ms.append(ms(again_s))
+        resend_floor_ms.append(ms(again_floor_s))
+    # What the floor is made of: the parse alone and the write alone, on the last body.
+    for _ in range(max(3, cfg.repeat // 3)):
+        body = bodies[-1]
+        seconds, document = timed(lambda: orjson.loads(body))
+        parse_ms.append(ms(seconds))
+    scratch = floors.connect(tmp / "accept" / "floor-write.sqlite3")
+    for copy, body in enumerate(bodies[-max(3, cfg.repeat // 3):]):
+        document = orjson.loads(body)
+        rows = [("bench", record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]]
+
+        def write():
+            scratch.execute("BEGIN IMMEDIATE")
+            scratch.executemany("INSERT INTO records VALUES (?, ?, ?)", rows)
+            scratch.execute("COMMIT")
+        write_ms.append(ms(timed(write)[0]))
+    stages = _accept_stages(service, bodies[-1], max(3, cfg.repeat // 3))
+    service_summary, floor_summary = summary(service_ms), summary(floor_ms)
+    resend_summary, resend_floor_summary = summary(resend_ms), summary(resend_floor_ms)
+    return {
+        "records": cfg.records,
+        "body_bytes": len(bodies[-1]),
+        "warnings": warnings,
+        "service": service_summary,
+        "floor": floor_summary,
+        "ratio": ratio(service_summary["median_ms"], floor_summary["median_ms"]),
+        "floor_parts": {"orjson_loads": summary(parse_ms), "sqlite_insert_json_text": summary(write_ms)},
+        "stages": stages,
+        "resend": {
+            "service": resend_summary,
+            "floor": resend_floor_summary,
+            "fraction_of_first_send": ratio(resend_summary["median_ms"], service_summary["median_ms"]),
+            "ratio": ratio(resend_summary["median_ms"], resend_floor_summary["median_ms"]),
+        },
+    }
+
+
+def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
+    """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
+    (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
+    from ingest import parsing
+    from ingest.data_protection import protection_problems
+    from ingest.trade_records import _row, read_amounts
+    from ingest.trade_rules import record_warnings
+    from ingest.wire import StoreDayKey, TradeRecordsBatch
+
+    batch = TradeRecordsBatch.model_validate_json(body)
+    store = service.storage.get_store(harness.PARTNER_ID, service.store_id)
+    standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
+    known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
+    paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
+    amounts = [read_amounts(path, record, parsing.MoneyReader(record.currency))
+               for path, record in zip(paths, batch.trade_records)]
+    stages = {
+        "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
+        "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
+        "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
+        "amounts: places, range, minor units": lambda: [
+            read_amounts(path, record, parsing.MoneyReader(record.currency))
+            for path, record in zip(paths, batch.trade_records)],
+        "data protection (card numbers, member_id)": lambda: [
+            protection_problems(path, record, store.country_code) for path, record in zip(paths, batch.trade_records)],
+        "recording rules (warnings)": lambda: [
+            record_warnings(path, record, money, standard_of.get(record.source_transaction_type), known_payment_types,
+                            store.time_zone, store.workday_start)
+            for path, record, money in zip(paths, batch.trade_records, amounts)],
+        "rows and stored documents": lambda: [_row(record, money) for record, money in zip(batch.trade_records, amounts)],
+    }
+    figures = {}
+    for name, stage in stages.items():
+        samples = []
+        for _ in range(repeat):
+            fresh()
+            samples.append(ms(timed(stage)[0]))
+        figures[name] = summary(samples)
+    return figures
+
