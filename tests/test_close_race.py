@@ -21,7 +21,7 @@ import time
 
 import requests
 
-from loadtest.run import reconciliation_events
+from loadtest.report import reconciliation_events
 from tests.conftest import LocalHost, make_partner, start_host
 from tests.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
@@ -101,7 +101,7 @@ def test_a_close_whose_message_is_delivered_before_its_commit_is_still_reconcile
         assert reconciled_or_stranded(host, partner, close["batch_id"]) == "MATCHED"
     finally:
         host.stop()
-    # The interleaving did happen, and what the load run reports from the host log (loadtest/run.py)
+    # The interleaving did happen, and what the load run reports from the host log (loadtest/report.py)
     # says so: the first delivery was postponed, the second reconciled the close.
     events = reconciliation_events(host.log())
     assert events["postponed_before_commit"] == [{"close_batch_id": close["batch_id"], "store_id": "S1",
