@@ -8,11 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import uuid
 
-from pydantic import TypeAdapter, ValidationError
-
 from core.ports import AdminError
-from ingest.wire import FreeString50
-from reconcile.status import parse_business_date
 
 
 def batch_id(text: str) -> str:
@@ -24,6 +20,8 @@ def batch_id(text: str) -> str:
 
 
 def business_date(text: str, what: str = "business date") -> dt.date:
+    from reconcile.status import parse_business_date  # imported when run: see hq/cli.py on start-up time
+
     try:
         return parse_business_date(text)
     except Exception:
@@ -31,6 +29,10 @@ def business_date(text: str, what: str = "business date") -> dt.date:
 
 
 def payment_type(code: str) -> str:
+    from pydantic import TypeAdapter, ValidationError
+
+    from ingest.wire import FreeString50  # imported when run: see hq/cli.py on start-up time
+
     try:
         return TypeAdapter(FreeString50).validate_python(code)
     except ValidationError:

@@ -10,7 +10,6 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
 from core.ports import AdminError
 from hq.output import table
-from ingest.onboarding import NotAKeyId, issue_key, revoke_key
 
 
 def add_group(groups) -> None:
@@ -32,6 +31,8 @@ def add_group(groups) -> None:
 
 
 def key_issue(backend: Backend, args: argparse.Namespace) -> None:
+    from ingest.onboarding import issue_key  # imported when run: see hq/cli.py on start-up time
+
     key = issue_key(backend.storage, args.partner_id, utc_now())
     if args.format == "json":
         print(json.dumps({"partner_id": args.partner_id, "key_id": key.key_id, "key": key.secret}, indent=2))
@@ -42,6 +43,8 @@ def key_issue(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def key_revoke(backend: Backend, args: argparse.Namespace) -> None:
+    from ingest.onboarding import NotAKeyId, revoke_key  # imported when run: see hq/cli.py on start-up time
+
     try:
         revoke_key(backend.storage, args.partner_id, args.key_id, utc_now())
     except NotAKeyId as refused:

@@ -8,7 +8,6 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
 from core.ports import AdminError, Partner
 from hq.output import table
-from ingest.onboarding import PartnerExists, add_partner
 
 
 def add_group(groups) -> None:
@@ -28,6 +27,8 @@ def add_group(groups) -> None:
 
 
 def partner_add(backend: Backend, args: argparse.Namespace) -> None:
+    from ingest.onboarding import PartnerExists, add_partner  # imported when run: see hq/cli.py on start-up time
+
     try:
         partner = add_partner(backend.storage, args.partner_id, args.name or args.partner_id, utc_now())
     except PartnerExists as exists:  # exit 1 like every refusal: a script that meant to create it must notice

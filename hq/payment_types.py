@@ -9,12 +9,15 @@ warning of POST /trade-records. The use cases are in reconcile/operations.py.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from hq import arguments
 from hq.output import table
-from reconcile import operations
+
+if TYPE_CHECKING:
+    from reconcile import operations
 
 DIRECTION_MEANING = {1: "money in, added to payment_total_amount",
                      -1: "money given back, subtracted from payment_total_amount",
@@ -41,6 +44,8 @@ def add_group(groups) -> None:
 
 
 def payment_type_set(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+
     code = arguments.payment_type(args.code)
     done = operations.set_direction(backend.storage, args.partner_id, code, args.direction)
     was = (f" (was {done.previous})" if done.previous is not None and done.previous != args.direction else "")
@@ -60,6 +65,8 @@ def payment_type_set(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def payment_type_unset(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+
     code = arguments.payment_type(args.code)
     suggested = operations.unset_direction(backend.storage, args.partner_id, code)
     if suggested is not None:
@@ -71,6 +78,8 @@ def payment_type_unset(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def payment_type_list(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+
     partner = require_partner(backend.storage.get_partner, args.partner_id)
     print(table(["PAYMENT_TYPE", "DIRECTION", "SOURCE"],
                 [[entry.code, str(entry.direction), _source(entry)]

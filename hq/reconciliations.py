@@ -20,8 +20,6 @@ from core.clock import to_api_text
 from core.ports import AdminError, ClosedDay
 from hq import arguments
 from hq.output import code_list, table
-from reconcile import operations
-from reconcile.totals import TOTAL_FIELDS
 
 STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
 
@@ -56,12 +54,17 @@ def add_group(groups) -> None:
 # -- run and show ---------------------------------------------------------------------------------
 
 def reconcile_run(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+
     with _worded_refusal(args):
         operations.reconcile_now(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
     reconcile_show(backend, args)
 
 
 def reconcile_show(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations
+    from reconcile.totals import TOTAL_FIELDS  # imported when run: see hq/cli.py on start-up time
+
     with _worded_refusal(args):
         day = operations.latest_close(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
     print(f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
@@ -89,6 +92,7 @@ def _business_date(backend: Backend, args: argparse.Namespace) -> dt.date:
 @contextlib.contextmanager
 def _worded_refusal(args: argparse.Namespace) -> Iterator[None]:
     """A store-day without a daily close, in words that say where to look."""
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
     try:
         yield
     except operations.NoDailyClose as missing:
@@ -162,6 +166,8 @@ def _readable(value) -> str:
 # -- list -----------------------------------------------------------------------------------------
 
 def reconcile_list(backend: Backend, args: argparse.Namespace) -> None:
+    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+
     if args.date is not None:
         first = last = arguments.business_date(args.date, "--date")
     else:

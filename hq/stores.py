@@ -8,7 +8,6 @@ from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
 from hq.output import table
-from ingest.onboarding import check_ids, register_stores
 
 
 def add_group(groups) -> None:
@@ -28,6 +27,8 @@ def add_group(groups) -> None:
 
 
 def store_register(backend: Backend, args: argparse.Namespace) -> None:
+    from ingest.onboarding import check_ids, register_stores  # imported when run: see hq/cli.py on start-up time
+
     check_ids("store", args.store_ids)
     require_partner(backend.storage.get_partner, args.partner_id)
     new = register_stores(backend.storage, args.partner_id, args.store_ids, utc_now())
