@@ -20,7 +20,7 @@ def batch_id(text: str) -> str:
 
 
 def business_date(text: str, what: str = "business date") -> dt.date:
-    from reconcile.status import parse_business_date  # imported when run: see hq/cli.py on start-up time
+    from reconcile.status import parse_business_date
 
     try:
         return parse_business_date(text)
@@ -31,7 +31,7 @@ def business_date(text: str, what: str = "business date") -> dt.date:
 def payment_type(code: str) -> str:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import FreeString50  # imported when run: see hq/cli.py on start-up time
+    from ingest.wire import FreeString50
 
     try:
         return TypeAdapter(FreeString50).validate_python(code)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
@@ -39,13 +40,13 @@ def batch_show(backend: Backend, args: argparse.Namespace) -> None:
             # Only a digest (SHA-256) is kept, to tell a resend with another body; never the body.
             ["body_digest", "stored (SHA-256 only; the body is not kept)" if marker.body_digest else "none"]]
     if marker.store_id and marker.business_date:
-        rows.append(["store_day", _store_day(backend, marker)])
+        rows.append(["store_day", _store_day(backend, marker, marker.store_id, marker.business_date)])
     print(table(["FIELD", "VALUE"], rows))
 
 
-def _store_day(backend: Backend, marker: BatchMarker) -> str:
+def _store_day(backend: Backend, marker: BatchMarker, store_id: str, business_date: dt.date) -> str:
     """The reconciliation status of the store-day a trade-records batch or daily close belongs to."""
-    day = backend.storage.get_closed_day(marker.partner_id, marker.store_id, marker.business_date)
+    day = backend.storage.get_closed_day(marker.partner_id, store_id, business_date)
     if day is None:
         return "no daily close received yet"
     status = day.status

@@ -31,7 +31,7 @@ def add_group(groups) -> None:
 
 
 def key_issue(backend: Backend, args: argparse.Namespace) -> None:
-    from ingest.onboarding import issue_key  # imported when run: see hq/cli.py on start-up time
+    from ingest.onboarding import issue_key
 
     key = issue_key(backend.storage, args.partner_id, utc_now())
     if args.format == "json":
@@ -43,7 +43,7 @@ def key_issue(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def key_revoke(backend: Backend, args: argparse.Namespace) -> None:
-    from ingest.onboarding import NotAKeyId, revoke_key  # imported when run: see hq/cli.py on start-up time
+    from ingest.onboarding import NotAKeyId, revoke_key
 
     try:
         revoke_key(backend.storage, args.partner_id, args.key_id, utc_now())

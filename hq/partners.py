@@ -27,7 +27,7 @@ def add_group(groups) -> None:
 
 
 def partner_add(backend: Backend, args: argparse.Namespace) -> None:
-    from ingest.onboarding import PartnerExists, add_partner  # imported when run: see hq/cli.py on start-up time
+    from ingest.onboarding import PartnerExists, add_partner
 
     try:
         partner = add_partner(backend.storage, args.partner_id, args.name or args.partner_id, utc_now())

@@ -44,7 +44,7 @@ def add_group(groups) -> None:
 
 
 def payment_type_set(backend: Backend, args: argparse.Namespace) -> None:
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
 
     code = arguments.payment_type(args.code)
     done = operations.set_direction(backend.storage, args.partner_id, code, args.direction)
@@ -65,7 +65,7 @@ def payment_type_set(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def payment_type_unset(backend: Backend, args: argparse.Namespace) -> None:
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
 
     code = arguments.payment_type(args.code)
     suggested = operations.unset_direction(backend.storage, args.partner_id, code)
@@ -78,7 +78,7 @@ def payment_type_unset(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def payment_type_list(backend: Backend, args: argparse.Namespace) -> None:
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
 
     partner = require_partner(backend.storage.get_partner, args.partner_id)
     print(table(["PAYMENT_TYPE", "DIRECTION", "SOURCE"],

@@ -20,7 +20,8 @@ def add_group(groups) -> None:
     group = groups.add_parser("queue", help="inspect and replay poisoned reconciliation requests")
     group.set_defaults(opens=open_reconcile_queue)
     sub = group.add_subparsers(dest="action", required=True)
-    poison = sub.add_parser("poison", help="messages that failed maxDequeueCount times (host.json or its app-setting override)")
+    poison = sub.add_parser(
+        "poison", help="messages that failed maxDequeueCount times (host.json or its app-setting override)")
     sub = poison.add_subparsers(dest="subaction", required=True)
     sub.add_parser("list", help="poisoned messages and the store-day each one names").set_defaults(run=poison_list)
     replay = sub.add_parser("replay", help="put a poisoned message back on the queue, visible now")

@@ -13,6 +13,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from typing import Any
 
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
@@ -54,7 +55,7 @@ def add_group(groups) -> None:
 # -- run and show ---------------------------------------------------------------------------------
 
 def reconcile_run(backend: Backend, args: argparse.Namespace) -> None:
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
 
     with _worded_refusal(args):
         operations.reconcile_now(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
@@ -63,7 +64,7 @@ def reconcile_run(backend: Backend, args: argparse.Namespace) -> None:
 
 def reconcile_show(backend: Backend, args: argparse.Namespace) -> None:
     from reconcile import operations
-    from reconcile.totals import TOTAL_FIELDS  # imported when run: see hq/cli.py on start-up time
+    from reconcile.totals import TOTAL_FIELDS
 
     with _worded_refusal(args):
         day = operations.latest_close(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
@@ -92,7 +93,7 @@ def _business_date(backend: Backend, args: argparse.Namespace) -> dt.date:
 @contextlib.contextmanager
 def _worded_refusal(args: argparse.Namespace) -> Iterator[None]:
     """A store-day without a daily close, in words that say where to look."""
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
     try:
         yield
     except operations.NoDailyClose as missing:
@@ -166,8 +167,10 @@ def _readable(value) -> str:
 # -- list -----------------------------------------------------------------------------------------
 
 def reconcile_list(backend: Backend, args: argparse.Namespace) -> None:
-    from reconcile import operations  # imported when run: see hq/cli.py on start-up time
+    from reconcile import operations
 
+    first: dt.date | None
+    last: dt.date | None
     if args.date is not None:
         first = last = arguments.business_date(args.date, "--date")
     else:
@@ -197,9 +200,11 @@ def reconcile_list(backend: Backend, args: argparse.Namespace) -> None:
 
 def _print_days(form: str, days: list[tuple[str, ClosedDay]]) -> None:
     """The list for a script: JSON (an array, null where the table shows "-") or CSV with a header row."""
-    records = [{"partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
-                "status": day.status, "checked_at": to_api_text(day.checked_at) if day.checked_at else None,
-                "differences": list(day.differences), "notes": _notes(day)} for partner_id, day in days]
+    records: list[dict[str, Any]] = [
+        {"partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
+         "status": day.status, "checked_at": to_api_text(day.checked_at) if day.checked_at else None,
+         "differences": list(day.differences), "notes": _notes(day)}
+        for partner_id, day in days]
     if form == "json":
         print(json.dumps(records, ensure_ascii=False, indent=2))
         return
@@ -227,7 +232,7 @@ def _list_filters(args: argparse.Namespace, first: dt.date | None, last: dt.date
 
 def _notes(day: ClosedDay) -> str:
     """What the stored details say about the likely cause of a mismatch, in a few words."""
-    details = day.details or {}
+    details: dict = day.details or {}
     notes = []
     if details.get("missing_batch_seqs"):
         notes.append("missing batch_seq " + ",".join(map(str, details["missing_batch_seqs"])))

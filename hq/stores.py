@@ -15,7 +15,8 @@ def add_group(groups) -> None:
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
     for name, text, run in (
-            ("register", "allow the partner to send data for these stores (those already allowed stay)", store_register),
+            ("register", "allow the partner to send data for these stores (those already allowed stay)",
+             store_register),
             ("unregister", "stop accepting data for these stores", store_unregister)):
         command = sub.add_parser(name, help=text)
         command.add_argument("partner_id")
@@ -27,7 +28,7 @@ def add_group(groups) -> None:
 
 
 def store_register(backend: Backend, args: argparse.Namespace) -> None:
-    from ingest.onboarding import check_ids, register_stores  # imported when run: see hq/cli.py on start-up time
+    from ingest.onboarding import check_ids, register_stores
 
     check_ids("store", args.store_ids)
     require_partner(backend.storage.get_partner, args.partner_id)

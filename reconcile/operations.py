@@ -14,7 +14,6 @@ from core.ports import AdminError, ClosedDay, Partner, Storage
 from reconcile.service import reconcile, request_for
 from reconcile.totals import payment_directions
 
-
 # -- closes ---------------------------------------------------------------------------------------
 
 def closes(storage: Storage, partner: Partner | None, status: str | None = None, store_id: str | None = None,
@@ -80,7 +79,8 @@ def directions(storage: Storage, partner: Partner) -> list[Direction]:
     """Every suggested payment type in the reference list's order, then the partner's own codes sorted."""
     own = storage.payment_directions(partner.partner_id)
     suggested = suggested_directions()
-    listed = [Direction(code, own.get(code, direction), direction, code in own) for code, direction in suggested.items()]
+    listed = [Direction(code, own.get(code, direction), direction, code in own)
+              for code, direction in suggested.items()]
     return listed + [Direction(code, own[code], None, True) for code in sorted(set(own) - set(suggested))]
 
 
