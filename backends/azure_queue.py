@@ -7,8 +7,9 @@ is what `receive` hands back, which is what the host gives the function (`QueueM
 
 A delay is the message's initial visibility timeout (the service allows at most 7 days, and it must
 stay below the time-to-live: messages are sent with an infinite time-to-live, so a reconciliation
-request never silently expires). The consumer side (`receive`, `delete`, `move_to_poison`, poison
-listing and replay) mirrors backends/sqlite_queue.py, so the local host and `hq` drive either class.
+request never silently expires). The consumer side (core.ports.QueueConsumer: `receive`, `delete`,
+`move_to_poison`, poison listing and replay) is the same as backends/sqlite_queue.py's, so the local
+host and `hq` drive either class.
 """
 
 from __future__ import annotations
@@ -144,7 +145,8 @@ def _service(what: str) -> Iterator[None]:
 # -- the queue --------------------------------------------------------------------------------------
 
 class AzureQueue:
-    """DelayedQueue on Azure Storage, plus the consumer side the local host and `hq` need.
+    """DelayedQueue on Azure Storage, plus the consumer side the local host and `hq` need
+    (QueueConsumer[AzureQueueMessage]).
 
     Give either a connection string (keys: the emulator, or an account without managed identity) or an
     account URL and a token credential (managed identity). `from_settings` chooses, as the Functions

@@ -1,7 +1,7 @@
 """Opens the queue the settings name: the embedded SQLite queue or Azure Storage Queue.
 
-Both classes have the same producer side (the DelayedQueue port) and consumer side (receive, delete,
-move_to_poison, poison_messages, replay_poison), so the local host and `hq` work on either.
+Both classes have the same producer side (core.ports.DelayedQueue) and consumer side
+(core.ports.QueueConsumer), so the local host and `hq` work on either.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A message becomes visible after its delay; a receiver hides it for a visibility timeout and deletes
 it when done; a message received more than max_dequeue_count times moves to `<queue>-poison`, as the
-Functions queue trigger does.
+Functions queue trigger does. It is both sides of the queue: core.ports.DelayedQueue (send) and
+core.ports.QueueConsumer (receive, poison).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class QueuedMessage:
     inserted_at_us: int
 
 
-class SqliteQueue:
+class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
     def __init__(self, data_dir: Path, queue_name: str) -> None:
         self.db = SqliteDatabase(data_dir / "queue.sqlite3", SCHEMA)
         self.queue_name = queue_name
@@ -92,10 +93,20 @@ class SqliteQueue:
                               "WHERE queue = ? ORDER BY inserted_at_us", (self.poison_name,)).fetchall()
         return [QueuedMessage(r[0], r[1], r[2], "", r[3]) for r in rows]
 
+    def poison_count(self) -> int:
+        with self.db.read() as db:
+            return db.execute("SELECT COUNT(*) FROM queue_messages WHERE queue = ?", (self.poison_name,)).fetchone()[0]
+
     def replay_poison(self, message_id: str) -> bool:
         """Put a poisoned message back on the main queue, visible now, with a fresh dequeue count."""
+        return self._replay("AND message_id = ?", (message_id,)) == 1
+
+    def replay_all_poison(self) -> int:
+        return self._replay("", ())
+
+    def _replay(self, condition: str, arguments: tuple) -> int:
         with self.db.write() as db:
             cursor = db.execute("UPDATE queue_messages SET queue = ?, visible_at_us = ?, dequeue_count = 0 "
-                                "WHERE message_id = ? AND queue = ?",
-                                (self.queue_name, _now_us(), message_id, self.poison_name))
-            return cursor.rowcount == 1
+                                f"WHERE queue = ? {condition}",
+                                (self.queue_name, _now_us(), self.poison_name, *arguments))
+            return cursor.rowcount

@@ -1,8 +1,8 @@
 """Runs the app's queue and timer triggers against a queue, as the Functions host does: poll, hide the
 message for the visibility timeout, delete on success, move it to `<queue>-poison` after
 maxDequeueCount failed attempts (host.json's extensions.queues, with its AzureFunctionsJobHost__ overrides:
-core.settings.host_settings). The queue is the embedded SqliteQueue or an AzureQueue:
-anything with their receive/delete/move_to_poison methods and poison_name."""
+core.settings.host_settings). The queue is the embedded SqliteQueue or an AzureQueue: either is a
+core.ports.QueueConsumer."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from azure.functions.timer import TimerRequest
 from croniter import croniter
 
 from api.telemetry import log_exception
+from core.ports import QueueConsumer
 from core.settings import host_value
 from devhost.functions import QueueFunction, TimerFunction, invoke
 
@@ -31,7 +32,8 @@ def _timespan_seconds(text: str, default: float) -> float:
 
 
 class QueueTriggerRunner(threading.Thread):
-    def __init__(self, function: QueueFunction, queue, queue_settings: dict, stop: threading.Event) -> None:
+    def __init__(self, function: QueueFunction, queue: QueueConsumer, queue_settings: dict,
+                 stop: threading.Event) -> None:
         super().__init__(name=f"queue:{function.name}", daemon=True)
         self.function = function
         self.queue = queue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import sqlite3
 import subprocess
@@ -164,11 +165,12 @@ class PartnerClient:
 
 
 def issue_key(host: LocalHost, partner_id: str) -> tuple[str, str]:
-    issued = host.hq_in_process("key", "issue", partner_id)
+    """A new key (key_id, key) of the partner, read from `hq key issue --format json` (the text form a
+    person reads is checked in tests/test_cli.py)."""
+    issued = host.hq_in_process("key", "issue", partner_id, "--format", "json")
     assert issued.returncode == 0, issued.stderr
-    lines = issued.stdout.strip().splitlines()
-    key_id = lines[0].split()[2]
-    return key_id, lines[-1]
+    key = json.loads(issued.stdout)
+    return key["key_id"], key["key"]
 
 
 def make_partner(host: LocalHost, stores: tuple[str, ...] = ("S1",), prefix: str = "p") -> PartnerClient:

@@ -121,6 +121,15 @@ def test_key_issue_prints_the_key_last_and_its_id_before(partner):
     assert key_id in rows_of(ok(partner.host.hq("key", "list", partner.partner_id)))
 
 
+def test_key_issue_as_json_for_a_script(partner):
+    issued = json.loads(ok(partner.host.hq("key", "issue", partner.partner_id, "--format", "json")))
+    assert set(issued) == {"partner_id", "key_id", "key"} and issued["partner_id"] == partner.partner_id
+    assert KEY.match(issued["key"]) and re.fullmatch(r"key_[0-9a-f]{12}", issued["key_id"])
+    response = partner.get("mappings/transaction-types", headers=partner.headers(issued["key"]))
+    assert response.status_code == 200 and response.json()["partner_id"] == partner.partner_id
+    assert issued["key_id"] in rows_of(ok(partner.host.hq("key", "list", partner.partner_id)))
+
+
 def test_every_issued_key_is_new(partner):
     keys = {ok(partner.host.hq("key", "issue", partner.partner_id)).strip().splitlines()[-1] for _ in range(2)}
     assert len(keys) == 2 and partner.key not in keys

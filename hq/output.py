@@ -1,0 +1,23 @@
+"""How `hq` prints: aligned tables, and partners' codes that stay readable in a line of text."""
+
+from __future__ import annotations
+
+import json
+import re
+
+# What would make a partner's code in a comma-separated list ambiguous (see code_list).
+_NEEDS_QUOTES = re.compile(r'[,;"]|^$')
+
+
+def table(headers: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
+             for row in [headers, *rows]]
+    return "\n".join(lines)
+
+
+def code_list(codes: list[str], separator: str = ",") -> str:
+    """Partner codes joined by commas; a code is quoted (JSON) where a comma, a semicolon, a quote or
+    spaces around it would hide where it ends ("FT/Venda" stays as it is, " 01" does not)."""
+    return separator.join(json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip()
+                          else code for code in codes)
