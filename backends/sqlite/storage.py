@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from backends.sqlite_db import SqliteDatabase
+from backends.sqlite.database import SqliteDatabase
 from core import faults
 from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
 from core.ports import (
