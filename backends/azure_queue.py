@@ -8,7 +8,7 @@ is what `receive` hands back, which is what the host gives the function (`QueueM
 A delay is the message's initial visibility timeout (the service allows at most 7 days, and it must
 stay below the time-to-live: messages are sent with an infinite time-to-live, so a reconciliation
 request never silently expires). The consumer side (core.ports.QueueConsumer: `receive`, `delete`,
-`move_to_poison`, poison listing and replay) is the same as backends/sqlite_queue.py's, so the local
+`move_to_poison`, poison listing and replay) is the same as backends/sqlite/delayed_queue.py's, so the local
 host and `hq` drive either class.
 """
 
@@ -99,7 +99,7 @@ def message_policies(encoding: str) -> dict:
 
 @dataclass(frozen=True)
 class AzureQueueMessage:
-    """A received (or peeked) message, shaped like backends.sqlite_queue.QueuedMessage."""
+    """A received (or peeked) message, shaped like backends.sqlite.delayed_queue.QueuedMessage."""
 
     message_id: str
     body: bytes  # decoded: the bytes the sender wrote, as the host gives them to the function

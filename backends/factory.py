@@ -19,7 +19,7 @@ class Backend:
 
 def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
-        from backends.sqlite_storage import SqliteStorage
+        from backends.sqlite.storage import SqliteStorage
 
         return SqliteStorage(settings.data_dir)
     if settings.backend == "azure":

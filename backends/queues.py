@@ -13,7 +13,7 @@ RECONCILE_QUEUE = "reconcile-requests"
 
 def open_queue(settings: Settings, queue_name: str):
     if settings.backend == "sqlite":
-        from backends.sqlite_queue import SqliteQueue
+        from backends.sqlite.delayed_queue import SqliteQueue
 
         return SqliteQueue(settings.data_dir, queue_name)
     if settings.backend == "azure":

@@ -73,7 +73,7 @@ def _flood(storage: CountingStorage, limiter: FailureLimiter, addresses: list[st
 
 
 def run(count: int, limit: int = DEFAULT_LIMIT) -> dict:
-    from backends.sqlite_storage import SqliteStorage
+    from backends.sqlite.storage import SqliteStorage
 
     saved_limiter = auth_failures.limiter
     saved_backend = http.current_backend

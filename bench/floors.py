@@ -1,7 +1,7 @@
 """The floors: the least work that does the same job, measured beside the service on the same data.
 
 - accept: orjson.loads of the body, then one SQLite transaction (WAL, the pragmas of
-  backends/sqlite_db.py) inserting every record as JSON text, one row each under a primary key,
+  backends/sqlite/database.py) inserting every record as JSON text, one row each under a primary key,
   plus the batch marker row.
 - resend: orjson.loads (a batch_id can only be found by parsing the JSON), the body's SHA-256, and
   one primary-key lookup of the marker.
@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS batches (
 
 
 def connect(path: Path, schema: str | None = FLOOR_SCHEMA) -> sqlite3.Connection:
-    """A connection as backends/sqlite_db.py opens them: autocommit, WAL, synchronous NORMAL."""
+    """A connection as backends/sqlite/database.py opens them: autocommit, WAL, synchronous NORMAL."""
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                  check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")

@@ -40,7 +40,7 @@ def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = N
                  partner_id: str = PARTNER_ID) -> Service:
     """A partner with its store set up on a SqliteStorage in data_dir (the same set-up a partner
     does over HTTP: PUT /stores, PUT /products, PUT /mappings/transaction-types)."""
-    from backends.sqlite_storage import SqliteStorage
+    from backends.sqlite.storage import SqliteStorage
     from ingest.mappings import put_mapping
     from ingest.products import put_products
     from ingest.stores import put_stores

@@ -69,7 +69,7 @@ class LocalHost:
 
     def storage(self):
         """The host's SQLite storage, opened from the test process to check what was stored."""
-        from backends.sqlite_storage import SqliteStorage
+        from backends.sqlite.storage import SqliteStorage
 
         return SqliteStorage(self.data_dir)
 

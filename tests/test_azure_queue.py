@@ -24,8 +24,8 @@ from azure.storage.queue import LinearRetry, QueueClient
 from backends.azure_queue import MAX_DELAY_SECONDS, AzureQueue, host_message_encoding
 from backends.queues import RECONCILE_QUEUE
 from backends.queues import open_reconcile_queue
-from backends.sqlite_queue import SqliteQueue
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.delayed_queue import SqliteQueue
+from backends.sqlite.storage import SqliteStorage
 from core.clock import utc_now
 from core.ports import BackendUnavailable, ReconcileRequest
 from core.settings import Settings

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.storage import SqliteStorage
 from core.ports import (
     ClosedDay,
     Mapping,

@@ -25,8 +25,8 @@ import orjson
 import pytest
 
 from backends.azure_queue import AzureQueue
-from backends.sqlite_queue import SqliteQueue
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.delayed_queue import SqliteQueue
+from backends.sqlite.storage import SqliteStorage
 from core import faults
 from core.clock import utc_now
 from core.faults import POINTS, InjectedFault

@@ -12,8 +12,8 @@ import uuid
 import pytest
 
 from backends.azure_queue import AzureQueue
-from backends.sqlite_queue import SqliteQueue
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.delayed_queue import SqliteQueue
+from backends.sqlite.storage import SqliteStorage
 from core.ports import AdminError, BatchMarker, ClosedDay, QueueConsumer
 from ingest import onboarding
 from reconcile import operations

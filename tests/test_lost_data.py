@@ -319,7 +319,7 @@ def test_the_openapi_document_says_that_unknown_members_are_ignored_and_warned(p
 def test_sqlite_finds_the_batches_with_a_seq_through_its_index(tmp_path):
     """Read before every batch of trade records: one index seek, not a scan of the partner's batches (the
     planner once preferred the primary key, partner_id alone, when the query also named kind)."""
-    from backends.sqlite_storage import SqliteStorage
+    from backends.sqlite.storage import SqliteStorage
 
     storage = SqliteStorage(tmp_path)
     statements: list[str] = []

@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from backends import cosmos_storage as cosmos_adapter
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.storage import SqliteStorage
 from core.ports import ClosedDay
 from core.settings import Settings
 from tests.backend_storage import storage_of

@@ -13,7 +13,7 @@ import sqlite3
 import orjson
 import pytest
 
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.storage import SqliteStorage
 from core.ports import UnknownProduct
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner

@@ -7,8 +7,8 @@ import datetime as dt
 
 import pytest
 
-from backends.sqlite_queue import SqliteQueue
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.delayed_queue import SqliteQueue
+from backends.sqlite.storage import SqliteStorage
 from core.clock import utc_now
 from core.ports import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from reconcile import messages
@@ -103,7 +103,7 @@ def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
 
 
 def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles_from_it(tmp_path):
-    from backends import sqlite_storage
+    from backends.sqlite import reads
 
     storage = SqliteStorage(tmp_path)
     storage.add_partner("p1", "P1", utc_now())
@@ -119,7 +119,7 @@ def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles
         indexes = {name for name, in db.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trade_records' AND sql IS NOT NULL")}
         plans = [" ".join(step[3] for step in db.execute("EXPLAIN QUERY PLAN " + sql, ("p1", "S1", DAY.isoformat())))
-                 for sql in (sqlite_storage.DAY_BY_SOURCE_TYPE, sqlite_storage.DAY_BY_PAYMENT_TYPE)]
+                 for sql in (reads.DAY_BY_SOURCE_TYPE, reads.DAY_BY_PAYMENT_TYPE)]
     assert indexes == {"trade_records_day_totals"}
     assert all("USING COVERING INDEX trade_records_day_totals" in plan for plan in plans), plans
     assert reopened.store_day_totals("p1", "S1", DAY).payments_minor == {"SALE": 1000}

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-from backends.sqlite_storage import SqliteStorage
+from backends.sqlite.storage import SqliteStorage
 from core.ports import (
     AdminError,
     ApiKeyInfo,

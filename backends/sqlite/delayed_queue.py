@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from backends.sqlite_db import SqliteDatabase
+from backends.sqlite.database import SqliteDatabase
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS queue_messages (

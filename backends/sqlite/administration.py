@@ -1,0 +1,120 @@
+"""HQ's administration tables (partners, their API keys, registered stores, payment directions), as the
+`hq` command line changes and lists them."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+from backends.admin_rules import require_partner
+from backends.sqlite.database import SqliteDatabase
+from backends.sqlite.rows import in_chunks, partner_of
+from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
+from core.ports import AdminError, ApiKeyInfo, Partner
+
+
+def registered_among(db: sqlite3.Connection, partner_id: str, store_ids) -> set[str]:
+    """Which of store_ids the partner has registered."""
+    found: set[str] = set()
+    for chunk, marks in in_chunks(list(set(store_ids))):
+        found.update(row[0] for row in db.execute(
+            f"SELECT store_id FROM registered_stores WHERE partner_id = ? AND store_id IN ({marks})",
+            (partner_id, *chunk)))
+    return found
+
+
+class SqliteAdministration:
+    db: SqliteDatabase
+
+    def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner:
+        with self.db.write() as db:
+            try:
+                db.execute("INSERT INTO partners VALUES (?, ?, 1, ?)", (partner_id, name, to_utc_text(now)))
+            except sqlite3.IntegrityError:
+                raise AdminError(f"partner {partner_id} already exists") from None
+        return Partner(partner_id, name, True, now)
+
+    def set_partner_active(self, partner_id: str, active: bool) -> Partner:
+        with self.db.write() as db:
+            db.execute("UPDATE partners SET active = ? WHERE partner_id = ?", (int(active), partner_id))
+        return require_partner(self.get_partner, partner_id)
+
+    def get_partner(self, partner_id: str) -> Partner | None:
+        with self.db.read() as db:
+            row = db.execute("SELECT * FROM partners WHERE partner_id = ?", (partner_id,)).fetchone()
+        return None if row is None else partner_of(row)
+
+    def list_partners(self) -> list[Partner]:
+        with self.db.read() as db:
+            return [partner_of(row) for row in db.execute("SELECT * FROM partners ORDER BY partner_id")]
+
+    def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            db.execute("INSERT INTO api_keys (key_id, partner_id, key_hash, created_at) VALUES (?, ?, ?, ?)",
+                       (key_id, partner_id, key_hash, to_utc_text(now)))
+        return ApiKeyInfo(key_id, partner_id, now, None)
+
+    def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            row = db.execute("SELECT * FROM api_keys WHERE partner_id = ? AND key_id = ?", (partner_id, key_id)).fetchone()
+            if row is None:
+                raise AdminError(f"partner {partner_id} has no key {key_id}")
+            if row["revoked_at"] is not None:
+                raise AdminError(f"key {key_id} is already revoked")
+            db.execute("UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", (to_utc_text(now), key_id))
+        return ApiKeyInfo(key_id, partner_id, from_utc_text(row["created_at"]), now)
+
+    def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
+        require_partner(self.get_partner, partner_id)
+        with self.db.read() as db:
+            rows = db.execute("SELECT key_id, partner_id, created_at, revoked_at, last_used_at FROM api_keys "
+                              "WHERE partner_id = ? ORDER BY created_at, key_id", (partner_id,)).fetchall()
+        return [ApiKeyInfo(r["key_id"], r["partner_id"], from_utc_text(r["created_at"]),
+                           from_utc_text_or_none(r["revoked_at"]), from_utc_text_or_none(r["last_used_at"]))
+                for r in rows]
+
+    def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            known = registered_among(db, partner_id, store_ids)
+            if known:
+                raise AdminError(f"already registered for {partner_id}: {', '.join(sorted(known))}")
+            db.executemany("INSERT INTO registered_stores VALUES (?, ?, ?)",
+                           [(partner_id, store_id, to_utc_text(now)) for store_id in store_ids])
+
+    def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            missing = set(store_ids) - registered_among(db, partner_id, store_ids)
+            if missing:
+                raise AdminError(f"not registered for {partner_id}: {', '.join(sorted(missing))}")
+            db.executemany("DELETE FROM registered_stores WHERE partner_id = ? AND store_id = ?",
+                           [(partner_id, store_id) for store_id in store_ids])
+
+    def registered_stores(self, partner_id: str) -> list[str]:
+        require_partner(self.get_partner, partner_id)
+        with self.db.read() as db:
+            rows = db.execute("SELECT store_id FROM registered_stores WHERE partner_id = ? ORDER BY store_id",
+                              (partner_id,)).fetchall()
+        return [row[0] for row in rows]
+
+    def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            db.execute("INSERT INTO payment_directions VALUES (?, ?, ?) "
+                       "ON CONFLICT DO UPDATE SET direction = excluded.direction", (partner_id, payment_type, direction))
+
+    def payment_directions(self, partner_id: str) -> dict[str, int]:
+        with self.db.read() as db:
+            rows = db.execute("SELECT payment_type, direction FROM payment_directions WHERE partner_id = ?",
+                              (partner_id,)).fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            cursor = db.execute("DELETE FROM payment_directions WHERE partner_id = ? AND payment_type = ?",
+                                (partner_id, payment_type))
+            return cursor.rowcount == 1

@@ -1,0 +1,37 @@
+"""Rows of the storage database read back as the ports' data shapes, and values written as JSON text:
+the conversions more than one concern of the adapter needs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+
+import orjson
+
+from core.clock import from_utc_text, from_utc_text_or_none
+from core.ports import ClosedDay, Partner
+
+
+def to_json(value) -> str:
+    return orjson.dumps(value).decode()
+
+
+def partner_of(row: sqlite3.Row) -> Partner:
+    return Partner(row["partner_id"], row["name"], bool(row["active"]), from_utc_text(row["created_at"]))
+
+
+def closed_day_of(row: sqlite3.Row) -> ClosedDay:
+    return ClosedDay(
+        row["store_id"], dt.date.fromisoformat(row["business_date"]), row["close_batch_id"], row["currency"],
+        orjson.loads(row["expected"]), from_utc_text(row["received_at"]), from_utc_text(row["due_at"]),
+        row["status"], from_utc_text_or_none(row["checked_at"]),
+        None if row["actual"] is None else orjson.loads(row["actual"]),
+        orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]),
+        row["revision"], orjson.loads(row["moved_out"]))
+
+
+def in_chunks(values: list, size: int = 500):
+    """Values in slices that stay under SQLite's bound-parameter limit, with the `?, ?, ...` for each."""
+    for start in range(0, len(values), size):
+        chunk = values[start:start + size]
+        yield chunk, ",".join("?" * len(chunk))
