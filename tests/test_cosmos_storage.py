@@ -9,7 +9,8 @@ import uuid
 
 import pytest
 
-from backends.cosmos import connection as cosmos_connection, keys, markers, trade_records
+from backends.cosmos import connection as cosmos_connection
+from backends.cosmos import keys, markers, trade_records
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
 from core.ports import BackendUnavailable, BatchMarker

@@ -48,7 +48,8 @@ import pytest
 import yaml
 
 from backends.azure_queue import AzureQueue
-from backends.cosmos import connection as cosmos_connection, markers
+from backends.cosmos import connection as cosmos_connection
+from backends.cosmos import markers
 from backends.queues import RECONCILE_QUEUE
 from core import settings as settings_module
 from tests import bicep_model

@@ -48,8 +48,9 @@ class Admission:
                 raise AdminError(f"key {key_id} is already revoked")
             return {**without_system_properties(current), "revoked_at": to_utc_text(now)}
 
-        update = update_item(self._partners, "key", api_key_key(found[0]["key_hash"]), revoked)
-        return ApiKeyInfo(key_id, partner_id, from_utc_text(update.before["created_at"]), now)
+        written = update_item(self._partners, "key", api_key_key(found[0]["key_hash"]), revoked).after
+        assert written is not None  # revoked() writes or raises
+        return ApiKeyInfo(key_id, partner_id, from_utc_text(written["created_at"]), now)
 
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         self._partner_repository.require_partner(partner_id)

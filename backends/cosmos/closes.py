@@ -105,7 +105,7 @@ class Closes:
         # others look again (and find the day RECEIVED).
         update = update_item(self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id),
                              changed)
-        if update.after is None or not reopens(closed_day_of(update.before)):
+        if update.after is None or update.before is None or not reopens(closed_day_of(update.before)):
             return None
         return closed_day_of(update.after)
 

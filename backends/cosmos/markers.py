@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, overload
 
 from azure.cosmos.exceptions import CosmosResourceExistsError
 
@@ -43,12 +43,19 @@ class Markers:
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
             item["batch_seq"], RecordChanges.from_json(item.get("changes")))
 
-    def unless_received(self, marker: BatchMarker, write: Callable[[], T],
-                        answer: Callable[[BatchMarker], T] = lambda existing: existing) -> T:
-        """The opening of every batch write: a batch whose marker is stored is not written again, and
-        answer(its marker) is returned (ALREADY_RECEIVED); otherwise write()."""
+    @overload
+    def unless_received(self, marker: BatchMarker, write: Callable[[], BatchMarker | None]) -> BatchMarker | None: ...
+
+    @overload
+    def unless_received(self, marker: BatchMarker, write: Callable[[], T], answer: Callable[[BatchMarker], T]) -> T: ...
+
+    def unless_received(self, marker, write, answer=None):
+        """The opening of every batch write: a batch whose marker is stored is not written again, and its
+        marker, or answer(its marker), is returned (ALREADY_RECEIVED); otherwise write()."""
         existing = self.find(marker.partner_id, marker.batch_id)
-        return write() if existing is None else answer(existing)
+        if existing is None:
+            return write()
+        return existing if answer is None else answer(existing)
 
     def commit(self, marker: BatchMarker, *, receipt_written: bool = False) -> BatchMarker | None:
         """Create the marker, last, if absent: None when this call accepted the batch, else the
@@ -102,10 +109,11 @@ class Markers:
             return {**build(current), "received": receipts + [receipt]}
 
         update = update_item(container, item_id, pk, with_receipt)
-        if update.after is None:
-            earlier = next(seen for seen in update.before["received"] if seen["batch_id"] == marker.batch_id)
-            received = dataclasses.replace(marker, record_count=earlier["record_count"],
-                                           body_digest=earlier["body_digest"],
-                                           received_at=from_utc_text(earlier["received_at"]))
-            return self.restore(received)
-        return self.commit(marker, receipt_written=True)
+        if update.after is not None:
+            return self.commit(marker, receipt_written=True)
+        assert update.before is not None  # with_receipt(None) always writes
+        earlier = next(seen for seen in update.before["received"] if seen["batch_id"] == marker.batch_id)
+        received = dataclasses.replace(marker, record_count=earlier["record_count"],
+                                       body_digest=earlier["body_digest"],
+                                       received_at=from_utc_text(earlier["received_at"]))
+        return self.restore(received)

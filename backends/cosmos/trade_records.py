@@ -9,13 +9,13 @@ import dataclasses
 import datetime as dt
 
 import orjson
-from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 from azure.core import MatchConditions
+from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
 from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import json_safe_int, stored_version, without_system_properties
-from backends.cosmos.keys import day_key, compound_key, payment_key, record_id, version_key
+from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
 from backends.cosmos.markers import Markers
 from core import faults
 from core.ports import BatchMarker, RecordChanges, RecordMove, SavedTradeRecords, StoreDay, TradeRecordRow
@@ -112,14 +112,13 @@ class TradeRecords:
             return {**entry, "previous": there, "dirty": [list(day) for day in dirty]}
 
         update = update_item(self._trades, "version", version_pk, moved_forward)
+        before = update.before
+        there = None if before is None else [before["store_id"], before["business_date"]]
         if update.after is not None:
-            written = update.after
-            was_here = update.before is not None and [update.before["store_id"],
-                                                      update.before["business_date"]] == here
+            written, was_here = update.after, there == here
             faults.point("cosmos.version_entry")
-        elif stored_version(update.before) == mine and [update.before["store_id"],
-                                                        update.before["business_date"]] == here:
-            written, was_here = update.before, True  # a resend or a retry: complete what it may have left undone
+        elif before is not None and stored_version(before) == mine and there == here:
+            written, was_here = before, True  # a resend or a retry: complete what it may have left undone
         else:
             return 0, None  # a later version (or the same version first received elsewhere) stays
 
