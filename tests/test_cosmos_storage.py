@@ -11,6 +11,7 @@ import pytest
 
 from backends.cosmos import connection as cosmos_connection
 from backends.cosmos import keys, markers, trade_records
+from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
 from core.ports import BackendUnavailable, BatchMarker
@@ -274,3 +275,18 @@ def test_a_batch_id_reused_for_another_store_day_by_a_concurrent_twin_is_not_cou
     storage._trade_records._settle_batch_entry(trade_records.batch_entry(loser), winner)
     assert storage.batch_seqs(partner, "S2", DAY) == []
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
+
+
+def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
+    container = storage._containers.partners
+    attempts = []
+
+    def meddled(current):  # another writer changes the item between every read and write of ours
+        attempts.append(current)
+        container.upsert_item({"id": "contended", "pk": "contended", "writer": uuid.uuid4().hex})
+        return {"id": "contended", "pk": "contended", "writer": "us"}
+
+    with pytest.raises(ContentionNotSettled, match="'contended' of partners"):
+        update_item(container, "contended", "contended", meddled)
+    assert len(attempts) == ETAG_RETRY_LIMIT
+    assert container.read_item("contended", partition_key="contended")["writer"] != "us"

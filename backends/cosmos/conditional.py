@@ -1,8 +1,9 @@
 """Changing an item that other instances may change at the same time, without transactions: read it,
 decide, then write on the ETag that was read (or create it when absent). A concurrent writer in between
 makes the write fail (412, or 409/404 when the item was created or deleted meanwhile), and we read and
-decide again. Every read-modify-write of the adapter goes through update_item, and every retry of the
-adapter is bounded by ETAG_RETRY_LIMIT (retry_until_settled)."""
+decide again. Every read-modify-write of the adapter goes through update_item (only the version entry's
+clean-up is a single conditional replace a newer writer may win), and every retry of the adapter is
+bounded by ETAG_RETRY_LIMIT (retry_until_settled)."""
 
 from __future__ import annotations
 
@@ -75,7 +76,8 @@ def update_item(container, item_id: str, partition_key: str, change: Callable[[d
         except (CosmosResourceExistsError, CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
             return TRY_AGAIN
 
-    return retry_until_settled(attempt, item_id)
+    # Named by id and container only: a partition key may hold a key's hash, which is not logged.
+    return retry_until_settled(attempt, f"item {item_id!r} of {container.id}")
 
 
 def write_if_replaces(container, item: dict, version: Version, replaces: Callable[[Version, Version | None], bool],
