@@ -23,7 +23,7 @@ def open_storage(settings: Settings) -> Storage:
 
         return SqliteStorage(settings.data_dir)
     if settings.backend == "azure":
-        from backends.cosmos_storage import CosmosStorage
+        from backends.cosmos.storage import CosmosStorage
 
         return CosmosStorage.from_settings(settings)
     raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")

@@ -113,7 +113,7 @@ param batchMarkerTtlDays int = 0
 ])
 param logLevel string = 'INFO'
 
-// The Cosmos DB containers: the same file the code creates them from (backends/cosmos_storage.py).
+// The Cosmos DB containers: the same file the code creates them from (backends/cosmos/connection.py).
 var cosmosDefinitions = loadJsonContent('cosmos/containers.json')
 // The route prefix the host serves under, for the base URL output.
 var hostSettings = loadJsonContent('../host.json')

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.cosmos_storage import CosmosStorage
+from backends.cosmos.storage import CosmosStorage
 from backends.sqlite.storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator

@@ -163,11 +163,11 @@ def _stored_groups(storage, partner_id: str) -> dict[str, dict]:
         with storage.db.read() as db:
             rows = db.execute("SELECT group_id, document FROM modifier_groups WHERE partner_id = ?", (partner_id,))
             return {group_id: orjson.loads(document) for group_id, document in rows}
-    from backends.cosmos_storage import _key
+    from backends.cosmos.keys import compound_key
 
-    items = storage._partners.query_items(
+    items = storage._containers.partners.query_items(
         "SELECT c.group_id, c.document FROM c WHERE c.pk = @pk AND c.type = 'modifier-group'",
-        parameters=[{"name": "@pk", "value": _key(partner_id)}], partition_key=_key(partner_id))
+        parameters=[{"name": "@pk", "value": compound_key(partner_id)}], partition_key=compound_key(partner_id))
     return {item["group_id"]: item["document"] for item in items}
 
 
@@ -207,12 +207,12 @@ def test_stores_with_any_allowed_store_id_are_kept_apart(storage, partner):
 def test_cosmos_keys_of_any_code_are_distinct_plain_and_within_the_id_limit():
     import string
 
-    from backends.cosmos_storage import _day_key, _key
+    from backends.cosmos.keys import compound_key, day_key
 
     safe = set(string.ascii_letters + string.digits + "-._~|")
-    keys = {_key("product", code, scope) for code in CODES for scope in ("", *STORE_IDS)}
-    keys |= {_day_key("p-1", store_id, DAY.isoformat()) for store_id in STORE_IDS}
+    keys = {compound_key("product", code, scope) for code in CODES for scope in ("", *STORE_IDS)}
+    keys |= {day_key("p-1", store_id, DAY.isoformat()) for store_id in STORE_IDS}
     assert len(keys) == len(CODES) * (1 + len(STORE_IDS)) + len(STORE_IDS)
     for key in keys:
         assert set(key) <= safe and len(key.encode()) <= 1023
-    assert _key("r", "店" * MAX_CODE_LENGTH).startswith("sha256|")  # escaped, it would be 1,800 bytes
+    assert compound_key("r", "店" * MAX_CODE_LENGTH).startswith("sha256|")  # escaped, it would be 1,800 bytes

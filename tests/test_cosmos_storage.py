@@ -9,8 +9,11 @@ import uuid
 
 import pytest
 
-from backends import cosmos_storage
-from backends.cosmos_storage import CosmosStorage, load_container_definitions
+from backends.cosmos import connection as cosmos_connection
+from backends.cosmos import keys, markers, trade_records
+from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
+from backends.cosmos.connection import load_container_definitions
+from backends.cosmos.storage import CosmosStorage
 from core.ports import BackendUnavailable, BatchMarker
 from core.settings import Settings
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
@@ -94,15 +97,15 @@ def test_missing_containers_are_reported_at_start(cosmos_emulator):
 def test_markers_carry_the_configured_time_to_live(storage, cosmos_emulator, database_name, partner):
     batch = marker(partner, "mappings")
     storage.replace_mapping(batch, [])
-    item = storage._batches.read_item(cosmos_storage._key(batch.batch_id),
-                                      partition_key=cosmos_storage._key(partner, batch.batch_id))
+    item = storage._containers.batches.read_item(keys.compound_key(batch.batch_id),
+                                                 partition_key=keys.compound_key(partner, batch.batch_id))
     assert item["ttl"] == 30 * 86_400
 
     forever = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key, marker_ttl_days=0)
     kept = marker(partner, "mappings")
     forever.replace_mapping(kept, [])
-    assert "ttl" not in forever._batches.read_item(cosmos_storage._key(kept.batch_id),
-                                                   partition_key=cosmos_storage._key(partner, kept.batch_id))
+    assert "ttl" not in forever._containers.batches.read_item(keys.compound_key(kept.batch_id),
+                                                              partition_key=keys.compound_key(partner, kept.batch_id))
     forever.close()
 
 
@@ -113,14 +116,14 @@ def test_settings_open_the_adapter(cosmos_emulator, database_name, monkeypatch):
     monkeypatch.setenv("COSMOS_DATABASE", database_name)
     monkeypatch.setenv("BATCH_MARKER_TTL_DAYS", "7")
     opened = CosmosStorage.from_settings(Settings.from_env())
-    assert opened._marker_ttl == 7 * 86_400
+    assert opened._markers.ttl_seconds == 7 * 86_400
     opened.ping()
     opened.close()
     monkeypatch.setenv("BATCH_MARKER_TTL_DAYS", "a week")
     with pytest.raises(ValueError, match="BATCH_MARKER_TTL_DAYS"):
         CosmosStorage.from_settings(Settings.from_env())
     monkeypatch.delenv("BATCH_MARKER_TTL_DAYS")
-    assert Settings.from_env().batch_marker_ttl_days == cosmos_storage.DEFAULT_MARKER_TTL_DAYS
+    assert Settings.from_env().batch_marker_ttl_days == markers.DEFAULT_MARKER_TTL_DAYS
 
 
 @pytest.mark.parametrize("endpoint, verify", [
@@ -132,8 +135,8 @@ def test_settings_open_the_adapter(cosmos_emulator, database_name, monkeypatch):
     ("https://[::1]:8081/", False),
 ])
 def test_tls_is_verified_except_on_loopback(endpoint, verify):
-    assert cosmos_storage._tls_verification(endpoint, None) is verify
-    assert cosmos_storage._tls_verification(endpoint, True) is True
+    assert cosmos_connection.tls_verification(endpoint, None) is verify
+    assert cosmos_connection.tls_verification(endpoint, True) is True
 
 
 def test_tls_verification_cannot_be_turned_off_for_a_remote_endpoint():
@@ -167,7 +170,7 @@ def test_an_outage_after_start_is_backend_unavailable(tmp_path):
 def test_a_crash_before_the_marker_is_completed_by_the_retry(storage, partner, monkeypatch):
     batch = marker(partner, "trade-records", 2, store_id="S1", business_date=DAY, seq=1)
     rows = [record("T1"), record("T2")]
-    crash_once(monkeypatch, storage, "_commit_marker")
+    crash_once(monkeypatch, storage._markers, "commit")
     with pytest.raises(Crash):
         storage.save_trade_records(batch, rows)
     assert storage.find_batch(partner, batch.batch_id) is None
@@ -181,7 +184,7 @@ def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner
     save_records(storage, partner, record("T1", 1))
     moved = record("T1", 2, store_id="S2", business_date=NEXT_DAY)
     batch = marker(partner, "trade-records", store_id="S2", business_date=NEXT_DAY, seq=1)
-    crash_once(monkeypatch, storage, "_put_record")  # the version entry already says v2 in S2
+    crash_once(monkeypatch, storage._trade_records, "_put_record")  # the version entry already says v2 in S2
     with pytest.raises(Crash):
         storage.save_trade_records(batch, [moved])
     assert storage.save_trade_records(batch, [moved]).existing is None
@@ -191,7 +194,7 @@ def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner
 
 def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(storage, partner, monkeypatch):
     save_records(storage, partner, record("T1", 1))
-    crash_once(monkeypatch, storage, "_bury")  # v2 written in S2, v1 still in S1
+    crash_once(monkeypatch, storage._trade_records, "_bury")  # v2 written in S2, v1 still in S1
     with pytest.raises(Crash):
         save_records(storage, partner, record("T1", 2, store_id="S2"))
     third = record("T1", 3, store_id="S2")  # not a move any more, yet S1 is cleaned
@@ -203,7 +206,7 @@ def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(
 def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading.Event]:
     """Make the writer of `version` stop just before it writes its record, until released."""
     reached, release = threading.Event(), threading.Event()
-    put = storage._put_record
+    put = storage._trade_records._put_record
 
     def slow(partner_id, row, mine, expected):
         if row.version == version:
@@ -211,7 +214,7 @@ def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading
             assert release.wait(30)
         return put(partner_id, row, mine, expected)
 
-    monkeypatch.setattr(storage, "_put_record", slow)
+    monkeypatch.setattr(storage._trade_records, "_put_record", slow)
     return reached, release
 
 
@@ -239,22 +242,22 @@ def test_a_slow_writer_of_an_older_version_cannot_bring_it_back(storage, partner
     ("店", "~E5~BA~97"),
 ])
 def test_identifiers_become_safe_key_parts(identifier, part):
-    assert cosmos_storage._part(identifier) == part
-    assert cosmos_storage._key("a", identifier) == "a|" + part
+    assert keys.key_part(identifier) == part
+    assert keys.compound_key("a", identifier) == "a|" + part
 
 
 def test_overlong_keys_are_hashed_within_the_id_limit():
-    key = cosmos_storage._key("product", "店" * 100, "店|" * 50)
+    key = keys.compound_key("product", "店" * 100, "店|" * 50)
     assert key.startswith("sha256|") and len(key.encode()) <= 1023
-    assert key == cosmos_storage._key("product", "店" * 100, "店|" * 50)
-    assert key != cosmos_storage._key("product", "店" * 100, "店|" * 49)
+    assert key == keys.compound_key("product", "店" * 100, "店|" * 50)
+    assert key != keys.compound_key("product", "店" * 100, "店|" * 49)
 
 
 def test_records_keep_narrow_fields_on_top_and_the_document_below(storage, partner):
     row = record("T1", payments_minor={"SALE": 700, "DEPOSIT": 300}, total=1000)
     save_records(storage, partner, row)
-    item = storage._trades.read_item(cosmos_storage._record_id("T1"),
-                                     partition_key=cosmos_storage._day_key(partner, "S1", DAY.isoformat()))
+    item = storage._containers.trade_records.read_item(keys.record_id("T1"),
+                                                       partition_key=keys.day_key(partner, "S1", DAY.isoformat()))
     assert {name: item[name] for name in ("type", "version", "item_rows", "payment_rows", "total_minor", "tax_minor",
                                           "tip_minor", "payments")} == {
         "type": "record", "version": 1, "item_rows": 2, "payment_rows": 1, "total_minor": 1000, "tax_minor": 80,
@@ -267,8 +270,23 @@ def test_a_batch_id_reused_for_another_store_day_by_a_concurrent_twin_is_not_cou
     assert storage.save_trade_records(winner, [record("T1")]).existing is None
     # the loser got past find_batch before the winner's marker existed: simulate by calling the steps
     loser = BatchMarker(partner, winner.batch_id, "trade-records", 1, "other", T0, "S2", DAY, 4)
-    storage._trades.upsert_item(storage._batch_entry(loser))
-    assert storage._commit_marker(loser) == winner
-    storage._settle_batch_entry(storage._batch_entry(loser), winner)
+    storage._containers.trade_records.upsert_item(trade_records.batch_entry(loser))
+    assert storage._markers.commit(loser) == winner
+    storage._trade_records._settle_batch_entry(trade_records.batch_entry(loser), winner)
     assert storage.batch_seqs(partner, "S2", DAY) == []
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
+
+
+def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
+    container = storage._containers.partners
+    attempts = []
+
+    def meddled(current):  # another writer changes the item between every read and write of ours
+        attempts.append(current)
+        container.upsert_item({"id": "contended", "pk": "contended", "writer": uuid.uuid4().hex})
+        return {"id": "contended", "pk": "contended", "writer": "us"}
+
+    with pytest.raises(ContentionNotSettled, match="'contended' of partners"):
+        update_item(container, "contended", "contended", meddled)
+    assert len(attempts) == ETAG_RETRY_LIMIT
+    assert container.read_item("contended", partition_key="contended")["writer"] != "us"

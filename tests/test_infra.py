@@ -47,8 +47,9 @@ import pathspec
 import pytest
 import yaml
 
-from backends import cosmos_storage
 from backends.azure_queue import AzureQueue
+from backends.cosmos import connection as cosmos_connection
+from backends.cosmos import markers
 from backends.queues import RECONCILE_QUEUE
 from core import settings as settings_module
 from tests import bicep_model
@@ -300,7 +301,7 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
     assert len(loaded) == 1, "main.bicep must load cosmos/containers.json once"
     variable = next(iter(loaded))
     assert main.modules["cosmos"].body["params"]["containers"] == Ref(f"{variable}.containers")
-    assert (INFRA / "cosmos" / "containers.json") == cosmos_storage.CONTAINERS_FILE
+    assert (INFRA / "cosmos" / "containers.json") == cosmos_connection.CONTAINERS_FILE
 
     cosmos = _module("cosmos")
     (containers,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers")
@@ -308,10 +309,10 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
     assert containers.body["name"] == Ref(f"{loop_variable}.id")
     assert containers.body["properties"] == {"resource": Ref(loop_variable)}  # partition key, indexing: the file's
 
-    definitions = cosmos_storage.load_container_definitions()
+    definitions = cosmos_connection.load_container_definitions()
     names = [definition["id"] for definition in definitions]
-    assert names == [cosmos_storage.PARTNERS, cosmos_storage.BATCHES, cosmos_storage.TRADE_RECORDS,
-                     cosmos_storage.CLOSES]
+    assert names == [cosmos_connection.PARTNERS, cosmos_connection.BATCHES, cosmos_connection.TRADE_RECORDS,
+                     cosmos_connection.CLOSES]
     for definition in definitions:
         assert set(definition) <= SQL_CONTAINER_RESOURCE_PROPERTIES, definition["id"]
         assert definition["partitionKey"]["kind"] == "Hash" and len(definition["partitionKey"]["paths"]) == 1
@@ -325,11 +326,12 @@ def test_no_container_expires_items_by_default():
     """Markers, closes (with the batch_ids of every close of their day) and mappings are kept for good:
     no container has a default time-to-live. Where TTL is on (-1), only an item's own `ttl` expires it:
     rate-limit windows and tombstones, and markers when BATCH_MARKER_TTL_DAYS opts in."""
-    ttl = {definition["id"]: definition.get("defaultTtl") for definition in cosmos_storage.load_container_definitions()}
+    ttl = {definition["id"]: definition.get("defaultTtl")
+           for definition in cosmos_connection.load_container_definitions()}
     assert all(value in (None, -1) for value in ttl.values()), ttl
-    assert ttl[cosmos_storage.BATCHES] == -1  # the opt-in needs TTL on in the container
-    assert ttl[cosmos_storage.CLOSES] is None  # nothing there ever expires, whatever an item says
-    assert _model().params["batchMarkerTtlDays"].default == cosmos_storage.DEFAULT_MARKER_TTL_DAYS == 0
+    assert ttl[cosmos_connection.BATCHES] == -1  # the opt-in needs TTL on in the container
+    assert ttl[cosmos_connection.CLOSES] is None  # nothing there ever expires, whatever an item says
+    assert _model().params["batchMarkerTtlDays"].default == markers.DEFAULT_MARKER_TTL_DAYS == 0
 
 
 def test_cosmos_database_and_throughput_modes():
@@ -657,7 +659,7 @@ RUN_TIME_FILES = {"function_app.py", "host.json", "requirements.txt", "docs/open
 @functools.cache
 def _imported_project_files() -> frozenset[str]:
     """Every project file the app imports, the Azure adapters included (they load on POS_BACKEND=azure)."""
-    script = ("import sys, function_app, backends.cosmos_storage, backends.azure_queue\n"
+    script = ("import sys, function_app, backends.cosmos.storage, backends.azure_queue\n"
               "print('\\n'.join(m.__file__ for m in list(sys.modules.values()) if getattr(m, '__file__', None)))")
     listed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
                             env={**os.environ, "APPLICATIONINSIGHTS_CONNECTION_STRING": ""}).stdout.split()
@@ -669,7 +671,7 @@ def _imported_project_files() -> frozenset[str]:
 def test_funcignore_ships_what_the_app_reads_at_run_time():
     needed = RUN_TIME_FILES | _imported_project_files()
     needed |= {path for path in _repository_files() if path.startswith("reference/data/")}
-    assert {"function_app.py", "api/routes.py", "backends/cosmos_storage.py"} <= needed
+    assert {"function_app.py", "api/routes.py", "backends/cosmos/storage.py"} <= needed
     assert needed - set(_deployed_files()) == set()
 
 

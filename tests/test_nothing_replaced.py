@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import pytest
 
-from backends import cosmos_storage as cosmos_adapter
+from backends.cosmos import keys, markers
 from backends.sqlite.storage import SqliteStorage
 from core.ports import ClosedDay
 from core.settings import Settings
@@ -53,8 +53,8 @@ def forget_marker(storage, partner_id: str, batch_id: str) -> None:
             deleted = db.execute("DELETE FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id))
             assert deleted.rowcount == 1
     else:
-        storage._batches.delete_item(cosmos_adapter._key(batch_id),
-                                     partition_key=cosmos_adapter._key(partner_id, batch_id))
+        storage._containers.batches.delete_item(keys.compound_key(batch_id),
+                                                partition_key=keys.compound_key(partner_id, batch_id))
     assert storage.find_batch(partner_id, batch_id) is None
 
 
@@ -193,13 +193,13 @@ def test_concurrent_twins_of_a_mapping_store_it_once_and_one_is_accepted(storage
 
 def test_cosmos_db_markers_carry_no_time_to_live_by_default(cosmos_storage, monkeypatch):
     monkeypatch.delenv("BATCH_MARKER_TTL_DAYS", raising=False)
-    assert Settings.from_env().batch_marker_ttl_days == cosmos_adapter.DEFAULT_MARKER_TTL_DAYS == 0
+    assert Settings.from_env().batch_marker_ttl_days == markers.DEFAULT_MARKER_TTL_DAYS == 0
     partner_id = new_id()
     cosmos_storage.add_partner(partner_id, "Partner", T0)
     batch = marker(partner_id, "mappings")
     cosmos_storage.replace_mapping(batch, [])
-    item = cosmos_storage._batches.read_item(cosmos_adapter._key(batch.batch_id),
-                                             partition_key=cosmos_adapter._key(partner_id, batch.batch_id))
+    item = cosmos_storage._containers.batches.read_item(keys.compound_key(batch.batch_id),
+                                                        partition_key=keys.compound_key(partner_id, batch.batch_id))
     assert "ttl" not in item
 
 

@@ -1,0 +1,151 @@
+"""Opening Cosmos DB: the client with its TLS rule and connection pool, the four containers as
+infra/cosmos/containers.json defines them (the file the deployment uses too), and the thread pool a
+batch's items are written with. docs/decisions.md ("Cosmos DB") says why the containers are what they are."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ipaddress
+import json
+import re
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+from azure.core.pipeline.transport import RequestsTransport
+from azure.cosmos import CosmosClient, PartitionKey
+from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceNotFoundError
+from urllib3.exceptions import InsecureRequestWarning
+from urllib3.util.retry import Retry
+
+from backends.cosmos.outages import UNREACHABLE
+from core.ports import BackendUnavailable
+from core.settings import PROJECT_ROOT
+
+CONTAINERS_FILE = PROJECT_ROOT / "infra" / "cosmos" / "containers.json"
+
+PARTNERS = "partners"  # partner-scoped admin and reference data; API keys by hash
+BATCHES = "batches"  # batch markers, one logical partition each
+TRADE_RECORDS = "trade-records"  # store-day partitions, and one version entry per trade record
+CLOSES = "daily-closes"  # daily closes and their results, one partition per partner
+
+# Items of one batch are written concurrently: a batch of 1,000 records is ~3,000 requests.
+WRITE_CONCURRENCY = 16
+_LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
+
+
+@dataclass(frozen=True)
+class Containers:
+    partners: Any
+    batches: Any
+    trade_records: Any
+    closes: Any
+
+
+def load_container_definitions(path: Path = CONTAINERS_FILE) -> list[dict]:
+    return json.loads(path.read_text(encoding="utf-8"))["containers"]
+
+
+def is_loopback(endpoint: str) -> bool:
+    host = (urlsplit(endpoint).hostname or "").lower()
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def tls_verification(endpoint: str, verify_tls: bool | None) -> bool:
+    """Verify certificates always, except for an emulator on this machine (self-signed certificate):
+    traffic that never leaves the host cannot be intercepted on the way."""
+    if verify_tls is None:
+        return not is_loopback(endpoint)
+    if not verify_tls and not is_loopback(endpoint):
+        raise ValueError("TLS verification can only be turned off for a loopback endpoint (an emulator)")
+    return verify_tls
+
+
+def _transport(pool_size: int) -> RequestsTransport:
+    # One connection per concurrent writer (the default pool keeps 10 and would reconnect, paying a
+    # TLS handshake, whenever a batch writes with more threads). Retries are the Cosmos SDK's job.
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size,
+                                            max_retries=Retry(total=False, redirect=False, raise_on_status=False))
+    session.mount("https://", adapter)
+    session.mount("http://", adapter)
+    return RequestsTransport(session=session, session_owner=True)
+
+
+def connect(endpoint: str, database_name: str, *, key: str | None, credential, verify_tls: bool | None,
+            definitions: list[dict], create_containers: bool) -> tuple[CosmosClient, Containers]:
+    """The client of the account and the database's containers. Credentials: a key when given (the
+    emulator), else `credential`, else the managed identity. TLS is verified unless the endpoint is loopback."""
+    verify = tls_verification(endpoint, verify_tls)
+    host = urlsplit(endpoint).hostname or ""
+    if key:
+        credential = key
+    elif credential is None:
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential()  # managed identity in Azure
+    if not verify:  # the emulator's self-signed certificate: silence that warning for its host only
+        warnings.filterwarnings("ignore", category=InsecureRequestWarning,
+                                message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'")
+    try:
+        # The SDK retries throttling (429: up to 9 times, 30 s in all, honouring Retry-After) and
+        # transient failures (connection errors, 408/410/449/503) before raising.
+        client = CosmosClient(endpoint, credential, connection_verify=verify,
+                              transport=_transport(2 * WRITE_CONCURRENCY), user_agent_suffix="pos-ingestion")
+        return client, _open_containers(client, database_name, definitions, create_containers)
+    except (CosmosHttpResponseError, *UNREACHABLE) as error:
+        raise BackendUnavailable(f"cannot open Cosmos DB database {database_name!r} at {endpoint}: "
+                                 f"{type(error).__name__}") from error
+
+
+def _open_containers(client: CosmosClient, database_name: str, definitions: list[dict], create: bool) -> Containers:
+    if create:
+        database = client.create_database_if_not_exists(database_name)
+        for definition in definitions:
+            key = definition["partitionKey"]
+            database.create_container_if_not_exists(
+                id=definition["id"],
+                partition_key=PartitionKey(path=key["paths"][0], kind=key.get("kind", "Hash"),
+                                           version=key.get("version", 2)),
+                indexing_policy=definition.get("indexingPolicy"),
+                default_ttl=definition.get("defaultTtl"))
+    else:
+        database = client.get_database_client(database_name)
+    containers = {definition["id"]: database.get_container_client(definition["id"]) for definition in definitions}
+    for container_id, container in containers.items():
+        # Once per process: a missing container would otherwise pass for a missing item (404).
+        try:
+            container.read()
+        except CosmosResourceNotFoundError:
+            raise BackendUnavailable(f"Cosmos DB container {container_id!r} of database {database_name!r} does "
+                                     "not exist: deploy infra/ or set COSMOS_CREATE_CONTAINERS=true") from None
+    return Containers(containers[PARTNERS], containers[BATCHES], containers[TRADE_RECORDS], containers[CLOSES])
+
+
+class WriterPool:
+    """The threads a batch's items are written with (one pool per process)."""
+
+    def __init__(self) -> None:
+        self._pool = concurrent.futures.ThreadPoolExecutor(WRITE_CONCURRENCY, thread_name_prefix="cosmos-write")
+
+    def each(self, work: Callable, items: Iterable) -> list:
+        """Run work(item) for every item concurrently; wait for all, then raise the first failure, or
+        return their results in the order of the items."""
+        items = list(items)
+        if len(items) <= 1:
+            return [work(item) for item in items]
+        futures = [self._pool.submit(work, item) for item in items]
+        concurrent.futures.wait(futures)
+        return [future.result() for future in futures]
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=True)

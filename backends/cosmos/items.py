@@ -1,0 +1,60 @@
+"""Reading and shaping items, the same way in every repository of the Cosmos DB adapter: a point read
+that answers None for a missing item, parameterised queries, an item without its system properties,
+integers kept exact in JSON, and the version an item holds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from azure.cosmos.exceptions import CosmosResourceNotFoundError
+
+from core.versions import Version
+
+# Ids per parameterised query (ARRAY_CONTAINS): keeps the query text well under its size limit.
+IDS_PER_QUERY = 500
+# Cosmos DB numbers are IEEE doubles: integers beyond 2**53 (epoch microseconds after year 2255,
+# huge minor-unit amounts) are stored as decimal strings so that nothing is rounded.
+_SAFE_INT = 2**53
+
+
+def json_safe_int(number: int) -> int | str:
+    """`number` as a JSON number when a double holds it exactly, else as its decimal string (read back
+    with int(), which takes either)."""
+    return number if -_SAFE_INT < number < _SAFE_INT else str(number)
+
+
+def without_system_properties(item: dict) -> dict:
+    """An item without the system properties (_rid, _etag, _ts, ...) the service adds."""
+    return {name: value for name, value in item.items() if not name.startswith("_")}
+
+
+def stored_version(item: dict) -> Version:
+    """The version an item holds: a record, a version entry, a tombstone, a product, or a store (which has
+    no version property: compared as version 0)."""
+    return Version(int(item.get("version", 0)), int(item["last_modified_us"]))
+
+
+def read_or_none(container, item_id: str, partition_key: str) -> dict | None:
+    try:
+        return container.read_item(item_id, partition_key=partition_key)
+    except CosmosResourceNotFoundError:
+        return None
+
+
+def stream(container, sql: str, partition_key: str | None = None, **parameters) -> Iterable[dict]:
+    """A parameterised query, its items read page by page as they are consumed; within one logical
+    partition when `partition_key` is given (the filter on c.pk is repeated in the SQL: the emulator
+    scopes queries by their WHERE clause only)."""
+    params = [{"name": f"@{name}", "value": value} for name, value in parameters.items()]
+    if partition_key is None:
+        return container.query_items(sql, parameters=params, enable_cross_partition_query=True)
+    return container.query_items(sql, parameters=params, partition_key=partition_key)
+
+
+def query(container, sql: str, partition_key: str | None = None, **parameters) -> list[dict]:
+    return list(stream(container, sql, partition_key, **parameters))
+
+
+def chunks(values: list[str]) -> Iterable[list[str]]:
+    """`values` in slices of IDS_PER_QUERY, one parameterised query each."""
+    return (values[start:start + IDS_PER_QUERY] for start in range(0, len(values), IDS_PER_QUERY))

@@ -1,0 +1,81 @@
+"""Ids and partition keys of the items the Cosmos DB adapter stores: partners' codes escaped so that any
+code fits, joined into compound keys, hashed when too long. Changing any of these changes where existing
+items are found: they must stay as they are."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import string
+
+# An id is limited to 1,023 bytes; a longer compound id is replaced by its hash.
+MAX_ID_BYTES = 1023
+_PLAIN = frozenset(string.ascii_letters + string.digits + "-._")
+
+
+def key_part(value: str) -> str:
+    """A partner's code made safe for ids and partition keys, readable when it is plain.
+
+    Codes (product_id, trade_record_id, group_id, ...) may hold any printable character, "/ \\ ? #"
+    included, which Cosmos DB refuses in an id; store and partner ids hold fewer. Some characters
+    Cosmos DB accepts in an id still break its point operations (a "%" sequence is decoded by the
+    gateway before it checks the request's signature: 401 or 404), and "|" separates compound keys.
+    So letters, digits and "-._" stay, and every other character is written as ~XX per UTF-8 byte:
+    injective, hence no two codes (or key parts) ever collide. A code is escaped, never refused; a
+    key grown too long by escaping is hashed by compound_key.
+    """
+    if all(char in _PLAIN for char in value):
+        return value
+    return "".join(char if char in _PLAIN else "".join(f"~{byte:02X}" for byte in char.encode("utf-8"))
+                   for char in value)
+
+
+def compound_key(*parts: str) -> str:
+    """A compound id or partition key value, unambiguous and within Cosmos DB's length limit."""
+    joined = "|".join(key_part(part) for part in parts)
+    if len(joined.encode("utf-8")) > MAX_ID_BYTES:
+        return "sha256|" + hashlib.sha256(joined.encode("utf-8")).hexdigest()
+    return joined
+
+
+def partner_key(partner_id: str) -> str:
+    """The partition of a partner's items in `partners` and `daily-closes`."""
+    return compound_key(partner_id)
+
+
+def api_key_key(key_hash: str) -> str:
+    """The partition of one API key (id "key"): a request's key is one point read away."""
+    return compound_key("key", key_hash)
+
+
+def marker_id(batch_id: str) -> str:
+    return compound_key(batch_id)
+
+
+def marker_key(partner_id: str, batch_id: str) -> str:
+    """A batch marker's partition: one per partner and batch_id."""
+    return compound_key(partner_id, batch_id)
+
+
+def day_key(partner_id: str, store_id: str, business_date: str) -> str:
+    """A store-day's partition in `trade-records`: its records, batch entries and tombstones."""
+    return compound_key("d", partner_id, store_id, business_date)
+
+
+def close_id(store_id: str, business_date: dt.date) -> str:
+    return compound_key(store_id, business_date.isoformat())
+
+
+def version_key(partner_id: str, trade_record_id: str) -> str:
+    """The partition of a trade record's version entry (id "version")."""
+    return compound_key("v", partner_id, trade_record_id)
+
+
+def record_id(trade_record_id: str) -> str:
+    return compound_key("r", trade_record_id)
+
+
+def payment_key(partner_id: str, payment_id: str) -> str:
+    """What a record item lists per payment: partner and payment_id in one indexed value, so that a look-up
+    finds only the partner's own (other partners' numeric ids like "1001" are never loaded)."""
+    return compound_key(partner_id, payment_id)

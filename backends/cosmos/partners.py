@@ -1,0 +1,148 @@
+"""HQ's administration of partners in container `partners` (one logical partition per partner): the
+partner itself, its registered stores and the payment directions HQ recorded for its custom payment
+types. API keys, which live there too, are in admission.py; master data in masters.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
+
+from backends.admin_rules import require_partner
+from backends.cosmos.conditional import update_item
+from backends.cosmos.connection import WriterPool
+from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
+from backends.cosmos.keys import compound_key, partner_key
+from core.clock import from_utc_text, to_utc_text
+from core.ports import AdminError, Partner
+
+DIRECTIONS_ID = "payment-directions"
+# Up to this many stores, point reads (1 RU each) beat a query: the usual request names one store.
+POINT_READS_UP_TO = 3
+
+
+def partner_of(item: dict) -> Partner:
+    return Partner(item["partner_id"], item["name"], bool(item["active"]), from_utc_text(item["created_at"]))
+
+
+def _registration_id(store_id: str) -> str:
+    return compound_key("registration", store_id)
+
+
+class Partners:
+    def __init__(self, container, writers: WriterPool) -> None:
+        self._partners = container
+        self._writers = writers
+
+    def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner:
+        try:
+            self._partners.create_item({"id": "partner", "pk": partner_key(partner_id), "type": "partner",
+                                        "partner_id": partner_id, "name": name, "active": True,
+                                        "created_at": to_utc_text(now)})
+        except CosmosResourceExistsError:
+            raise AdminError(f"partner {partner_id} already exists") from None
+        return Partner(partner_id, name, True, now)
+
+    def set_partner_active(self, partner_id: str, active: bool) -> Partner:
+        try:
+            item = self._partners.patch_item("partner", partition_key=partner_key(partner_id),
+                                             patch_operations=[{"op": "set", "path": "/active", "value": active}])
+        except CosmosResourceNotFoundError:
+            raise AdminError(f"unknown partner {partner_id}") from None
+        return partner_of(item)
+
+    def get_partner(self, partner_id: str) -> Partner | None:
+        item = read_or_none(self._partners, "partner", partner_key(partner_id))
+        return None if item is None else partner_of(item)
+
+    def require_partner(self, partner_id: str) -> Partner:
+        return require_partner(self.get_partner, partner_id)
+
+    def list_partners(self) -> list[Partner]:
+        items = query(self._partners, "SELECT * FROM c WHERE c.type = 'partner'")
+        return sorted((partner_of(item) for item in items), key=lambda partner: partner.partner_id)
+
+    # -- store registrations ----------------------------------------------------------------------
+
+    def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
+        self.require_partner(partner_id)
+        known = self.registered_among(partner_id, store_ids)
+        if known:
+            raise AdminError(f"already registered for {partner_id}: {', '.join(sorted(known))}")
+        raced: set[str] = set()
+
+        def register(store_id: str) -> None:
+            try:
+                self._partners.create_item({"id": _registration_id(store_id), "pk": partner_key(partner_id),
+                                            "type": "registration", "store_id": store_id,
+                                            "registered_at": to_utc_text(now)})
+            except CosmosResourceExistsError:
+                raced.add(store_id)
+
+        self._writers.each(register, sorted(set(store_ids)))
+        if raced:
+            raise AdminError(f"already registered for {partner_id}: {', '.join(sorted(raced))}")
+
+    def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None:
+        self.require_partner(partner_id)
+        missing = set(store_ids) - self.registered_among(partner_id, store_ids)
+        if missing:
+            raise AdminError(f"not registered for {partner_id}: {', '.join(sorted(missing))}")
+
+        def unregister(store_id: str) -> None:
+            try:
+                self._partners.delete_item(_registration_id(store_id), partition_key=partner_key(partner_id))
+            except CosmosResourceNotFoundError:
+                pass  # a concurrent unregister did it
+
+        self._writers.each(unregister, sorted(set(store_ids)))
+
+    def registered_stores(self, partner_id: str) -> list[str]:
+        self.require_partner(partner_id)
+        pk = partner_key(partner_id)
+        items = query(self._partners, "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration'",
+                      pk, pk=pk)
+        return sorted(item["store_id"] for item in items)
+
+    def registered_among(self, partner_id: str, store_ids) -> set[str]:
+        ids = sorted(set(store_ids))
+        pk = partner_key(partner_id)
+        if len(ids) <= POINT_READS_UP_TO:
+            return {store_id for store_id in ids
+                    if read_or_none(self._partners, _registration_id(store_id), pk) is not None}
+        found: set[str] = set()
+        for some in chunks(ids):
+            items = query(self._partners, "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration' "
+                                          "AND ARRAY_CONTAINS(@ids, c.store_id)", pk, pk=pk, ids=some)
+            found.update(item["store_id"] for item in items)
+        return found
+
+    # -- payment directions -----------------------------------------------------------------------
+
+    def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None:
+        self.require_partner(partner_id)
+        pk = partner_key(partner_id)
+
+        def with_direction(current: dict | None) -> dict:
+            if current is None:
+                return {"id": DIRECTIONS_ID, "pk": pk, "type": DIRECTIONS_ID, "directions": {payment_type: direction}}
+            return {**without_system_properties(current),
+                    "directions": {**current["directions"], payment_type: direction}}
+
+        update_item(self._partners, DIRECTIONS_ID, pk, with_direction)
+
+    def payment_directions(self, partner_id: str) -> dict[str, int]:
+        item = read_or_none(self._partners, DIRECTIONS_ID, partner_key(partner_id))
+        return {} if item is None else dict(item["directions"])
+
+    def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
+        self.require_partner(partner_id)
+
+        def without_direction(current: dict | None) -> dict | None:
+            if current is None or payment_type not in current["directions"]:
+                return None
+            return {**without_system_properties(current),
+                    "directions": {code: value for code, value in current["directions"].items()
+                                   if code != payment_type}}
+
+        return update_item(self._partners, DIRECTIONS_ID, partner_key(partner_id), without_direction).after is not None

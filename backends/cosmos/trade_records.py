@@ -1,0 +1,166 @@
+"""Writing trade records (container `trade-records`): the latest version of each record for the whole
+partner, kept by its version entry, the record in its store-day's partition, tombstones where a record
+moved from, and the batch entry batch_seqs reads. docs/decisions.md ("Cosmos DB", "Latest version across
+store-days") says why it is built this way."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import orjson
+from azure.core import MatchConditions
+from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
+
+from backends.cosmos.conditional import update_item, write_if_replaces
+from backends.cosmos.connection import WriterPool
+from backends.cosmos.items import json_safe_int, stored_version, without_system_properties
+from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
+from backends.cosmos.markers import Markers
+from core import faults
+from core.ports import BatchMarker, RecordChanges, RecordMove, SavedTradeRecords, StoreDay, TradeRecordRow
+from core.versions import Version, trade_record_replaces
+
+# A tombstone only has to outlive a write already in flight when its record moved (seconds to
+# minutes); a day is far beyond any request or retry.
+TOMBSTONE_TTL_SECONDS = 86_400
+
+
+def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
+    """One row per trade_record_id, the one the version rule keeps (the first of equals), as SQLite's upsert
+    keeps it: rows of one batch are written concurrently, and two of one record would race."""
+    kept: dict[str, TradeRecordRow] = {}
+    for row in rows:
+        other = kept.get(row.trade_record_id)
+        if trade_record_replaces(Version.of(row.version, row.last_modified_at),
+                                 None if other is None else Version.of(other.version, other.last_modified_at)):
+            kept[row.trade_record_id] = row
+    return list(kept.values())
+
+
+def batch_entry(marker: BatchMarker) -> dict | None:
+    """What batch_seqs reads: an entry per received batch in its store-day's partition."""
+    if marker.store_id is None or marker.business_date is None:
+        return None
+    return {"id": compound_key("batch", marker.batch_id),
+            "pk": day_key(marker.partner_id, marker.store_id, marker.business_date.isoformat()),
+            "type": "batch", "batch_id": marker.batch_id, "batch_seq": marker.batch_seq}
+
+
+class TradeRecords:
+    def __init__(self, container, writers: WriterPool, markers: Markers) -> None:
+        self._trades = container
+        self._writers = writers
+        self._markers = markers
+
+    def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
+        saved = self._writers.each(lambda row: self._save_trade_record(marker.partner_id, marker.batch_id, row),
+                                   latest_of_each(rows))
+        moves = tuple(move for newer, move in saved if move is not None)
+        changes = RecordChanges(sum(newer for newer, _ in saved), moves)
+        marker = dataclasses.replace(marker, changes=changes)
+        received = batch_entry(marker)
+        if received is not None:
+            self._trades.upsert_item(received)
+            faults.point("cosmos.batch_entry")
+        stored = self._markers.commit(marker)
+        if stored is not None and received is not None:
+            self._settle_batch_entry(received, stored)
+        return SavedTradeRecords(stored, changes)
+
+    def _settle_batch_entry(self, ours: dict, stored: BatchMarker) -> None:
+        """A twin with the same batch_id won: its entry is the one that counts."""
+        theirs = batch_entry(stored) if stored.kind == "trade-records" else None
+        if theirs is not None and theirs["pk"] == ours["pk"]:
+            self._trades.upsert_item(theirs)
+            return
+        try:
+            self._trades.delete_item(ours["id"], partition_key=ours["pk"])
+        except CosmosResourceNotFoundError:
+            pass
+
+    def _save_trade_record(self, partner_id: str, batch_id: str, row: TradeRecordRow) -> tuple[int, RecordMove | None]:
+        """Keep the latest version of a trade record for the whole partner.
+
+        Its version entry (own logical partition, keyed by partner and trade_record_id) says which
+        version is the latest and in which store-day it lives; it changes only by ETag-conditioned
+        writes, so of concurrent writers exactly one moves it forward at a time. The record itself
+        lives in its store-day's partition. A record that moves to another store or date leaves a
+        tombstone where it was, so that a slower writer of an older version cannot bring it back; the
+        store-days still to bury stay listed in the version entry ("dirty") until that is done, so
+        a crash in between is completed by the retry or by the next version.
+
+        Returns (1, the move or None) when this version is newer than the one stored, else (0, None). The
+        entry names the batch that wrote it and the store-day of the version it replaced ("previous"), so a
+        retry of the same batch (same version, found already written) reports what its first attempt did.
+        """
+        version_pk = version_key(partner_id, row.trade_record_id)
+        mine = Version.of(row.version, row.last_modified_at)
+        here = [row.store_id, row.business_date.isoformat()]
+        entry = {"id": "version", "pk": version_pk, "type": "version", "partner_id": partner_id,
+                 "trade_record_id": row.trade_record_id, "version": row.version,
+                 "last_modified_us": json_safe_int(mine.modified_us), "store_id": here[0], "business_date": here[1],
+                 "batch_id": batch_id, "previous": None}
+
+        def moved_forward(current: dict | None) -> dict | None:
+            if current is None:
+                return {**entry, "dirty": []}
+            if not trade_record_replaces(mine, stored_version(current)):
+                return None
+            there = [current["store_id"], current["business_date"]]
+            dirty = sorted({tuple(day) for day in current["dirty"] + [there] if day != here})
+            return {**entry, "previous": there, "dirty": [list(day) for day in dirty]}
+
+        update = update_item(self._trades, "version", version_pk, moved_forward)
+        before = update.before
+        there = None if before is None else [before["store_id"], before["business_date"]]
+        if update.after is not None:
+            written, was_here = update.after, there == here
+            faults.point("cosmos.version_entry")
+        elif before is not None and stored_version(before) == mine and there == here:
+            written, was_here = before, True  # a resend or a retry: complete what it may have left undone
+        else:
+            return 0, None  # a later version (or the same version first received elsewhere) stays
+
+        self._put_record(partner_id, row, mine, expected=was_here)
+        faults.point("cosmos.record")
+        dirty = written["dirty"]
+        for store_id, business_date in dirty:
+            self._bury(partner_id, row.trade_record_id, store_id, business_date, mine)
+            faults.point("cosmos.tombstone")
+        if dirty:
+            try:
+                self._trades.replace_item("version", {**without_system_properties(written), "dirty": []},
+                                          etag=written["_etag"], match_condition=MatchConditions.IfNotModified)
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+                pass  # a newer version took over, and with it the days still to bury
+            faults.point("cosmos.cleanup")
+        if written.get("batch_id") != batch_id:
+            return 0, None  # the same version, written by another batch: a resend under a new batch_id
+        previous = written.get("previous")
+        if previous is None or previous == here:
+            return 1, None
+        return 1, RecordMove(row.trade_record_id, StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
+                             StoreDay(row.store_id, row.business_date))
+
+    def _put_record(self, partner_id: str, row: TradeRecordRow, mine: Version, expected: bool) -> None:
+        # The narrow fields reconciliation reads are top-level properties (a projection reads them);
+        # the record as received goes under "document", which no index covers.
+        item = {"id": record_id(row.trade_record_id),
+                "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
+                "type": "record", "trade_record_id": row.trade_record_id, "version": row.version,
+                "last_modified_us": json_safe_int(mine.modified_us), "source_type": row.source_transaction_type,
+                "item_rows": row.item_rows, "payment_rows": row.payment_rows,
+                "total_minor": json_safe_int(row.total_minor), "tax_minor": json_safe_int(row.tax_minor),
+                "tip_minor": json_safe_int(row.tip_minor),
+                "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
+                "payment_keys": [payment_key(partner_id, payment_id) for payment_id in row.payment_ids],
+                "product_lines": row.product_lines,
+                "document": orjson.loads(row.document_json) if row.document_json else None}
+        write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
+
+    def _bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
+        tombstone = {"id": record_id(trade_record_id), "pk": day_key(partner_id, store_id, business_date),
+                     "type": "tombstone", "version": mine.number, "last_modified_us": json_safe_int(mine.modified_us),
+                     "ttl": TOMBSTONE_TTL_SECONDS}
+        write_if_replaces(self._trades, tombstone, mine, trade_record_replaces)
