@@ -55,10 +55,9 @@ from urllib3.util.retry import Retry
 
 from core import faults
 from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
-from core.ports import (
-    AdminError,
+from core.ports import AdminError, BackendUnavailable
+from core.records import (
     ApiKeyInfo,
-    BackendUnavailable,
     BatchMarker,
     ClosedDay,
     KeyOwner,

@@ -16,8 +16,8 @@ import orjson
 from backends.sqlite_db import SqliteDatabase
 from core import faults
 from core.clock import epoch_micros, from_epoch_micros, from_utc_text, to_utc_text
-from core.ports import (
-    AdminError,
+from core.ports import AdminError
+from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from core import errors
 from core.clock import utc_now
-from core.ports import BackendUnavailable, KeyOwner, Storage
+from core.ports import BackendUnavailable, Storage
+from core.records import KeyOwner
 from ingest.card_numbers import contains_card_number
 from ingest.personal_data import is_email_address
 

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 from core import errors, faults
 from core.clock import utc_now
 from core.errors import FieldProblem
-from core.ports import BatchMarker, Storage
+from core.ports import Storage
+from core.records import BatchMarker
 from ingest import access
 from ingest.parsing import i_json_problem, json_path
 from ingest.wire import ResendKey, WriteBatch

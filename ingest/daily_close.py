@@ -16,7 +16,8 @@ from __future__ import annotations
 import datetime as dt
 
 from core import faults
-from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
+from core.ports import DelayedQueue, Storage
+from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems

@@ -10,7 +10,8 @@ from __future__ import annotations
 from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
-from core.ports import DelayedQueue, Partner, Storage
+from core.ports import DelayedQueue, Storage
+from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch, ResendKey

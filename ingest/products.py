@@ -7,7 +7,8 @@ overwrites a stored higher one, and with equal versions the later last_modified_
 from __future__ import annotations
 
 from core.errors import FieldProblem
-from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
+from core.ports import Storage
+from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems

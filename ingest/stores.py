@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from core.ports import Partner, Storage, StoreMaster
+from core.ports import Storage
+from core.records import Partner, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any

@@ -17,7 +17,8 @@ import orjson
 
 from core import faults
 from core.errors import FieldProblem
-from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
+from core.ports import DelayedQueue, Storage
+from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
                             unknown_member_warnings)

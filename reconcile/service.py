@@ -13,7 +13,8 @@ import logging
 from core import faults
 from core.clock import utc_now
 from core.money import currency_exponent
-from core.ports import ClosedDay, DelayedQueue, ReconcileRequest, RecordChanges, Storage, StoreDay
+from core.ports import DelayedQueue, Storage
+from core.records import ClosedDay, ReconcileRequest, RecordChanges, StoreDay
 from reconcile import messages
 from reconcile.totals import compute_totals, differences, expected_minor, payment_directions, raw_differences
 

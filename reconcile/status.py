@@ -9,7 +9,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem, invalid_payload
-from core.ports import Partner, Storage
+from core.ports import Storage
+from core.records import Partner
 from ingest import access
 from ingest.wire import StoreId
 

@@ -17,14 +17,7 @@ from dataclasses import replace
 import pytest
 
 from backends.sqlite_storage import SqliteStorage
-from core.ports import (
-    ClosedDay,
-    Mapping,
-    ModifierGroupMaster,
-    ProductMaster,
-    SourceTypeTotals,
-    StoreMaster,
-)
+from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
 from ingest.wire import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
 from tests.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, marker, new_id, record, save_records
 

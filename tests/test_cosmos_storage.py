@@ -11,7 +11,8 @@ import pytest
 
 from backends import cosmos_storage
 from backends.cosmos_storage import CosmosStorage, load_container_definitions
-from core.ports import BackendUnavailable, BatchMarker
+from core.ports import BackendUnavailable
+from core.records import BatchMarker
 from core.settings import Settings
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
 from tests.test_storage_contract import (

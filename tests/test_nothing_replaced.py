@@ -19,7 +19,7 @@ import pytest
 
 from backends import cosmos_storage as cosmos_adapter
 from backends.sqlite_storage import SqliteStorage
-from core.ports import ClosedDay
+from core.records import ClosedDay
 from core.settings import Settings
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner

@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 
 from backends.sqlite_storage import SqliteStorage
-from core.ports import (
-    AdminError,
+from core.ports import AdminError
+from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,
