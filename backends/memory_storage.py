@@ -3,7 +3,8 @@
 It passes the same contract suite as the SQLite and Cosmos DB adapters (tests/test_storage_contract.py),
 so a use case tested on it behaves as on them. Every call runs under the lock, so a write and its marker
 are one atomic step, as in a SQLite transaction; what is stored is copied in and out, so a caller never
-changes it through an object it passed or got. Not for the service itself: nothing survives the process
+changes it through an object it passed or got. It has no fault points (core/faults.py): nothing can fail
+between its steps, which is what they simulate. Not for the service itself: nothing survives the process
 and nothing is shared between instances.
 """
 
