@@ -22,7 +22,8 @@ from api import auth_failures, telemetry
 from backends.factory import Backend, current_backend
 from core import errors
 from core.errors import ApiError
-from core.ports import BackendUnavailable, Partner
+from core.ports import BackendUnavailable
+from core.records import Partner
 from ingest import access
 from ingest.data_protection import redacted
 

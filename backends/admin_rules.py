@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from core.ports import AdminError, Partner
+from core.ports import AdminError
+from core.records import Partner
 
 
 def require_partner(get_partner: Callable[[str], Partner | None], partner_id: str) -> Partner:

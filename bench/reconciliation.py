@@ -19,7 +19,7 @@ from bench.transactions import money_text
 
 def _rows(records: list[dict], exponent: int) -> list:
     """The stored form of each record, as the accept use case builds it (ingest/trade_records.py _row)."""
-    from core.ports import TradeRecordRow
+    from core.records import TradeRecordRow
 
     rows = []
     for record in records:
@@ -40,7 +40,7 @@ def _rows(records: list[dict], exponent: int) -> list:
 def load_store_day(service: harness.Service, size: int, business_date: dt.date, seed: int):
     """size records of one store-day saved in batches of 500 through SqliteStorage.save_trade_records,
     and a daily close with their control totals through the daily close use case; the reconcile request."""
-    from core.ports import BatchMarker
+    from core.records import BatchMarker
     from ingest.daily_close import post_daily_close
     from reconcile.service import request_for
 

@@ -1,19 +1,38 @@
 """The ports: what the service needs from storage and from the delayed queue.
 
-Shaped by the use cases (claim a batch, keep the latest version, read a store-day's totals,
-save a close and its result), not a generic key-value API. Adapters: backends/sqlite_*.py (embedded)
-and, later, Cosmos DB and Azure Storage Queue. Every write that carries a batch marker commits the
-marker last: it returns the marker already stored when the batch_id was known (the caller answers
-ALREADY_RECEIVED), or None when this call accepted the batch.
+Shaped by the use cases (claim a batch, keep the latest version, read a store-day's totals, save a close
+and its result), not a generic key-value API. Storage is split by role: each use case names the roles it
+uses, and `Storage`, every role together, is what an adapter implements and the composition root holds.
+The adapters are in backends/: SQLite (embedded), Cosmos DB, and an in-memory storage for fast tests;
+the delayed queue on SQLite or Azure Storage Queue. The data shapes the ports carry are in core/records.py.
+
+Every write that carries a batch marker commits the marker last: it returns the marker already stored
+when the batch_id was known (the caller answers ALREADY_RECEIVED), or None when this call accepted it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
-from collections.abc import Collection, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Collection
 from typing import Protocol, TypeVar
+
+from core.records import (
+    ApiKeyInfo,
+    BatchMarker,
+    ClosedDay,
+    KeyOwner,
+    Mapping,
+    ModifierGroupMaster,
+    Partner,
+    ProductMaster,
+    RecordMove,
+    SavedTradeRecords,
+    StoreDay,
+    StoreDayTotals,
+    StoreMaster,
+    TradeRecordRow,
+    UnknownProduct,
+)
 
 
 class BackendUnavailable(Exception):
@@ -24,277 +43,9 @@ class AdminError(Exception):
     """An HQ operation that cannot be done as asked (unknown partner, duplicate, ...)."""
 
 
-@dataclass(frozen=True)
-class Partner:
-    partner_id: str
-    name: str
-    active: bool
-    created_at: dt.datetime
+class PartnerAdmin(Protocol):
+    """HQ's administration (the hq command line): partners, their keys, stores and payment directions."""
 
-
-@dataclass(frozen=True)
-class ApiKeyInfo:
-    key_id: str
-    partner_id: str
-    created_at: dt.datetime
-    revoked_at: dt.datetime | None
-    last_used_at: dt.datetime | None = None  # the hour (UTC) of its last accepted request, see record_key_use
-
-
-@dataclass(frozen=True)
-class KeyOwner:
-    """The result of looking up a key hash: its owner and whether key and partner are usable."""
-
-    partner: Partner
-    key_id: str
-    key_hash: str
-    revoked: bool
-    last_used_at: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class StoreDay:
-    store_id: str
-    business_date: dt.date
-
-    def __str__(self) -> str:
-        return f"{self.store_id} {self.business_date.isoformat()}"
-
-
-@dataclass(frozen=True)
-class RecordMove:
-    """A trade record whose newer version lives in another store-day than the version it replaced."""
-
-    trade_record_id: str
-    left: StoreDay
-    to: StoreDay
-
-
-@dataclass(frozen=True)
-class RecordChanges:
-    """What a trade-records batch changed: how many of its records were newer than what was stored (those
-    change the batch's own store-day), and which of them moved from another store-day (those change the day
-    they left too). Kept in the batch's marker, so that a retry answered ALREADY_RECEIVED can finish what
-    the first attempt left undone (see reconcile.service.reopen_changed_days)."""
-
-    newer: int = 0
-    moves: tuple[RecordMove, ...] = ()
-
-    def days(self, batch_day: StoreDay) -> list[StoreDay]:
-        """The store-days whose records changed: the batch's own when a record won, and each day left."""
-        days = [batch_day] if self.newer else []
-        for move in self.moves:
-            if move.left not in days:
-                days.append(move.left)
-        return days
-
-    def as_json(self) -> dict:
-        return {"newer": self.newer, "moves": [
-            [move.trade_record_id, move.left.store_id, move.left.business_date.isoformat(), move.to.store_id,
-             move.to.business_date.isoformat()] for move in self.moves]}
-
-    @classmethod
-    def from_json(cls, data: dict | None) -> RecordChanges | None:
-        if not data:
-            return None
-        return cls(data["newer"], tuple(
-            RecordMove(record_id, StoreDay(left_store, dt.date.fromisoformat(left_date)),
-                       StoreDay(to_store, dt.date.fromisoformat(to_date)))
-            for record_id, left_store, left_date, to_store, to_date in data["moves"]))
-
-
-@dataclass(frozen=True)
-class BatchMarker:
-    partner_id: str
-    batch_id: str
-    kind: str  # stores | products | mappings | trade-records | daily-close
-    record_count: int
-    body_digest: str
-    received_at: dt.datetime
-    store_id: str | None = None
-    business_date: dt.date | None = None
-    batch_seq: int | None = None
-    # Trade records only: what the batch changed (None before it was kept). Not part of the marker's identity.
-    changes: RecordChanges | None = field(default=None, compare=False)
-
-
-@dataclass(frozen=True)
-class SavedTradeRecords:
-    """What save_trade_records did: `existing` is the marker already stored when the batch_id was known
-    (nothing written), else None and `changes` says what this call changed."""
-
-    existing: BatchMarker | None
-    changes: RecordChanges = field(default_factory=RecordChanges)
-
-
-@dataclass(frozen=True)
-class StoreMaster:
-    store_id: str
-    currency: str
-    country_code: str
-    time_zone: str
-    workday_start: str
-    prices_include_tax: bool
-    last_modified_at: dt.datetime
-    document: dict
-
-
-@dataclass(frozen=True)
-class ProductMaster:
-    product_id: str
-    store_id: str | None
-    version: int
-    last_modified_at: dt.datetime
-    document: dict
-
-
-@dataclass(frozen=True)
-class ModifierGroupMaster:
-    group_id: str
-    document: dict
-
-
-@dataclass(frozen=True)
-class Mapping:
-    batch_id: str | None
-    updated_at: dt.datetime | None
-    entries: list[dict]
-
-    def standard_code_of(self) -> dict[str, str]:
-        return {entry["source_code"]: entry["standard_code"] for entry in self.entries}
-
-
-@dataclass(frozen=True)
-class TradeRecordRow:
-    """One transaction as stored: identity, version and its totals in minor units.
-
-    Reconciliation reads the sums of these narrow fields (StoreDayTotals); `document` holds the record
-    as received.
-    """
-
-    trade_record_id: str
-    version: int
-    last_modified_at: dt.datetime
-    store_id: str
-    business_date: dt.date
-    source_transaction_type: str
-    item_rows: int
-    payment_rows: int
-    total_minor: int
-    tax_minor: int
-    tip_minor: int
-    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
-    document_json: str = field(default="", compare=False)  # the record as received, serialised once
-    # The record's codes that partner-wide reads look up: its payments' payment_ids, and its item lines
-    # counted per product_id (every line, combo children and voided lines included).
-    payment_ids: tuple[str, ...] = field(default=(), compare=False)
-    product_lines: dict[str, int] = field(default_factory=dict, compare=False)
-
-
-@dataclass(frozen=True)
-class SourceTypeTotals:
-    """Sums over a store-day's latest records of one source_transaction_type (amounts in minor units)."""
-
-    records: int
-    item_rows: int
-    payment_rows: int
-    total_minor: int
-    tax_minor: int
-    tip_minor: int
-
-
-@dataclass(frozen=True)
-class StoreDayTotals:
-    """What reconciliation needs of a store-day: its latest records summed per source code, and their
-    payments per payment_type. Mapping and payment directions are applied by the domain, to groups."""
-
-    by_source_type: dict[str, SourceTypeTotals]
-    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
-
-    @classmethod
-    def of_records(cls, records: Iterable[tuple[str, int, int, int, int, int, dict[str, int]]]) -> StoreDayTotals:
-        """Sum records given as (source_type, item_rows, payment_rows, total, tax, tip, payments) tuples,
-        for a store that cannot sum them itself (Cosmos DB: the emulator has no GROUP BY; SQLite beyond
-        64 bits)."""
-        sums: dict[str, list[int]] = {}
-        payments: dict[str, int] = defaultdict(int)
-        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
-            group = sums.get(source_type)
-            if group is None:
-                group = sums[source_type] = [0, 0, 0, 0, 0, 0]
-            group[0] += 1
-            group[1] += item_rows
-            group[2] += payment_rows
-            group[3] += total
-            group[4] += tax
-            group[5] += tip
-            for payment_type, amount in paid.items():
-                payments[payment_type] += amount
-        return cls({code: SourceTypeTotals(*group) for code, group in sums.items()}, dict(payments))
-
-
-@dataclass(frozen=True)
-class UnknownProduct:
-    """A product_id that item lines of a store-day name but the product master does not hold (neither for
-    that store nor for all stores): how many lines name it, in how many latest records."""
-
-    product_id: str
-    item_lines: int
-    trade_records: int
-
-
-@dataclass(frozen=True)
-class ClosedDay:
-    """A daily close and its reconciliation result, as stored for one store and business date."""
-
-    store_id: str
-    business_date: dt.date
-    close_batch_id: str
-    currency: str
-    expected: dict
-    received_at: dt.datetime
-    due_at: dt.datetime
-    status: str  # RECEIVED | MATCHED | MISMATCHED
-    checked_at: dt.datetime | None = None
-    actual: dict | None = None
-    differences: list[str] = field(default_factory=list)
-    details: dict | None = None
-    # Counts every change to the day's records after its close (reopen_day); a result is saved only if
-    # it did not change during the run (save_result), so a run never keeps totals read before a change.
-    revision: int = 0
-    # The records that moved out of the day to another store-day, [{trade_record_id, to_store_id,
-    # to_business_date}], the first MOVED_OUT_KEPT; kept with the day whatever close replaces its close.
-    moved_out: list[dict] = field(default_factory=list)
-
-
-MOVED_OUT_KEPT = 100
-
-
-def merge_moved_out(kept: list[dict], day: StoreDay, moves: Iterable[RecordMove]) -> list[dict]:
-    """A day's list of records moved out after `moves`: those that left it are added (or updated), those
-    that came back to it removed; the first MOVED_OUT_KEPT by time of arrival in the list."""
-    entries = {entry["trade_record_id"]: entry for entry in kept}
-    for move in moves:
-        if move.left == day and move.to != day:
-            entries[move.trade_record_id] = {"trade_record_id": move.trade_record_id, "to_store_id": move.to.store_id,
-                                             "to_business_date": move.to.business_date.isoformat()}
-        elif move.to == day:
-            entries.pop(move.trade_record_id, None)
-    return list(entries.values())[:MOVED_OUT_KEPT]
-
-
-@dataclass(frozen=True)
-class ReconcileRequest:
-    """The queue message of a daily close: which store-day, and which close was the latest."""
-
-    partner_id: str
-    store_id: str
-    business_date: dt.date
-    close_batch_id: str
-
-
-class Storage(Protocol):
-    # -- HQ administration (hq command line) --
     def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner: ...
     def set_partner_active(self, partner_id: str, active: bool) -> Partner: ...
     def get_partner(self, partner_id: str) -> Partner | None: ...
@@ -306,12 +57,15 @@ class Storage(Protocol):
     def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None: ...
     def registered_stores(self, partner_id: str) -> list[str]: ...
     def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None: ...
-    def payment_directions(self, partner_id: str) -> dict[str, int]: ...
     def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
         """Forget the partner's own direction of `payment_type`; False when it had none."""
         ...
 
-    # -- request admission --
+
+class Admission(Protocol):
+    """What every partner request is checked against before its use case runs: its key, its stores,
+    the partner's rate limit."""
+
     def find_key(self, key_hash: str) -> KeyOwner | None: ...
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         """Note that the key was used in the hour starting at `hour`; an earlier hour than the one stored
@@ -321,10 +75,32 @@ class Storage(Protocol):
 
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
     def count_request(self, partner_id: str, window_start: int) -> int: ...
+
+
+class Reachable(Protocol):
+    """The health check: answers, or raises BackendUnavailable."""
+
     def ping(self) -> None: ...
 
-    # -- batches --
+
+class BatchMarkers(Protocol):
+    """The markers of accepted batches: a resend is found by its batch_id, a store-day's trade record
+    batches by their batch_seq."""
+
     def find_batch(self, partner_id: str, batch_id: str) -> BatchMarker | None: ...
+    def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
+
+    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
+                         limit: int) -> list[str]:
+        """The batch_ids (canonical) of at most `limit` trade record batches of the store-day that have
+        batch_seq: read before each such batch is accepted, so it reads those entries only, however
+        many batches the day has."""
+        ...
+
+
+class BatchWrites(Protocol):
+    """A partner's write batches, each saved with its marker (the marker last, create-if-absent)."""
+
     def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None: ...
     def save_products(self, marker: BatchMarker, products: list[ProductMaster],
                       groups: list[ModifierGroupMaster]) -> BatchMarker | None: ...
@@ -339,22 +115,28 @@ class Storage(Protocol):
         stored or was not stored; on Cosmos DB also when this same batch_id wrote it in an attempt that
         failed before its marker (a retry), so that the retry reports what the first attempt changed."""
         ...
+
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         """Store `day` as the store-day's latest close, unless the store-day already received a close with
         this batch_id: then nothing changes and its marker is returned (re-created from the store-day's own
         record of it when the batch marker itself is gone), so an earlier close never replaces a later one."""
         ...
 
-    def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
-        """Whether the store-day has received a close with this batch_id, whatever became of its batch
-        marker. The store-day keeps this for good (closes stored before it was kept: only their markers)."""
-        ...
 
-    # -- reads --
+class MasterReads(Protocol):
+    """The partner's reference data as stored: stores, products, the mapping in effect, and the payment
+    directions HQ recorded for the partner's own payment types."""
+
     def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None: ...
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None: ...
     def get_mapping(self, partner_id: str) -> Mapping: ...
-    def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None: ...
+    def payment_directions(self, partner_id: str) -> dict[str, int]: ...
+
+
+class TradeRecordReads(Protocol):
+    """The latest version of each stored trade record: a store-day's sums and rows, and partner-wide
+    look-ups of the codes records use."""
+
     def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
         """The sums reconciliation compares, over the latest version of each record of the store-day."""
         ...
@@ -362,15 +144,6 @@ class Storage(Protocol):
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         """Each latest record of the store-day, one by one: to inspect what is stored (tests); reconciliation
         reads store_day_totals. `document_json` is not read."""
-        ...
-
-    def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
-
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
-        """The batch_ids (canonical) of at most `limit` trade record batches of the store-day that have
-        batch_seq: read before each such batch is accepted, so it reads those entries only, however
-        many batches the day has."""
         ...
 
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
@@ -384,10 +157,22 @@ class Storage(Protocol):
         that store or for all stores, by product_id. Reads the day's records one by one (never the
         partner's), and the master entries of the day's product_ids only."""
         ...
+
+
+class Reconciliations(Protocol):
+    """Closed store-days and their reconciliation results: what is due, what a run may save, what puts
+    a checked day back to RECEIVED."""
+
+    def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None: ...
+
+    def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
+        """Whether the store-day has received a close with this batch_id, whatever became of its batch
+        marker. The store-day keeps this for good (closes stored before it was kept: only their markers)."""
+        ...
+
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]: ...
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]: ...
 
-    # -- reconciliation results --
     def save_result(self, partner_id: str, day: ClosedDay) -> bool:
         """Store status/checked_at/actual/differences/details of `day` only if its close_batch_id is
         still the latest close of that store-day and its revision unchanged; False when a newer close
@@ -405,6 +190,11 @@ class Storage(Protocol):
         ...
 
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
+
+
+class Storage(PartnerAdmin, Admission, Reachable, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads,
+              Reconciliations, Protocol):
+    """Every role: what a storage adapter implements and the composition root opens."""
 
 
 class DelayedQueue(Protocol):

@@ -8,7 +8,8 @@ import datetime as dt
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text
-from core.ports import AdminError, BatchMarker
+from core.ports import AdminError
+from core.records import BatchMarker
 from hq import arguments
 from hq.output import table
 

@@ -6,7 +6,8 @@ import argparse
 
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
-from core.ports import AdminError, Partner
+from core.ports import AdminError
+from core.records import Partner
 from hq.output import table
 
 

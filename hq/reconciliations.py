@@ -18,7 +18,8 @@ from typing import Any
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text
-from core.ports import AdminError, ClosedDay
+from core.ports import AdminError
+from core.records import ClosedDay
 from hq import arguments
 from hq.output import code_list, table
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 from core import errors
 from core.clock import utc_now
-from core.ports import BackendUnavailable, KeyOwner, Storage
+from core.ports import Admission, BackendUnavailable
+from core.records import KeyOwner
 from ingest.card_numbers import contains_card_number
 from ingest.personal_data import is_email_address
 
@@ -49,7 +50,7 @@ def is_key_id(text: str) -> bool:
     return re.fullmatch(KEY_ID_PREFIX + r"[0-9a-f]{12}", text) is not None
 
 
-def authenticate(storage: Storage, presented: str | None) -> KeyOwner:
+def authenticate(storage: Admission, presented: str | None) -> KeyOwner:
     """The key's owner (partner and key id, to log) when the key is known, not revoked and its partner
     active; else 401 UNAUTHORIZED or 403 PARTNER_INACTIVE."""
     if not presented:
@@ -63,7 +64,7 @@ def authenticate(storage: Storage, presented: str | None) -> KeyOwner:
     return owner
 
 
-def note_key_use(storage: Storage, owner: KeyOwner, now: dt.datetime | None = None) -> None:
+def note_key_use(storage: Admission, owner: KeyOwner, now: dt.datetime | None = None) -> None:
     """Keep the hour of the key's last accepted request (`hq key list`). The lookup already returned the
     stored hour, so only the first request of a new hour writes: no write per request. Best effort: a
     failure to note it never refuses a request that is otherwise fine."""
@@ -76,7 +77,7 @@ def note_key_use(storage: Storage, owner: KeyOwner, now: dt.datetime | None = No
         log.warning("the last-used hour of a key was not recorded", extra={"key_id": owner.key_id})
 
 
-def require_registered(storage: Storage, partner_id: str, store_ids) -> None:
+def require_registered(storage: Admission, partner_id: str, store_ids) -> None:
     """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner. The answer names
     the store codes refused, except one that holds a card number or an e-mail address: a code that is
     not registered may be anything the partner typed, and such data is never echoed."""
@@ -105,7 +106,7 @@ class Quota:
         return self.used > self.limit
 
 
-def count_request(storage: Storage, partner_id: str, limit_per_minute: int, now: float | None = None) -> Quota | None:
+def count_request(storage: Admission, partner_id: str, limit_per_minute: int, now: float | None = None) -> Quota | None:
     """Count this request in the partner's fixed one-minute window, counted in the shared backend so that
     every instance of the app sees the same count; None when the limit is off (0)."""
     if limit_per_minute <= 0:

@@ -19,7 +19,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -27,10 +27,16 @@ from pydantic import ValidationError
 from core import errors, faults
 from core.clock import utc_now
 from core.errors import FieldProblem
-from core.ports import BatchMarker, Storage
+from core.ports import Admission, BatchMarkers
+from core.records import BatchMarker
 from ingest import access
 from ingest.parsing import i_json_problem, json_path
 from ingest.wire import ResendKey, WriteBatch
+
+
+class ResendLookup(Admission, BatchMarkers, Protocol):
+    """What answering a resend uses of storage: its marker, and the partner's stores (checked as for a new
+    batch)."""
 
 
 RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
@@ -178,7 +184,7 @@ def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> Ba
     return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings, stored=stored)
 
 
-def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],
+def accept(storage: BatchMarkers, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],
            warnings: list[Warning] | None = None, *, sent_batch_id: str) -> BatchOutcome:
     """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent).
     sent_batch_id: the batch_id as the request wrote it, which the response echoes."""
@@ -192,7 +198,7 @@ def accept(storage: Storage, marker: BatchMarker, save: Callable[[BatchMarker], 
     return BatchOutcome(sent_batch_id, marker.record_count, warnings=list(warnings or []))
 
 
-def known_batch(storage: Storage, partner_id: str, kind: str, body: bytes,
+def known_batch(storage: ResendLookup, partner_id: str, kind: str, body: bytes,
                 key: type[ResendKey]) -> BatchOutcome | None:
     """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
     look-up, not a validation); None for a new batch_id, or when the batch_id or a store code cannot be
@@ -267,7 +273,7 @@ def is_field_name(name: str) -> bool:
 MAX_SEQ_TWINS_COUNTED = 100
 
 
-def repeated_batch_seq(storage: Storage, marker: BatchMarker) -> list[Warning]:
+def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Warning]:
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
     batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
     RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""

@@ -14,9 +14,11 @@ commits or the attempts run out); the sweep re-sends any close left RECEIVED.
 from __future__ import annotations
 
 import datetime as dt
+from typing import Protocol
 
 from core import faults
-from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
+from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems
@@ -27,12 +29,17 @@ from reconcile import messages
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
 
+class DailyCloseStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, Protocol):
+    """What POST /daily-close uses of storage: the store's master data, and whether the store-day received
+    this close before (then it sends no message)."""
+
+
 def _readable_problems(refused: Refused) -> list:
     """What a refused close's readable amounts show (pydantic lists the rest)."""
     return raw_money_problems(refused.raw, DailyClose, "")
 
 
-def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
+def post_daily_close(storage: DailyCloseStorage, queue: DelayedQueue, partner: Partner, body: bytes,
                      delay_seconds: int) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
     if resent is not None:

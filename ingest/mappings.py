@@ -7,10 +7,13 @@ transactions without rewriting them.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
-from core.ports import DelayedQueue, Partner, Storage
+from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch, ResendKey
@@ -22,7 +25,12 @@ UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are ca
                         "and GET /pos/v1/reference/transaction-types lists them")
 
 
-def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
+class PutMappingStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, Protocol):
+    """What PUT /mappings/transaction-types uses of storage: the checked days whose result the new mapping
+    changes are reconciled again."""
+
+
+def put_mapping(storage: PutMappingStorage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
     changed: set[str] = set()
     outcome = known_batch(storage, partner.partner_id, "mappings", body, ResendKey)
     if outcome is None:
@@ -34,7 +42,7 @@ def put_mapping(storage: Storage, queue: DelayedQueue, partner: Partner, body: b
     return outcome
 
 
-def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
+def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
     """The upload's outcome, and the source codes whose standard type it changed."""
     batch, unknown_members = parse(MappingsBatch, body, _readable_problems)
     unknown = _unknown_codes([m.standard_code for m in batch.mappings])
@@ -75,7 +83,7 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     return _duplicate_codes(refused.readable_values("mappings", "source_code")) + _unknown_codes(codes)
 
 
-def get_mapping(storage: Storage, partner: Partner) -> dict:
+def get_mapping(storage: MasterReads, partner: Partner) -> dict:
     mapping = storage.get_mapping(partner.partner_id)
     return {
         "partner_id": partner.partner_id,

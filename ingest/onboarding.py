@@ -11,7 +11,8 @@ import datetime as dt
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.ports import AdminError, KeyOwner, Partner, Storage
+from core.ports import AdminError, Storage
+from core.records import KeyOwner, Partner
 from ingest.access import NewKey, hash_key, is_key_id, new_key
 from ingest.wire import StoreId
 

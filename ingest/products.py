@@ -6,12 +6,19 @@ overwrites a stored higher one, and with equal versions the later last_modified_
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from core.errors import FieldProblem
-from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
+from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
+from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems
 from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
+
+
+class PutProductsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Protocol):
+    """What PUT /products uses of storage: the stores' currencies are read from their master data."""
 
 
 def _product_problems(index: int, product: Product) -> list[FieldProblem]:
@@ -73,7 +80,7 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     return problems
 
 
-def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+def put_products(storage: PutProductsStorage, partner: Partner, body: bytes) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
     if resent is not None:
         return resent
@@ -91,7 +98,7 @@ def put_products(storage: Storage, partner: Partner, body: bytes) -> BatchOutcom
                   unknown_member_warnings(unknown), sent_batch_id=batch.batch_id)
 
 
-def _store_currency_problems(storage: Storage, partner_id: str, products: list[Product]) -> list[FieldProblem]:
+def _store_currency_problems(storage: MasterReads, partner_id: str, products: list[Product]) -> list[FieldProblem]:
     """A store-specific product is priced in its store's currency, once the store is known."""
     currencies: dict[str, str | None] = {}
     problems = []

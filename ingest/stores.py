@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from core.ports import Partner, Storage, StoreMaster
+from typing import Protocol
+
+from core.ports import Admission, BatchMarkers, BatchWrites
+from core.records import Partner, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import StoresBatch, StoresKey
+
+
+class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):
+    """What PUT /stores uses of storage."""
 
 
 def _duplicate_stores(store_ids: list) -> list:
@@ -18,7 +25,7 @@ def _readable_problems(refused: Refused) -> list:
     return _duplicate_stores(refused.readable_values("stores", "store_id"))
 
 
-def put_stores(storage: Storage, partner: Partner, body: bytes) -> BatchOutcome:
+def put_stores(storage: PutStoresStorage, partner: Partner, body: bytes) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
     if resent is not None:
         return resent

@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Protocol
 
 import orjson
 
 from core import faults
 from core.errors import FieldProblem
-from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
+from core.ports import (
+    Admission,
+    BatchMarkers,
+    BatchWrites,
+    DelayedQueue,
+    MasterReads,
+    Reconciliations,
+    TradeRecordReads,
+)
+from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
                             unknown_member_warnings)
@@ -30,6 +39,12 @@ from reconcile.service import reopen_changed_days
 from reconcile.totals import payment_directions
 
 TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
+
+
+class TradeRecordsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations,
+                          Protocol):
+    """What POST /trade-records uses of storage: the store, mapping and payment directions for its warnings,
+    the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
 
 
 RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
@@ -143,7 +158,7 @@ def _readable_date(refused: Refused, location: tuple) -> dt.date | None:
     return None if text is None else dt.date.fromisoformat(text)
 
 
-def require_store_master(storage: Storage, partner_id: str, store_id: str) -> StoreMaster:
+def require_store_master(storage: MasterReads, partner_id: str, store_id: str) -> StoreMaster:
     """Currency and country checks need the store's master data, which PUT /stores sends first."""
     store = storage.get_store(partner_id, store_id)
     if store is None:
@@ -202,7 +217,7 @@ def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> l
             for move in moves]
 
 
-def _finish_resent(storage: Storage, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None,
+def _finish_resent(storage: Reconciliations, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None,
                    delay_seconds: int) -> None:
     """A batch received before (a retry): reopen what its first attempt changed, in case it failed before."""
     if stored is None or stored.kind != "trade-records" or stored.changes is None or stored.store_id is None:
@@ -211,7 +226,7 @@ def _finish_resent(storage: Storage, queue: DelayedQueue, partner_id: str, store
                         delay_seconds, checked_before=stored.received_at)
 
 
-def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, body: bytes,
+def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partner: Partner, body: bytes,
                        delay_seconds: int) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:

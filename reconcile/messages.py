@@ -6,7 +6,7 @@ import datetime as dt
 
 import orjson
 
-from core.ports import ReconcileRequest
+from core.records import ReconcileRequest
 
 
 def encode(request: ReconcileRequest) -> str:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from core.ports import AdminError, ClosedDay, Partner, Storage
+from core.ports import AdminError, Storage
+from core.records import ClosedDay, Partner
 from reconcile.service import reconcile, request_for
 from reconcile.totals import payment_directions
 

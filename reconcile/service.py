@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+from typing import Protocol
 
 from core import faults
 from core.clock import utc_now
 from core.money import currency_exponent
-from core.ports import ClosedDay, DelayedQueue, ReconcileRequest, RecordChanges, Storage, StoreDay
+from core.ports import BatchMarkers, DelayedQueue, MasterReads, Reconciliations, TradeRecordReads
+from core.records import ClosedDay, ReconcileRequest, RecordChanges, StoreDay
 from reconcile import messages
 from reconcile.totals import compute_totals, differences, expected_minor, payment_directions, raw_differences
 
@@ -27,12 +29,21 @@ MAX_RUNS = 3
 _RECORDS_CHANGED = object()
 
 
+class ReconcileStorage(Reconciliations, BatchMarkers, TradeRecordReads, MasterReads, Protocol):
+    """What a reconciliation run uses of storage: the close, the day's sums and batch_seqs, the mapping and
+    payment directions, and the conditional save of its result."""
+
+
+class MappingRerunStorage(MasterReads, Reconciliations, Protocol):
+    """What re-running the days a new mapping re-maps uses of storage."""
+
+
 class CloseNotCommitted(Exception):
     """The message names a close whose request has not committed (yet): the close sends its message
     before it commits, and a short delay or a slow commit can deliver the message first."""
 
 
-def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | None = None) -> ClosedDay | None:
+def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None = None) -> ClosedDay | None:
     """Reconcile the close named by `request`; None when a newer close has replaced it.
 
     A mapping upload re-runs the days already checked whose codes it re-maps, but a day being checked
@@ -53,7 +64,7 @@ def reconcile(storage: Storage, request: ReconcileRequest, now: dt.datetime | No
     return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
 
 
-def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
+def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
         # A close stored before the store-day kept its closes' batch_ids is known by its marker only.
@@ -99,7 +110,7 @@ def _reconcile_once(storage: Storage, request: ReconcileRequest, now: dt.datetim
     return result
 
 
-def _details(storage: Storage, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent,
+def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent,
              standard_of: dict[str, str]) -> dict:
     """What HQ knows that helps a partner find the cause of a mismatch, and the standard type each
     source code seen was resolved to (what a later mapping is compared with, see is_stale)."""
@@ -149,7 +160,7 @@ def request_for(partner_id: str, day: ClosedDay) -> ReconcileRequest:
     return ReconcileRequest(partner_id, day.store_id, day.business_date, day.close_batch_id)
 
 
-def sweep(storage: Storage, queue: DelayedQueue, grace_seconds: int, now: dt.datetime | None = None) -> int:
+def sweep(storage: Reconciliations, queue: DelayedQueue, grace_seconds: int, now: dt.datetime | None = None) -> int:
     """Re-enqueue closes still RECEIVED past their due time (a lost or failed message)."""
     now = now or utc_now()
     overdue = storage.days_due(now - dt.timedelta(seconds=grace_seconds))
@@ -162,7 +173,8 @@ def sweep(storage: Storage, queue: DelayedQueue, grace_seconds: int, now: dt.dat
     return len(overdue)
 
 
-def rerun_after_mapping(storage: Storage, queue: DelayedQueue, partner_id: str, changed_codes: set[str]) -> int:
+def rerun_after_mapping(storage: MappingRerunStorage, queue: DelayedQueue, partner_id: str,
+                        changed_codes: set[str]) -> int:
     """Reconcile again every checked day of the partner whose result resolved a source code otherwise
     than the mapping in effect now; days not yet checked will use it anyway.
 
@@ -184,7 +196,7 @@ def rerun_after_mapping(storage: Storage, queue: DelayedQueue, partner_id: str, 
     return count
 
 
-def reopen_changed_days(storage: Storage, queue: DelayedQueue, partner_id: str, batch_day: StoreDay,
+def reopen_changed_days(storage: Reconciliations, queue: DelayedQueue, partner_id: str, batch_day: StoreDay,
                         changes: RecordChanges, delay_seconds: int, checked_before: dt.datetime | None = None) -> int:
     """Put back to RECEIVED every store-day with a result whose records a batch changed (the batch's own day
     when one of its records was newer, and each day a record moved out of), and send its message, delayed.

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem, invalid_payload
-from core.ports import Partner, Storage
+from core.ports import Admission, Reconciliations
+from core.records import Partner
 from ingest import access
 from ingest.wire import StoreId
 
 # [0-9], not \d: \d also matches other scripts' digits, which fromisoformat refuses.
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 _STORE_ID = TypeAdapter(StoreId)
+
+
+class CloseStatusStorage(Admission, Reconciliations, Protocol):
+    """What GET /daily-close/{store_id}/{business_date} uses of storage."""
 
 
 def parse_business_date(text: str) -> dt.date:
@@ -43,7 +49,7 @@ def _path_problems(store_id: str, business_date_text: str) -> list[FieldProblem]
     return problems
 
 
-def daily_close_status(storage: Storage, partner: Partner, store_id: str, business_date_text: str) -> dict:
+def daily_close_status(storage: CloseStatusStorage, partner: Partner, store_id: str, business_date_text: str) -> dict:
     problems = _path_problems(store_id, business_date_text)
     if problems:
         raise invalid_payload(problems)

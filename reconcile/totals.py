@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
-from core.ports import StoreDayTotals
+from core.records import StoreDayTotals
 from reference.codes import code_list, standard_transaction_type
 
 COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")

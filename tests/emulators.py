@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.memory_storage import MemoryStorage
 from backends.cosmos.storage import CosmosStorage
 from backends.sqlite.storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
@@ -34,12 +35,14 @@ def cosmos_storage(cosmos_emulator, request):
     storage.close()
 
 
-@pytest.fixture(params=["sqlite", "cosmos"])
+@pytest.fixture(params=["sqlite", "cosmos", "memory"])
 def storage(request, tmp_path):
-    """Each storage adapter in turn, for the contract suites: SQLite in a temporary folder, then Cosmos DB
-    on the module's database (a module may define its own `storage` instead)."""
+    """Each storage adapter in turn, for the contract suites: SQLite in a temporary folder, Cosmos DB on the
+    module's database, and the in-memory storage (a module may define its own `storage` instead)."""
     if request.param == "sqlite":
         return SqliteStorage(tmp_path)
+    if request.param == "memory":
+        return MemoryStorage()
     return request.getfixturevalue("cosmos_storage")
 
 

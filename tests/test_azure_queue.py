@@ -27,7 +27,8 @@ from backends.queues import open_reconcile_queue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
 from core.clock import utc_now
-from core.ports import BackendUnavailable, ReconcileRequest
+from core.ports import BackendUnavailable
+from core.records import ReconcileRequest
 from core.settings import Settings
 from core.settings import host_settings
 from devhost.functions import QueueFunction

@@ -162,7 +162,7 @@ def test_key_list_shows_the_hour_each_key_was_last_used(backend_host):
 
 
 def test_a_key_is_noted_as_used_once_an_hour_not_once_a_request():
-    from core.ports import KeyOwner, Partner
+    from core.records import KeyOwner, Partner
     from ingest.access import note_key_use
 
     class Noting:

@@ -16,15 +16,9 @@ from dataclasses import replace
 
 import pytest
 
+from backends.memory_storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
-from core.ports import (
-    ClosedDay,
-    Mapping,
-    ModifierGroupMaster,
-    ProductMaster,
-    SourceTypeTotals,
-    StoreMaster,
-)
+from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
 from ingest.wire import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
 from tests.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, marker, new_id, record, save_records
 
@@ -157,6 +151,9 @@ def test_products_keyed_by_any_code_and_store_scope_are_kept_apart(storage, part
 
 def _stored_groups(storage, partner_id: str) -> dict[str, dict]:
     """Modifier groups as stored: the port writes them (products refer to them) but has no read."""
+    if isinstance(storage, MemoryStorage):
+        return {group_id: group.document for (partner, group_id), group in storage._groups.items()
+                if partner == partner_id}
     if isinstance(storage, SqliteStorage):
         import orjson
 

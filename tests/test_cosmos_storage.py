@@ -14,7 +14,8 @@ from backends.cosmos import keys, markers, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
-from core.ports import BackendUnavailable, BatchMarker
+from core.ports import BackendUnavailable
+from core.records import BatchMarker
 from core.settings import Settings
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
 from tests.test_storage_contract import (

@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from core.ports import BatchMarker, ClosedDay
+from core.records import BatchMarker, ClosedDay
 from hq.cli import command_names, main
 from tests.conftest import ROOT, make_partner
 from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store, push

@@ -17,9 +17,10 @@ from dataclasses import replace
 
 import pytest
 
+from backends.memory_storage import MemoryStorage
 from backends.cosmos import keys, markers
 from backends.sqlite.storage import SqliteStorage
-from core.ports import ClosedDay
+from core.records import ClosedDay
 from core.settings import Settings
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
@@ -48,7 +49,9 @@ CLOSE_A, CLOSE_B, CLOSE_C = ("3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a01", "3f1c0b1e-8
 
 def forget_marker(storage, partner_id: str, batch_id: str) -> None:
     """What an expired (or lost) marker leaves: the batch's data, and no marker."""
-    if isinstance(storage, SqliteStorage):
+    if isinstance(storage, MemoryStorage):
+        del storage._batches[(partner_id, batch_id)]
+    elif isinstance(storage, SqliteStorage):
         with storage.db.write() as db:
             deleted = db.execute("DELETE FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id))
             assert deleted.rowcount == 1

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from backends.sqlite.storage import SqliteStorage
-from core.ports import UnknownProduct
+from core.records import UnknownProduct
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
 from tests.payloads import product, products_batch, store, stores_batch

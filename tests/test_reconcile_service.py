@@ -10,7 +10,7 @@ import pytest
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
 from core.clock import utc_now
-from core.ports import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
+from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from reconcile import messages
 from reconcile.service import CloseNotCommitted, reconcile, request_for, sweep
 

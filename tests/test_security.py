@@ -278,7 +278,7 @@ class _Keys:
     """A storage that knows one key, for the comparison below."""
 
     def __init__(self, key_hash: str) -> None:
-        from core.ports import KeyOwner, Partner
+        from core.records import KeyOwner, Partner
 
         self.owner = KeyOwner(Partner("p", "P", True, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)),
                               "key_1", key_hash, False)

@@ -1,6 +1,7 @@
-"""One contract for the Storage port (core/ports.py), run against every adapter: SQLite, and Cosmos DB on
-the emulator. Each test makes its own partners (unique ids), so the Cosmos DB adapter shares one
-database per module while SQLite gets a fresh file per test; the answers must be the same."""
+"""One contract for the Storage port (core/ports.py), run against every adapter: SQLite, Cosmos DB on the
+emulator, and the in-memory storage the use-case tests run on. Each test makes its own partners (unique
+ids), so the Cosmos DB adapter shares one database per module while SQLite gets a fresh file per test and
+memory a fresh storage; the answers must be the same."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from dataclasses import replace
 import pytest
 
 from backends.sqlite.storage import SqliteStorage
-from core.ports import (
-    AdminError,
+from core.ports import AdminError
+from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from core.ports import SourceTypeTotals, StoreDayTotals, TradeRecordRow
+from core.records import SourceTypeTotals, StoreDayTotals, TradeRecordRow
 from reconcile.totals import (
     AMOUNT_FIELDS,
     COUNT_FIELDS,

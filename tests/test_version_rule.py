@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from core.ports import BatchMarker, ProductMaster, StoreMaster, TradeRecordRow
+from core.records import BatchMarker, ProductMaster, StoreMaster, TradeRecordRow
 from core.versions import Version, master_replaces, trade_record_replaces
 
 UTC = dt.timezone.utc

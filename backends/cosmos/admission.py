@@ -12,7 +12,8 @@ from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import api_key_key, partner_key
 from backends.cosmos.partners import Partners, partner_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
-from core.ports import AdminError, ApiKeyInfo, KeyOwner
+from core.ports import AdminError
+from core.records import ApiKeyInfo, KeyOwner
 
 # A rate-limit window is counted for 60 s; its counter then only has to outlive clock skew.
 RATE_WINDOW_TTL_SECONDS = 120

@@ -13,7 +13,7 @@ from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import close_id, partner_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
-from core.ports import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out
+from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out
 
 
 def closed_day_of(item: dict) -> ClosedDay:

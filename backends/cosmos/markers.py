@@ -17,7 +17,7 @@ from backends.cosmos.items import read_or_none
 from backends.cosmos.keys import marker_id, marker_key
 from core import faults
 from core.clock import from_utc_text, to_utc_text
-from core.ports import BatchMarker, RecordChanges
+from core.records import BatchMarker, RecordChanges
 
 # Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (docs/decisions.md, "Markers that do
 # not expire"): a batch resent after its marker is gone would be taken for a new one.

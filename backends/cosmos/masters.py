@@ -11,7 +11,7 @@ from backends.cosmos.keys import compound_key, partner_key
 from backends.cosmos.markers import Markers
 from core import faults
 from core.clock import from_epoch_micros, from_utc_text, to_utc_text
-from core.ports import BatchMarker, Mapping, ModifierGroupMaster, ProductMaster, StoreMaster
+from core.records import BatchMarker, Mapping, ModifierGroupMaster, ProductMaster, StoreMaster
 from core.versions import Version, master_replaces
 
 

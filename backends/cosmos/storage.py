@@ -18,7 +18,7 @@ from backends.cosmos.outages import outage_as_unavailable
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
-from core.ports import (
+from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,

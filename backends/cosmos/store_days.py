@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection
 from backends.cosmos.items import chunks, query, stream
 from backends.cosmos.keys import day_key, payment_key
 from core.clock import from_epoch_micros
-from core.ports import StoreDayTotals, TradeRecordRow, UnknownProduct
+from core.records import StoreDayTotals, TradeRecordRow, UnknownProduct
 
 # Those of some product ids the product master holds for a store or for all stores (masters.py).
 ProductsInMaster = Callable[[str, str, list[str]], set[str]]

@@ -18,7 +18,7 @@ from backends.cosmos.items import json_safe_int, stored_version, without_system_
 from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
 from backends.cosmos.markers import Markers
 from core import faults
-from core.ports import BatchMarker, RecordChanges, RecordMove, SavedTradeRecords, StoreDay, TradeRecordRow
+from core.records import BatchMarker, RecordChanges, RecordMove, SavedTradeRecords, StoreDay, TradeRecordRow
 from core.versions import Version, trade_record_replaces
 
 # A tombstone only has to outlive a write already in flight when its record moved (seconds to

@@ -10,7 +10,8 @@ from backends.admin_rules import require_partner
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import in_chunks, partner_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
-from core.ports import AdminError, ApiKeyInfo, Partner
+from core.ports import AdminError
+from core.records import ApiKeyInfo, Partner
 
 
 def registered_among(db: sqlite3.Connection, partner_id: str, store_ids) -> set[str]:

@@ -9,7 +9,7 @@ from backends.sqlite.administration import registered_among
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import partner_of
 from core.clock import from_utc_text_or_none, to_utc_text
-from core.ports import KeyOwner
+from core.records import KeyOwner
 
 
 class SqliteAdmission:

@@ -14,7 +14,7 @@ from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.markers import close_receipt, find_marker, mapping_receipt, write_batch
 from backends.sqlite.rows import in_chunks, to_json
 from core.clock import epoch_micros, to_utc_text
-from core.ports import (
+from core.records import (
     BatchMarker,
     ClosedDay,
     ModifierGroupMaster,

@@ -15,7 +15,7 @@ from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import to_json
 from core import faults
 from core.clock import from_utc_text, to_utc_text
-from core.ports import BatchMarker, RecordChanges
+from core.records import BatchMarker, RecordChanges
 
 
 class BatchWritten(NamedTuple):

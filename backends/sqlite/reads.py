@@ -11,7 +11,7 @@ import orjson
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import closed_day_of, in_chunks
 from core.clock import from_epoch_micros, from_utc_text, to_utc_text
-from core.ports import (
+from core.records import (
     ClosedDay,
     Mapping,
     ProductMaster,

@@ -10,7 +10,7 @@ import datetime as dt
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import closed_day_of, to_json
 from core.clock import to_utc_text, to_utc_text_or_none
-from core.ports import ClosedDay, RecordMove, StoreDay, merge_moved_out
+from core.records import ClosedDay, RecordMove, StoreDay, merge_moved_out
 
 
 def _reopened(day: ClosedDay, due_at: dt.datetime) -> ClosedDay:

@@ -9,7 +9,7 @@ import sqlite3
 import orjson
 
 from core.clock import from_utc_text, from_utc_text_or_none
-from core.ports import ClosedDay, Partner
+from core.records import ClosedDay, Partner
 
 
 def to_json(value) -> str:

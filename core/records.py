@@ -1,0 +1,279 @@
+"""The data shapes the storage port carries: partners and keys, batch markers, master data, trade records
+as stored (with their totals in minor units), a store-day's sums, closed days and their results, and the
+queue's reconciliation request. Plain frozen dataclasses; the ports that move them are in core/ports.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Partner:
+    partner_id: str
+    name: str
+    active: bool
+    created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class ApiKeyInfo:
+    key_id: str
+    partner_id: str
+    created_at: dt.datetime
+    revoked_at: dt.datetime | None
+    last_used_at: dt.datetime | None = None  # the hour (UTC) of its last accepted request, see record_key_use
+
+
+@dataclass(frozen=True)
+class KeyOwner:
+    """The result of looking up a key hash: its owner and whether key and partner are usable."""
+
+    partner: Partner
+    key_id: str
+    key_hash: str
+    revoked: bool
+    last_used_at: dt.datetime | None = None
+
+
+@dataclass(frozen=True)
+class StoreDay:
+    store_id: str
+    business_date: dt.date
+
+    def __str__(self) -> str:
+        return f"{self.store_id} {self.business_date.isoformat()}"
+
+
+@dataclass(frozen=True)
+class RecordMove:
+    """A trade record whose newer version lives in another store-day than the version it replaced."""
+
+    trade_record_id: str
+    left: StoreDay
+    to: StoreDay
+
+
+@dataclass(frozen=True)
+class RecordChanges:
+    """What a trade-records batch changed: how many of its records were newer than what was stored (those
+    change the batch's own store-day), and which of them moved from another store-day (those change the day
+    they left too). Kept in the batch's marker, so that a retry answered ALREADY_RECEIVED can finish what
+    the first attempt left undone (see reconcile.service.reopen_changed_days)."""
+
+    newer: int = 0
+    moves: tuple[RecordMove, ...] = ()
+
+    def days(self, batch_day: StoreDay) -> list[StoreDay]:
+        """The store-days whose records changed: the batch's own when a record won, and each day left."""
+        days = [batch_day] if self.newer else []
+        for move in self.moves:
+            if move.left not in days:
+                days.append(move.left)
+        return days
+
+    def as_json(self) -> dict:
+        return {"newer": self.newer, "moves": [
+            [move.trade_record_id, move.left.store_id, move.left.business_date.isoformat(), move.to.store_id,
+             move.to.business_date.isoformat()] for move in self.moves]}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> RecordChanges | None:
+        if not data:
+            return None
+        return cls(data["newer"], tuple(
+            RecordMove(record_id, StoreDay(left_store, dt.date.fromisoformat(left_date)),
+                       StoreDay(to_store, dt.date.fromisoformat(to_date)))
+            for record_id, left_store, left_date, to_store, to_date in data["moves"]))
+
+
+@dataclass(frozen=True)
+class BatchMarker:
+    partner_id: str
+    batch_id: str
+    kind: str  # stores | products | mappings | trade-records | daily-close
+    record_count: int
+    body_digest: str
+    received_at: dt.datetime
+    store_id: str | None = None
+    business_date: dt.date | None = None
+    batch_seq: int | None = None
+    # Trade records only: what the batch changed (None before it was kept). Not part of the marker's identity.
+    changes: RecordChanges | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class SavedTradeRecords:
+    """What save_trade_records did: `existing` is the marker already stored when the batch_id was known
+    (nothing written), else None and `changes` says what this call changed."""
+
+    existing: BatchMarker | None
+    changes: RecordChanges = field(default_factory=RecordChanges)
+
+
+@dataclass(frozen=True)
+class StoreMaster:
+    store_id: str
+    currency: str
+    country_code: str
+    time_zone: str
+    workday_start: str
+    prices_include_tax: bool
+    last_modified_at: dt.datetime
+    document: dict
+
+
+@dataclass(frozen=True)
+class ProductMaster:
+    product_id: str
+    store_id: str | None
+    version: int
+    last_modified_at: dt.datetime
+    document: dict
+
+
+@dataclass(frozen=True)
+class ModifierGroupMaster:
+    group_id: str
+    document: dict
+
+
+@dataclass(frozen=True)
+class Mapping:
+    batch_id: str | None
+    updated_at: dt.datetime | None
+    entries: list[dict]
+
+    def standard_code_of(self) -> dict[str, str]:
+        return {entry["source_code"]: entry["standard_code"] for entry in self.entries}
+
+
+@dataclass(frozen=True)
+class TradeRecordRow:
+    """One transaction as stored: identity, version and its totals in minor units.
+
+    Reconciliation reads the sums of these narrow fields (StoreDayTotals); `document` holds the record
+    as received.
+    """
+
+    trade_record_id: str
+    version: int
+    last_modified_at: dt.datetime
+    store_id: str
+    business_date: dt.date
+    source_transaction_type: str
+    item_rows: int
+    payment_rows: int
+    total_minor: int
+    tax_minor: int
+    tip_minor: int
+    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
+    document_json: str = field(default="", compare=False)  # the record as received, serialised once
+    # The record's codes that partner-wide reads look up: its payments' payment_ids, and its item lines
+    # counted per product_id (every line, combo children and voided lines included).
+    payment_ids: tuple[str, ...] = field(default=(), compare=False)
+    product_lines: dict[str, int] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class SourceTypeTotals:
+    """Sums over a store-day's latest records of one source_transaction_type (amounts in minor units)."""
+
+    records: int
+    item_rows: int
+    payment_rows: int
+    total_minor: int
+    tax_minor: int
+    tip_minor: int
+
+
+@dataclass(frozen=True)
+class StoreDayTotals:
+    """What reconciliation needs of a store-day: its latest records summed per source code, and their
+    payments per payment_type. Mapping and payment directions are applied by the domain, to groups."""
+
+    by_source_type: dict[str, SourceTypeTotals]
+    payments_minor: dict[str, int]  # payment_type -> sum of amounts, as sent (direction not applied)
+
+    @classmethod
+    def of_records(cls, records: Iterable[tuple[str, int, int, int, int, int, dict[str, int]]]) -> StoreDayTotals:
+        """Sum records given as (source_type, item_rows, payment_rows, total, tax, tip, payments) tuples,
+        for a store that cannot sum them itself (Cosmos DB: the emulator has no GROUP BY; SQLite beyond
+        64 bits)."""
+        sums: dict[str, list[int]] = {}
+        payments: dict[str, int] = defaultdict(int)
+        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
+            group = sums.get(source_type)
+            if group is None:
+                group = sums[source_type] = [0, 0, 0, 0, 0, 0]
+            group[0] += 1
+            group[1] += item_rows
+            group[2] += payment_rows
+            group[3] += total
+            group[4] += tax
+            group[5] += tip
+            for payment_type, amount in paid.items():
+                payments[payment_type] += amount
+        return cls({code: SourceTypeTotals(*group) for code, group in sums.items()}, dict(payments))
+
+
+@dataclass(frozen=True)
+class UnknownProduct:
+    """A product_id that item lines of a store-day name but the product master does not hold (neither for
+    that store nor for all stores): how many lines name it, in how many latest records."""
+
+    product_id: str
+    item_lines: int
+    trade_records: int
+
+
+@dataclass(frozen=True)
+class ClosedDay:
+    """A daily close and its reconciliation result, as stored for one store and business date."""
+
+    store_id: str
+    business_date: dt.date
+    close_batch_id: str
+    currency: str
+    expected: dict
+    received_at: dt.datetime
+    due_at: dt.datetime
+    status: str  # RECEIVED | MATCHED | MISMATCHED
+    checked_at: dt.datetime | None = None
+    actual: dict | None = None
+    differences: list[str] = field(default_factory=list)
+    details: dict | None = None
+    # Counts every change to the day's records after its close (reopen_day); a result is saved only if
+    # it did not change during the run (save_result), so a run never keeps totals read before a change.
+    revision: int = 0
+    # The records that moved out of the day to another store-day, [{trade_record_id, to_store_id,
+    # to_business_date}], the first MOVED_OUT_KEPT; kept with the day whatever close replaces its close.
+    moved_out: list[dict] = field(default_factory=list)
+
+
+MOVED_OUT_KEPT = 100
+
+
+def merge_moved_out(kept: list[dict], day: StoreDay, moves: Iterable[RecordMove]) -> list[dict]:
+    """A day's list of records moved out after `moves`: those that left it are added (or updated), those
+    that came back to it removed; the first MOVED_OUT_KEPT by time of arrival in the list."""
+    entries = {entry["trade_record_id"]: entry for entry in kept}
+    for move in moves:
+        if move.left == day and move.to != day:
+            entries[move.trade_record_id] = {"trade_record_id": move.trade_record_id, "to_store_id": move.to.store_id,
+                                             "to_business_date": move.to.business_date.isoformat()}
+        elif move.to == day:
+            entries.pop(move.trade_record_id, None)
+    return list(entries.values())[:MOVED_OUT_KEPT]
+
+
+@dataclass(frozen=True)
+class ReconcileRequest:
+    """The queue message of a daily close: which store-day, and which close was the latest."""
+
+    partner_id: str
+    store_id: str
+    business_date: dt.date
+    close_batch_id: str
