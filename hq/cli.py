@@ -195,7 +195,7 @@ def _check_ids(what: str, ids: list[str]) -> None:
 def _follows_store_id_rule(value: str) -> bool:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import StoreId
+    from ingest.wire.scalars import StoreId
 
     try:
         TypeAdapter(StoreId).validate_python(value)
@@ -505,7 +505,7 @@ DIRECTION_MEANING = {1: "money in, added to payment_total_amount",
 def _payment_type(code: str) -> str:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import FreeString50
+    from ingest.wire.scalars import FreeString50
 
     try:
         return TypeAdapter(FreeString50).validate_python(code)

@@ -30,8 +30,8 @@ from core.errors import FieldProblem
 from core.ports import BatchMarker, Storage
 from ingest import access
 from ingest.parsing import i_json_problem, json_path
-from ingest.wire import ResendKey, WriteBatch
-
+from ingest.wire.requests import WriteBatch
+from ingest.wire.resend_keys import ResendKey
 
 RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
 BATCH_ID_REUSED = "BATCH_ID_REUSED"

@@ -28,7 +28,8 @@ from core.errors import FieldProblem
 from ingest.batches import Warning
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
-from ingest.wire import Code, DecimalString, Money, StoreId, TradeRecord
+from ingest.wire.requests import TradeRecord
+from ingest.wire.scalars import Code, DecimalString, Money, StoreId
 
 # Patterns of the string types that are not free text, and so are not scanned for card numbers:
 # amounts and quantities (decimal strings) are numbers. Codes and store ids are left out because partner keys

@@ -13,10 +13,10 @@ from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
-from ingest.wire import MappingsBatch, ResendKey
+from ingest.wire.requests import MappingsBatch
+from ingest.wire.resend_keys import ResendKey
 from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
-
 
 UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
                         "and GET /pos/v1/reference/transaction-types lists them")

@@ -21,7 +21,7 @@ from core import errors
 from core.errors import FieldProblem
 from core.money import currency_exponent, format_minor_units, minor_units, places_message
 from ingest.problem_words import bare, declared_type, hints, is_model, without_none, words
-from ingest.wire import BATCH_LIMIT, MAX_SAFE_INT, Money
+from ingest.wire.scalars import BATCH_LIMIT, MAX_SAFE_INT, Money
 
 Model = TypeVar("Model", bound=BaseModel)
 

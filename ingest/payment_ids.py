@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 
 from ingest.batches import Warning
-from ingest.wire import TradeRecord
+from ingest.wire.requests import TradeRecord
 
 PAYMENT_ID_REUSED = "PAYMENT_ID_REUSED"
 PAYMENT_ID_WARNING_CODES = {

@@ -10,8 +10,9 @@ from core.errors import FieldProblem
 from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems
-from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
+from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, raw_money_problems, readable
+from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
+from ingest.wire.resend_keys import ProductsKey
 
 
 def _product_problems(index: int, product: Product) -> list[FieldProblem]:

@@ -6,7 +6,8 @@ from core.ports import Partner, Storage, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
-from ingest.wire import StoresBatch, StoresKey
+from ingest.wire.requests import StoresBatch
+from ingest.wire.resend_keys import StoresKey
 
 
 def _duplicate_stores(store_ids: list) -> list:

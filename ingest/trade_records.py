@@ -19,13 +19,22 @@ from core import faults
 from core.errors import FieldProblem
 from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
-                            unknown_member_warnings)
+from ingest.batches import (
+    BatchOutcome,
+    Warning,
+    accept,
+    known_batch,
+    new_marker,
+    repeated_batch_seq,
+    unknown_member_warnings,
+)
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
+from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, raw_money_problems, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
-from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
+from ingest.wire.requests import TradeRecord, TradeRecordsBatch
+from ingest.wire.resend_keys import StoreDayKey
+from ingest.wire.scalars import MAX_SAFE_INT
 from reconcile.service import reopen_changed_days
 from reconcile.totals import payment_directions
 

@@ -42,7 +42,7 @@ from typing import Iterator, NamedTuple
 
 from core.money import format_minor_units, places_of, to_minor_units
 from ingest.batches import Warning
-from ingest.wire import TradeItem, TradeRecord
+from ingest.wire.requests import TradeItem, TradeRecord
 
 AMOUNT_MISMATCH = "AMOUNT_MISMATCH"
 LINE_AMOUNT_MISMATCH = "LINE_AMOUNT_MISMATCH"

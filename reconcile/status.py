@@ -11,7 +11,7 @@ from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem, invalid_payload
 from core.ports import Partner, Storage
 from ingest import access
-from ingest.wire import StoreId
+from ingest.wire.scalars import StoreId
 
 # [0-9], not \d: \d also matches other scripts' digits, which fromisoformat refuses.
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")

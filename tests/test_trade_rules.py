@@ -18,6 +18,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from core.money import format_minor_units
+from ingest.batches import BATCH_WARNING_CODES, Warning
+from ingest.parsing import MoneyReader
+from ingest.trade_records import read_amounts
 from ingest.trade_rules import (
     AMOUNT_MISMATCH,
     BUSINESS_DATE_MISMATCH,
@@ -33,10 +36,7 @@ from ingest.trade_rules import (
     WARNING_CODES,
     record_warnings,
 )
-from ingest.batches import BATCH_WARNING_CODES, Warning
-from ingest.parsing import MoneyReader
-from ingest.trade_records import read_amounts
-from ingest.wire import TradeRecord
+from ingest.wire.requests import TradeRecord
 from reference.codes import code_list
 
 PATH = "trade_records[3]"
