@@ -9,7 +9,7 @@ import datetime as dt
 from typing import Annotated
 from uuid import UUID
 
-from pydantic import Field, StringConstraints
+from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from ingest.wire.scalars import (
@@ -17,6 +17,7 @@ from ingest.wire.scalars import (
     INTEGER_DESCRIPTION,
     MAX_BATCHES_PER_DAY,
     BatchId,
+    CardLast4,
     ClockTime,
     Code,
     Count,
@@ -171,7 +172,7 @@ class Payment:
     payment_type: FreeString50
     payment_method: PaymentMethod
     payment_method_detail: FreeString50 | None = None
-    card_last4: Annotated[str, StringConstraints(pattern=r"^[0-9]{4}$")] | None = None
+    card_last4: CardLast4 | None = None
     amount: Money
     tip_amount: Money | None = None
     paid_at: Timestamp

@@ -7,6 +7,7 @@ coercion. Each string type says what it holds (a code, free text, a decimal numb
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import functools
 import re
 import zoneinfo
@@ -74,6 +75,20 @@ def _check_language_tag(tag: str) -> str:
     return tag
 
 
+class StringKind(enum.Enum):
+    """What a string type of the wire format holds, declared in its Annotated metadata. Every string
+    field of a request is one of these (a test checks it), or an enum (Literal). Only free text is
+    scanned for card numbers (ingest/data_protection.py): a person may type anything there."""
+
+    FREE_TEXT = "free text"  # names, order sources, payment types and details, member_id
+    CODE = "code"  # the partner's codes and ids: system-generated keys, never scanned (docs/decisions.md)
+    DECIMAL = "decimal number"  # amounts and quantities
+    STANDARD = "standard form"  # checked against a standard: ISO and IANA codes, language tags, UUIDs, HH:mm
+
+
+FREE_TEXT, CODE, DECIMAL, STANDARD = StringKind.FREE_TEXT, StringKind.CODE, StringKind.DECIMAL, StringKind.STANDARD
+
+
 # Integers are JSON integers: 2, not 2.0 or 2e0 (strict, like every type here), within I-JSON's exact
 # range. JSON Schema cannot say "written without a fraction", so the document's descriptions do.
 INTEGER_DESCRIPTION = "An integer written without a fraction or an exponent (2, not 2.0)."
@@ -86,11 +101,13 @@ PositiveInteger = Annotated[int, Field(ge=1, le=MAX_SAFE_INT, description=INTEGE
 DecimalString = Annotated[
     str,
     StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
+    DECIMAL,
     Field(description="Decimal number as a JSON string, for example \"2\" or \"0.5\"."),
 ]
 Money = Annotated[
     str,
     StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
+    DECIMAL,
     Field(description="Amount as a decimal string with exactly the currency's minor-unit places "
                       "(USD \"12.50\", JPY \"1200\")."),
 ]
@@ -106,6 +123,7 @@ _CODE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
 Code = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_CODE_LENGTH, pattern=_CODE_PATTERN),
+    CODE,
     Field(description=f"Code of 1 to {MAX_CODE_LENGTH} characters: any printable text, kept exactly as sent "
                       "(spaces included); no control characters or line separators."),
 ]
@@ -117,22 +135,25 @@ _STORE_ID_PATTERN = r"^[^/\\?#\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
 StoreId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_STORE_ID_LENGTH, pattern=_STORE_ID_PATTERN),
+    CODE,
     Field(description=f"Store code of 1 to {MAX_STORE_ID_LENGTH} characters, without / \\ ? # or control "
                       "characters: it travels in the path of GET /daily-close/{store_id}/{business_date}."),
 ]
 # Names and free strings: any text but control characters (tab and line breaks aside). A NUL or an
 # escape sequence is never POS data, and would reach HQ's reports and terminals as it is.
 _PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
-Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE)]
-FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE)]
-CurrencyCode = Annotated[str, AfterValidator(_check_currency), Field(description="ISO 4217 code.", examples=["USD"])]
-CountryCode = Annotated[str, AfterValidator(_check_country), Field(description="ISO 3166-1 alpha-2 code.")]
-TimeZone = Annotated[str, AfterValidator(_check_time_zone), Field(description="IANA time zone.")]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE), FREE_TEXT]
+FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE), FREE_TEXT]
+CurrencyCode = Annotated[str, AfterValidator(_check_currency), STANDARD,
+                         Field(description="ISO 4217 code.", examples=["USD"])]
+CountryCode = Annotated[str, AfterValidator(_check_country), STANDARD, Field(description="ISO 3166-1 alpha-2 code.")]
+TimeZone = Annotated[str, AfterValidator(_check_time_zone), STANDARD, Field(description="IANA time zone.")]
 # The document gives the syntax of a tag (as the pattern of the object's keys); the validator also
 # checks its subtags against the registry.
 LanguageTag = Annotated[
     str,
     AfterValidator(_check_language_tag),
+    STANDARD,
     Field(description="BCP 47 language tag.", json_schema_extra={"pattern": _TAG_SYNTAX.pattern}),
 ]
 LocalizedText = Annotated[
@@ -147,7 +168,10 @@ Timestamp = Annotated[AwareDatetime,
                       Field(ge=dt.datetime(2, 1, 1, tzinfo=dt.timezone.utc),
                             lt=dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc),
                             description="Date-time with a UTC offset (RFC 3339).")]
-ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), Field(description="HH:mm")]
+ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), STANDARD,
+                      Field(description="HH:mm")]
+# The last four digits of a payment card, the most of a card number a partner may send.
+CardLast4 = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}$"), STANDARD]
 # A batch_id is kept as the partner wrote it, to be echoed exactly (spec 1: "Echo of the request
 # batch_id"); markers compare its canonical form (`WriteBatch.batch_key`). pydantic-core's UUID parser
 # decides what is a UUID, so the forms accepted stay those accepted before the echo: 8-4-4-4-12 hex
@@ -164,7 +188,7 @@ def _check_uuid(text: str) -> str:
     return text
 
 
-BatchId = Annotated[str, AfterValidator(_check_uuid),
+BatchId = Annotated[str, AfterValidator(_check_uuid), STANDARD,
                     Field(description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {UUID_EXAMPLE}; "
                                       "also accepted without hyphens, in braces or after urn:uuid:. The response "
                                       "echoes it exactly as sent. Two batch_ids are the same batch when they are "
