@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from ingest.data_protection import _scanned_fields, field_types, is_model
 from ingest.wire import requests, resend_keys
 from ingest.wire.requests import TradeRecord, record_part
-from ingest.wire.scalars import CardLast4, Code, CurrencyCode, DecimalString, FreeString50, Money, StoreId, StringKind
+from ingest.wire.scalars import CardLast4, Code, CurrencyCode, FreeString50, StringKind
 
 
 def request_models() -> list[type]:
@@ -121,36 +121,3 @@ def test_what_the_scan_no_longer_reads_cannot_hold_a_card_number():
             with pytest.raises(ValidationError):
                 TypeAdapter(kind).validate_python(value)
 
-
-# --- proof, for the commit that declared free text: the scan as it was, by patterns -----------------
-
-_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Code, StoreId)
-                               for meta in get_args(kind)[1:]) - {None}
-
-
-def _held_text_by_patterns(annotation: Any, metadata: tuple = ()) -> bool:
-    if any(getattr(meta, "pattern", None) in _NOT_TEXT_PATTERNS for meta in metadata):
-        return False
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        base, *more = get_args(annotation)
-        return _held_text_by_patterns(base, tuple(more))
-    if origin is Literal:
-        return False
-    if origin in (Union, types.UnionType, list, tuple, set, frozenset, dict):
-        return any(_held_text_by_patterns(argument) for argument in get_args(annotation))
-    return annotation is str
-
-
-def _scanned_by_patterns(model: type, prefix: str = "") -> set[str]:
-    found = set()
-    for name, info in model.__pydantic_fields__.items():
-        if _held_text_by_patterns(info.annotation, tuple(info.metadata)):
-            found.add(prefix + name)
-        for held in _models_in(info.annotation):
-            found |= _scanned_by_patterns(held, f"{prefix}{name}.")
-    return found
-
-
-def test_the_scan_by_patterns_read_what_is_written_above():
-    assert _scanned_by_patterns(TradeRecord) == SCANNED_BEFORE_DECLARATION
