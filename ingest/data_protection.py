@@ -31,10 +31,10 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from core.errors import FieldProblem
-from ingest.batches import Warning
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
 from ingest.wire.requests import TradeRecord
+from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import StringKind
 
 MEMBER_ID_MAY_BE_PHONE = "MEMBER_ID_MAY_BE_PHONE"
@@ -52,14 +52,14 @@ def protection_problems(path: str, record: TradeRecord, country_code: str | None
     return problems
 
 
-def protection_warnings(path: str, record: TradeRecord, country_code: str | None) -> list[Warning]:
+def protection_warnings(path: str, record: TradeRecord, country_code: str | None) -> list[BatchWarning]:
     """Warnings of an accepted record: a member_id that may be a phone number (path is the record's)."""
     if record.member_id is None or not may_be_phone_number(record.member_id, country_code):
         return []
-    return [Warning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
-                    "number of the store's country. It was accepted as a sequence number; if it is a "
-                    "customer's phone number, send an internal member number or a salted hash instead",
-                    field="member_id")]
+    return [BatchWarning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
+                         "number of the store's country. It was accepted as a sequence number; if it is a "
+                         "customer's phone number, send an internal member number or a salted hash instead",
+                         field="member_id")]
 
 
 # --- member_id ------------------------------------------------------------------------------------

@@ -7,24 +7,34 @@ OpenAPI document describes them, and the tests validate real responses against t
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 from ingest.wire.requests import MappingEntry
 from ingest.wire.scalars import Money, Timestamp, WireModel
 
 
-class BatchWarning(WireModel):
-    code: str = Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")
-    path: str = Field(description="Location of the record in the request, for example trade_records[17]; $ for "
-                                  "a warning about the whole request (RESEND_BODY_IGNORED, BATCH_ID_REUSED, "
-                                  "BATCH_SEQ_REPEATED) or about a member of the body itself.")
-    message: str = Field(description="Human-readable; may change; must not be parsed.")
-    field: str | None = Field(default=None, description="The field concerned, relative to the record (for "
-                              "example total_amount or items[2].line_amount; batch_id or batch_seq for a warning "
-                              "about the whole request); absent when the warning is about the whole record.")
+# A warning of the common batch response, as the rules make it: path locates the record, as the
+# specification shows it ("trade_records[17]"); field names the one field concerned, relative to the
+# record ("total_amount", "items[2].line_amount"), or is None when the warning is about the whole record
+# (then absent from the response). A dataclass, so that a rule writes BatchWarning(CODE, path, message);
+# no docstring, which would become the schema's description in the OpenAPI document.
+@dataclass(config=WireModel.model_config, frozen=True, slots=True)
+class BatchWarning:
+    code: Annotated[str, Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")]
+    path: Annotated[str, Field(description="Location of the record in the request, for example trade_records[17]; "
+                                           "$ for a warning about the whole request (RESEND_BODY_IGNORED, "
+                                           "BATCH_ID_REUSED, BATCH_SEQ_REPEATED) or about a member of the body "
+                                           "itself.")]
+    message: Annotated[str, Field(description="Human-readable; may change; must not be parsed.")]
+    field: Annotated[str | None, Field(description="The field concerned, relative to the record (for example "
+                                                   "total_amount or items[2].line_amount; batch_id or batch_seq for "
+                                                   "a warning about the whole request); absent when the warning is "
+                                                   "about the whole record.",
+                                       exclude_if=lambda field: field is None)] = None
 
 
 class BatchResponse(WireModel):
