@@ -32,7 +32,7 @@ from ingest import access
 from ingest.parsing import i_json_problem, json_path
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
-from ingest.wire.responses import BatchResponse, BatchWarning
+from ingest.wire.responses import BatchResponse, BatchWarning, answer
 
 RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
 BATCH_ID_REUSED = "BATCH_ID_REUSED"
@@ -63,8 +63,9 @@ class BatchOutcome:
 
     def as_dict(self) -> dict:
         """The common batch response (BatchResponse): a warning's field is absent when it is None."""
-        return BatchResponse(batch_id=self.batch_id, status="ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
-                             record_count=self.record_count, warnings=self.warnings).model_dump(mode="json")
+        return answer(BatchResponse, {"batch_id": self.batch_id,
+                                      "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
+                                      "record_count": self.record_count, "warnings": self.warnings})
 
 
 def body_digest(body: bytes) -> str:

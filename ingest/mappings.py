@@ -8,13 +8,14 @@ transactions without rewriting them.
 from __future__ import annotations
 
 from core import faults
-from core.clock import to_api_text
+from core.clock import UTC
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
+from ingest.wire.responses import MappingResponse, answer
 from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
@@ -77,9 +78,6 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
 
 def get_mapping(storage: Storage, partner: Partner) -> dict:
     mapping = storage.get_mapping(partner.partner_id)
-    return {
-        "partner_id": partner.partner_id,
-        "batch_id": mapping.batch_id,
-        "updated_at": None if mapping.updated_at is None else to_api_text(mapping.updated_at),
-        "mappings": mapping.entries,
-    }
+    updated_at = None if mapping.updated_at is None else mapping.updated_at.astimezone(UTC)
+    return answer(MappingResponse, {"partner_id": partner.partner_id, "batch_id": mapping.batch_id,
+                                    "updated_at": updated_at, "mappings": mapping.entries})

@@ -1,7 +1,8 @@
 """What the service answers: the common batch response, the reads, /health and problem documents.
 
-The use cases build their answers from these models (`answer`), so each shape is written once; the
-OpenAPI document describes them, and the tests validate real responses against them.
+The use cases build their answers from these models (`answer`), so each shape is written once: which
+members, in which order, which are null and which are absent. The OpenAPI document describes them, and
+the tests validate real responses against them.
 """
 
 from __future__ import annotations
@@ -15,6 +16,18 @@ from pydantic.dataclasses import dataclass
 
 from ingest.wire.requests import MappingEntry
 from ingest.wire.scalars import Money, Timestamp, WireModel
+
+
+def answer(model: type[BaseModel], members: dict) -> dict:
+    """The JSON body of a `model` response made of `members`. Stored values may come in their stored
+    form (a date or a UUID as text: read as the model types them, hence not strict). A member the model
+    declares absent when None is absent; so is one left out of `members`, as a member that a stored
+    result predates (its default is not invented). Timestamps are answered as given: pass them in UTC."""
+    return model.model_validate(members, strict=False).model_dump(mode="json", exclude_unset=True)
+
+
+def _absent(value: object) -> bool:
+    return value is None
 
 
 # A warning of the common batch response, as the rules make it: path locates the record, as the
@@ -34,7 +47,7 @@ class BatchWarning:
                                                    "total_amount or items[2].line_amount; batch_id or batch_seq for "
                                                    "a warning about the whole request); absent when the warning is "
                                                    "about the whole record.",
-                                       exclude_if=lambda field: field is None)] = None
+                                       exclude_if=_absent)] = None
 
 
 class BatchResponse(WireModel):
@@ -115,9 +128,9 @@ class DailyCloseStatus(WireModel):
     expected: ControlTotals | None
     actual: ControlTotals | None
     differences: list[str]
-    details: ReconciliationDetails | None = None
+    details: ReconciliationDetails | None = Field(default=None, exclude_if=_absent)
     reconciliation_due_at: Timestamp | None = Field(
-        default=None, description="Only while RECEIVED: when the reconciliation is due (UTC), "
+        default=None, exclude_if=_absent, description="Only while RECEIVED: when the reconciliation is due (UTC), "
                                   "RECONCILE_DELAY_SECONDS after the latest daily close or the latest change to "
                                   "the day. Poll again after it; the result usually follows within seconds.")
 
