@@ -50,8 +50,8 @@ def _replace_mapping(storage: Storage, partner: Partner, body: bytes) -> tuple[B
     entries = [m.model_dump(mode="json") for m in batch.mappings]
     marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
-    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries), unknown_member_warnings(unknown_members),
-                     sent_batch_id=batch.batch_id)
+    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries),
+                     unknown_member_warnings(unknown_members), sent_batch_id=batch.batch_id)
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}

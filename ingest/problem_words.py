@@ -232,6 +232,11 @@ def bare(annotation: Any) -> Any:
     return without_none(annotation)
 
 
+def held_model(annotation: Any) -> Any:
+    """The type a location steps into (see bare); None stays None (no such location)."""
+    return None if annotation is None else bare(annotation)
+
+
 def _literal_values(declared: Any) -> list[str]:
     base = bare(declared)
     return [str(value) for value in get_args(base)] if get_origin(base) is Literal else []

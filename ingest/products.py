@@ -9,8 +9,9 @@ from __future__ import annotations
 from core.errors import FieldProblem
 from core.ports import ModifierGroupMaster, Partner, ProductMaster, Storage
 from ingest import access
+from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, raw_money_problems, readable
+from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
 

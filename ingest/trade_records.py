@@ -19,9 +19,10 @@ from core import faults
 from core.errors import FieldProblem
 from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
+from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, raw_money_problems, readable
+from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch

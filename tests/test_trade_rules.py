@@ -18,8 +18,8 @@ import pytest
 from pydantic import TypeAdapter
 
 from core.money import format_minor_units
+from ingest.amounts import MoneyReader
 from ingest.batches import BATCH_WARNING_CODES, BatchOutcome
-from ingest.parsing import MoneyReader
 from ingest.trade_records import read_amounts
 from ingest.trade_rules import (
     AMOUNT_MISMATCH,
