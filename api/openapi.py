@@ -1,7 +1,7 @@
 """The OpenAPI 3.1 document of the partner interface, generated from the app itself.
 
 Paths and methods come from the HTTP functions registered in function_app.py; request and response
-schemas from the pydantic models in ingest/wire.py; warning codes from the rules; examples from the
+schemas from the pydantic models in ingest/wire/; warning codes from the rules; examples from the
 example business day in examples/day/ (which a test pushes through the service). Nothing here is a
 second copy of a route or a model: `OPERATIONS` only says, per function, which model it reads and
 writes and which errors it can answer, and a test fails when a function has no entry.
@@ -21,11 +21,22 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
-from ingest import wire
 from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
 from ingest.data_protection import PROTECTION_WARNING_CODES
 from ingest.payment_ids import PAYMENT_ID_WARNING_CODES
 from ingest.trade_rules import WARNING_CODES
+from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
+from ingest.wire.responses import (
+    BatchResponse,
+    CodeListResponse,
+    DailyCloseStatus,
+    HealthResponse,
+    MappingResponse,
+    OpenApiDocument,
+    Problem,
+    TransactionTypesResponse,
+)
+from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
@@ -74,42 +85,42 @@ class Operation:
 
 
 OPERATIONS = {
-    "put_stores": Operation("Upsert stores", wire.BatchResponse, _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
-                            wire.StoresBatch, "stores.json", 202),
-    "put_products": Operation("Create or update products and modifier groups", wire.BatchResponse,
-                              _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), wire.ProductsBatch,
+    "put_stores": Operation("Upsert stores", BatchResponse, _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
+                            StoresBatch, "stores.json", 202),
+    "put_products": Operation("Create or update products and modifier groups", BatchResponse,
+                              _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), ProductsBatch,
                               "products.json", 202),
     "put_transaction_type_mapping": Operation(
-        "Replace the transaction type mapping", wire.BatchResponse, _WRITE + ("UNKNOWN_STANDARD_CODE",),
-        wire.MappingsBatch, "mapping.json", 202, description="Full replacement: entries not sent are removed."),
-    "get_transaction_type_mapping": Operation("The mapping in effect", wire.MappingResponse, _AUTHENTICATED),
-    "get_transaction_types": Operation("Standard transaction types", wire.TransactionTypesResponse, _AUTHENTICATED),
-    "get_code_list": Operation("A code list", wire.CodeListResponse, _AUTHENTICATED + ("NOT_FOUND",),
+        "Replace the transaction type mapping", BatchResponse, _WRITE + ("UNKNOWN_STANDARD_CODE",),
+        MappingsBatch, "mapping.json", 202, description="Full replacement: entries not sent are removed."),
+    "get_transaction_type_mapping": Operation("The mapping in effect", MappingResponse, _AUTHENTICATED),
+    "get_transaction_types": Operation("Standard transaction types", TransactionTypesResponse, _AUTHENTICATED),
+    "get_code_list": Operation("A code list", CodeListResponse, _AUTHENTICATED + ("NOT_FOUND",),
                                parameters={"code_type": "order-types, order-sources, payment-methods, "
                                                         "payment-types or tax-categories"}),
     "post_trade_records": Operation(
-        "Push a batch of transactions of one store and business date", wire.BatchResponse,
-        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), wire.TradeRecordsBatch, "trade-records-NYC-001.json", 202,
+        "Push a batch of transactions of one store and business date", BatchResponse,
+        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), TradeRecordsBatch, "trade-records-NYC-001.json", 202,
         description="Recording rules that HQ can check are reported as warnings; the records are still accepted."),
     "post_daily_close": Operation(
-        "Send a store-day's control totals", wire.BatchResponse, _WRITE + ("STORE_NOT_ALLOWED",), wire.DailyClose,
+        "Send a store-day's control totals", BatchResponse, _WRITE + ("STORE_NOT_ALLOWED",), DailyClose,
         "daily-close-NYC-001.json", 202,
         description="Reconciliation starts after RECONCILE_DELAY_SECONDS (15 minutes by default); the last "
                     "close received for a store-day wins."),
     "get_daily_close": Operation(
-        "Reconciliation status of a store-day", wire.DailyCloseStatus,
+        "Reconciliation status of a store-day", DailyCloseStatus,
         _AUTHENTICATED + ("INVALID_PAYLOAD", "STORE_NOT_ALLOWED"),
         parameters={"store_id": "Store code, registered for the partner", "business_date": "YYYY-MM-DD"}),
-    "health": Operation("Health of the service and its storage", wire.HealthResponse, (), authenticated=False,
+    "health": Operation("Health of the service and its storage", HealthResponse, (), authenticated=False,
                         description="200 when storage and queue answer, 503 (same body) when not."),
-    "get_openapi": Operation("This document", wire.OpenApiDocument, (), authenticated=False),
+    "get_openapi": Operation("This document", OpenApiDocument, (), authenticated=False),
 }
 
 
 def _schemas() -> dict:
     models = {op.request for op in OPERATIONS.values() if op.request} | {op.response for op in OPERATIONS.values()}
     pairs = [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)]
-    pairs.append((wire.Problem, "validation"))
+    pairs.append((Problem, "validation"))
     _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
     schemas = document["$defs"]
     codes = {**WARNING_CODES, **PROTECTION_WARNING_CODES, **PAYMENT_ID_WARNING_CODES, **BATCH_WARNING_CODES}
@@ -159,7 +170,7 @@ def _responses(op: Operation) -> dict:
             "headers": {**common, "Idempotent-Replayed": {"description": "Always true on a replay.",
                                                             "schema": {"type": "string", "enum": ["true"]}}},
             "content": {"application/json": {"schema": _ref(op.response)}}}
-    if op.response is wire.HealthResponse:
+    if op.response is HealthResponse:
         responses["503"] = {"description": "Storage or queue unreachable.", "headers": common,
                             "content": {"application/json": {"schema": _ref(op.response)}}}
     by_status: dict[int, list[str]] = {}
@@ -175,7 +186,7 @@ def _responses(op: Operation) -> dict:
         responses[str(status)] = {
             "description": " ".join(f"{code}: {ERRORS[code][1]}" for code in codes),
             "headers": headers,
-            "content": {"application/problem+json": {"schema": _ref(wire.Problem)}},
+            "content": {"application/problem+json": {"schema": _ref(Problem)}},
         }
     return responses
 
@@ -209,7 +220,7 @@ def _parameter_schema(name: str) -> dict:
     description that says why its set is restricted), so the document says so; a value outside the
     schema gets the documented 400, 403 or 404."""
     if name == "store_id":
-        return TypeAdapter(wire.StoreId).json_schema()
+        return TypeAdapter(StoreId).json_schema()
     if name == "business_date":
         return TypeAdapter(dt.date).json_schema()
     if name == "code_type":

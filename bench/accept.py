@@ -90,7 +90,8 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     from ingest.data_protection import protection_problems
     from ingest.trade_records import _row, read_amounts
     from ingest.trade_rules import record_warnings
-    from ingest.wire import StoreDayKey, TradeRecordsBatch
+    from ingest.wire.requests import TradeRecordsBatch
+    from ingest.wire.resend_keys import StoreDayKey
 
     batch = TradeRecordsBatch.model_validate_json(body)
     store = service.storage.get_store(harness.PARTNER_ID, service.store_id)

@@ -31,7 +31,7 @@ def business_date(text: str, what: str = "business date") -> dt.date:
 def payment_type(code: str) -> str:
     from pydantic import TypeAdapter, ValidationError
 
-    from ingest.wire import FreeString50
+    from ingest.wire.scalars import FreeString50
 
     try:
         return TypeAdapter(FreeString50).validate_python(code)

@@ -31,8 +31,9 @@ from core.ports import Admission, BatchMarkers
 from core.records import BatchMarker
 from ingest import access
 from ingest.parsing import i_json_problem, json_path
-from ingest.wire import ResendKey, WriteBatch
-
+from ingest.wire.requests import WriteBatch
+from ingest.wire.resend_keys import ResendKey
+from ingest.wire.responses import BatchResponse, BatchWarning, answer
 
 class ResendLookup(Admission, BatchMarkers, Protocol):
     """What answering a resend uses of storage: its marker, and the partner's stores (checked as for a new
@@ -53,30 +54,12 @@ BATCH_WARNING_CODES = {
 }
 
 
-@dataclass(frozen=True)
-class Warning:
-    """A warning of the common batch response. path locates the record, as the specification shows
-    it ("trade_records[17]"); field names the one field concerned, relative to the record
-    ("total_amount", "items[2].line_amount"), or is None when the warning is about the whole record."""
-
-    code: str
-    path: str
-    message: str
-    field: str | None = None
-
-    def as_dict(self) -> dict:
-        answer = {"code": self.code, "path": self.path, "message": self.message}
-        if self.field is not None:
-            answer["field"] = self.field
-        return answer
-
-
 @dataclass
 class BatchOutcome:
     batch_id: str
     record_count: int
     replayed: bool = False
-    warnings: list[Warning] = field(default_factory=list)
+    warnings: list[BatchWarning] = field(default_factory=list)
     # The marker a replay was answered from, so that a use case finishing a retry needs no second read.
     stored: BatchMarker | None = field(default=None, compare=False, repr=False)
 
@@ -85,12 +68,10 @@ class BatchOutcome:
         return 200 if self.replayed else 202
 
     def as_dict(self) -> dict:
-        return {
-            "batch_id": self.batch_id,
-            "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
-            "record_count": self.record_count,
-            "warnings": [warning.as_dict() for warning in self.warnings],
-        }
+        """The common batch response (BatchResponse): a warning's field is absent when it is None."""
+        return answer(BatchResponse, {"batch_id": self.batch_id,
+                                      "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
+                                      "record_count": self.record_count, "warnings": self.warnings})
 
 
 def body_digest(body: bytes) -> str:
@@ -174,18 +155,18 @@ def same_body(stored: BatchMarker, body: bytes) -> bool:
 def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> BatchOutcome:
     warnings = []
     if stored.kind != kind:
-        warnings.append(Warning(BATCH_ID_REUSED, "$",
-                                f"this batch_id was first used for {stored.kind}; this request was ignored",
-                                field="batch_id"))
+        warnings.append(BatchWarning(BATCH_ID_REUSED, "$",
+                                     f"this batch_id was first used for {stored.kind}; this request was ignored",
+                                     field="batch_id"))
     elif not same:
-        warnings.append(Warning(RESEND_BODY_IGNORED, "$",
-                                "this batch_id was already received with a different body; the new body was "
-                                "ignored. Send changed data with a new batch_id.", field="batch_id"))
+        warnings.append(BatchWarning(RESEND_BODY_IGNORED, "$",
+                                     "this batch_id was already received with a different body; the new body was "
+                                     "ignored. Send changed data with a new batch_id.", field="batch_id"))
     return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings, stored=stored)
 
 
 def accept(storage: BatchMarkers, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],
-           warnings: list[Warning] | None = None, *, sent_batch_id: str) -> BatchOutcome:
+           warnings: list[BatchWarning] | None = None, *, sent_batch_id: str) -> BatchOutcome:
     """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent).
     sent_batch_id: the batch_id as the request wrote it, which the response echoes."""
     faults.point("batch.validated")
@@ -231,19 +212,19 @@ MAX_UNKNOWN_MEMBER_WARNINGS = 100
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,39}$")
 
 
-def unknown_member_warnings(locations: list[tuple]) -> list[Warning]:
+def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
     """UNKNOWN_MEMBER_IGNORED for each member location (ingest/parsing.py `unknown_members`), at most
     MAX_UNKNOWN_MEMBER_WARNINGS of them, then one that counts the others."""
     warnings = [_unknown_member(location) for location in locations[:MAX_UNKNOWN_MEMBER_WARNINGS]]
     if len(locations) > MAX_UNKNOWN_MEMBER_WARNINGS:
         more = len(locations) - MAX_UNKNOWN_MEMBER_WARNINGS
-        warnings.append(Warning(UNKNOWN_MEMBER_IGNORED, "$",
-                                f"{more} more members that the service does not know were ignored with their "
-                                f"values; only the first {MAX_UNKNOWN_MEMBER_WARNINGS} are listed"))
+        warnings.append(BatchWarning(UNKNOWN_MEMBER_IGNORED, "$",
+                                     f"{more} more members that the service does not know were ignored with their "
+                                     f"values; only the first {MAX_UNKNOWN_MEMBER_WARNINGS} are listed"))
     return warnings
 
 
-def _unknown_member(location: tuple) -> Warning:
+def _unknown_member(location: tuple) -> BatchWarning:
     # A member of a record (an entry of one of the body's lists) is located at the record, as every
     # warning is; a member of the body itself at "$".
     if len(location) > 2 and isinstance(location[1], int):
@@ -253,14 +234,14 @@ def _unknown_member(location: tuple) -> Warning:
     name = location[-1]
     holder = json_path(inside) if inside else None
     if is_field_name(name):
-        return Warning(UNKNOWN_MEMBER_IGNORED, path,
-                       f"{name} is not a field the service knows here; it was ignored with its value. Check its "
-                       "spelling against the OpenAPI document (names are case-sensitive).",
-                       field=name if holder is None else f"{holder}.{name}")
+        return BatchWarning(UNKNOWN_MEMBER_IGNORED, path,
+                            f"{name} is not a field the service knows here; it was ignored with its value. Check its "
+                            "spelling against the OpenAPI document (names are case-sensitive).",
+                            field=name if holder is None else f"{holder}.{name}")
     where = "this request" if path == "$" and holder is None else "this record" if holder is None else "this object"
-    return Warning(UNKNOWN_MEMBER_IGNORED, path,
-                   f"a member of {where} whose name is not a field the service knows was ignored with its value "
-                   "(its name is not repeated here: it does not read as a field name)", field=holder)
+    return BatchWarning(UNKNOWN_MEMBER_IGNORED, path,
+                        f"a member of {where} whose name is not a field the service knows was ignored with its value "
+                        "(its name is not repeated here: it does not read as a field name)", field=holder)
 
 
 def is_field_name(name: str) -> bool:
@@ -273,7 +254,7 @@ def is_field_name(name: str) -> bool:
 MAX_SEQ_TWINS_COUNTED = 100
 
 
-def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Warning]:
+def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[BatchWarning]:
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
     batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
     RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""
@@ -284,7 +265,7 @@ def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Warni
         return []
     count = f"{len(others)} or more other batches" if len(others) == MAX_SEQ_TWINS_COUNTED else (
         "another batch" if len(others) == 1 else f"{len(others)} other batches")
-    return [Warning(BATCH_SEQ_REPEATED, "$",
-                    f"batch_seq {marker.batch_seq} was already received for this store and business date in "
-                    f"{count}; the records are stored, but reconciliation counts the batches of a day by "
-                    "batch_seq: number them 1, 2, 3... within the store-day", field="batch_seq")]
+    return [BatchWarning(BATCH_SEQ_REPEATED, "$",
+                         f"batch_seq {marker.batch_seq} was already received for this store and business date in "
+                         f"{count}; the records are stored, but reconciliation counts the batches of a day by "
+                         "batch_seq: number them 1, 2, 3... within the store-day", field="batch_seq")]

@@ -20,10 +20,12 @@ from core import faults
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
 from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
+from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems
+from ingest.parsing import Refused, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
-from ingest.wire import DailyClose, StoreDayKey
+from ingest.wire.requests import DailyClose
+from ingest.wire.resend_keys import StoreDayKey
 from reconcile import messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")

@@ -12,30 +12,30 @@ a response, and through it a log. Only what is unambiguous is refused (issue 11 
 - No free-text field of the record, its items, modifiers, payments or tax lines holds a payment card
   number: 13 to 19 digits, alone or in groups separated by single spaces or dashes, that pass the
   Luhn check and lie in a card network's issuer range (ingest/card_numbers.py). The free-text fields
-  (names, order sources, payment types and details, member_id) are found by walking the model, so a
-  field added later is covered. Codes (ids such as trade_record_id, payment_id or
-  fiscal_document_no) are not scanned, nor are amounts (decimal strings) and enum codes; timestamps and
-  dates are not strings.
+  (names, order sources, payment types and details, member_id) are those whose type is declared
+  free text (`StringKind.FREE_TEXT` in ingest/wire/scalars.py), found in the model's type hints, so a
+  field added later with a free-text type is covered. Codes (ids such as trade_record_id, payment_id or
+  fiscal_document_no) are not scanned (a numeric id of 13 to 19 digits passes the Luhn check one time in
+  ten: scanning ids would refuse valid batches at random), nor are amounts, standard forms (currency,
+  card_last4) and enum codes; timestamps and dates are not strings.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+import typing
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel
 
 from core.errors import FieldProblem
-from ingest.batches import Warning
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
-from ingest.wire import Code, DecimalString, Money, StoreId, TradeRecord
-
-# Patterns of the string types that are not free text, and so are not scanned for card numbers:
-# amounts and quantities (decimal strings) are numbers. Codes and store ids are left out because partner keys
-# are system-generated, and a numeric id of 13 to 19 digits passes the Luhn check one time in ten:
-# scanning ids would refuse valid batches at random.
-_NOT_TEXT_PATTERNS = frozenset(getattr(meta, "pattern", None) for kind in (DecimalString, Money, Code, StoreId)
-                               for meta in get_args(kind)[1:]) - {None}
+from ingest.wire.requests import TradeRecord
+from ingest.wire.responses import BatchWarning
+from ingest.wire.scalars import StringKind
 
 MEMBER_ID_MAY_BE_PHONE = "MEMBER_ID_MAY_BE_PHONE"
 PROTECTION_WARNING_CODES = {
@@ -52,14 +52,14 @@ def protection_problems(path: str, record: TradeRecord, country_code: str | None
     return problems
 
 
-def protection_warnings(path: str, record: TradeRecord, country_code: str | None) -> list[Warning]:
+def protection_warnings(path: str, record: TradeRecord, country_code: str | None) -> list[BatchWarning]:
     """Warnings of an accepted record: a member_id that may be a phone number (path is the record's)."""
     if record.member_id is None or not may_be_phone_number(record.member_id, country_code):
         return []
-    return [Warning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
-                    "number of the store's country. It was accepted as a sequence number; if it is a "
-                    "customer's phone number, send an internal member number or a salted hash instead",
-                    field="member_id")]
+    return [BatchWarning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
+                         "number of the store's country. It was accepted as a sequence number; if it is a "
+                         "customer's phone number, send an internal member number or a salted hash instead",
+                         field="member_id")]
 
 
 # --- member_id ------------------------------------------------------------------------------------
@@ -134,13 +134,20 @@ def _texts_in(value: Any, path: str | None, is_text: bool, found: list) -> None:
     elif isinstance(value, dict):
         for key, element in value.items():
             _texts_in(element, None if path is None else f"{path}.{key}", is_text, found)
-    elif _is_model(type(value)):
+    elif is_model(type(value)):
         _texts_of_model(value, path, found)
 
 
-def _is_model(kind: Any) -> bool:
-    # BaseModels and pydantic dataclasses both list their fields in __pydantic_fields__.
-    return isinstance(kind, type) and hasattr(kind, "__pydantic_fields__")
+def is_model(kind: Any) -> bool:
+    """Whether kind is a model of the wire format: a BaseModel or a (pydantic) dataclass."""
+    return isinstance(kind, type) and (issubclass(kind, BaseModel) or dataclasses.is_dataclass(kind))
+
+
+def field_types(model: type) -> dict[str, Any]:
+    """The declared type of each field of a model, its Annotated metadata included, in field order."""
+    hints = typing.get_type_hints(model, include_extras=True)
+    names = [item.name for item in dataclasses.fields(model)] if dataclasses.is_dataclass(model) else model.model_fields
+    return {name: hints[name] for name in names}
 
 
 @functools.cache
@@ -151,30 +158,27 @@ def _scanned_fields(model: type) -> tuple[tuple[str, bool], ...]:
     and the walk visits only those (amounts, timestamps, codes and whole tax lines are skipped).
     """
     scanned = []
-    for name, info in model.__pydantic_fields__.items():
-        is_text = _holds_text(info.annotation, tuple(info.metadata))
-        if is_text or any(_scanned_fields(held) for held in _models_in(info.annotation)):
+    for name, annotation in field_types(model).items():
+        is_text = is_free_text(annotation)
+        if is_text or any(_scanned_fields(held) for held in _models_in(annotation)):
             scanned.append((name, is_text))
     return tuple(scanned)
 
 
 def _models_in(annotation: Any) -> list[type]:
-    if _is_model(annotation):
+    if is_model(annotation):
         return [annotation]
     return [model for argument in get_args(annotation) for model in _models_in(argument)]
 
 
-def _holds_text(annotation: Any, metadata: tuple = ()) -> bool:
-    """Whether strings of this type are free text (scanned): not enum codes (Literal), not decimal
-    strings, not identifiers."""
-    if any(getattr(meta, "pattern", None) in _NOT_TEXT_PATTERNS for meta in metadata):
-        return False
+def is_free_text(annotation: Any) -> bool:
+    """Whether the strings of this type (or those it holds: the elements of a list, the values of a
+    dict) are declared free text (scanned); codes, decimal strings and standard forms are not."""
     origin = get_origin(annotation)
     if origin is Annotated:
-        base, *more = get_args(annotation)
-        return _holds_text(base, tuple(more))
-    if origin is Literal:
-        return False
-    if origin in (Union, types.UnionType, list, tuple, set, frozenset, dict):
-        return any(_holds_text(argument) for argument in get_args(annotation))
-    return annotation is str
+        return StringKind.FREE_TEXT in annotation.__metadata__ or is_free_text(get_args(annotation)[0])
+    if origin is dict:
+        return is_free_text(get_args(annotation)[1])  # keys are not walked
+    if origin in (Union, types.UnionType, list, tuple, set, frozenset):
+        return any(is_free_text(argument) for argument in get_args(annotation))
+    return False

@@ -10,16 +10,17 @@ from __future__ import annotations
 from typing import Protocol
 
 from core import faults
-from core.clock import to_api_text
+from core.clock import UTC
 from core.errors import ApiError, FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
 from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
-from ingest.wire import MappingsBatch, ResendKey
+from ingest.wire.requests import MappingsBatch
+from ingest.wire.resend_keys import ResendKey
+from ingest.wire.responses import MappingResponse, answer
 from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
-
 
 UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
                         "and GET /pos/v1/reference/transaction-types lists them")
@@ -57,8 +58,8 @@ def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) 
     entries = [m.model_dump(mode="json") for m in batch.mappings]
     marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
-    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries), unknown_member_warnings(unknown_members),
-                     sent_batch_id=batch.batch_id)
+    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries),
+                     unknown_member_warnings(unknown_members), sent_batch_id=batch.batch_id)
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}
@@ -85,9 +86,6 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
 
 def get_mapping(storage: MasterReads, partner: Partner) -> dict:
     mapping = storage.get_mapping(partner.partner_id)
-    return {
-        "partner_id": partner.partner_id,
-        "batch_id": mapping.batch_id,
-        "updated_at": None if mapping.updated_at is None else to_api_text(mapping.updated_at),
-        "mappings": mapping.entries,
-    }
+    updated_at = None if mapping.updated_at is None else mapping.updated_at.astimezone(UTC)
+    return answer(MappingResponse, {"partner_id": partner.partner_id, "batch_id": mapping.batch_id,
+                                    "updated_at": updated_at, "mappings": mapping.entries})

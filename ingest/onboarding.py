@@ -14,7 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from core.ports import AdminError, Storage
 from core.records import KeyOwner, Partner
 from ingest.access import NewKey, hash_key, is_key_id, new_key
-from ingest.wire import StoreId
+from ingest.wire.scalars import StoreId
 
 REGISTER_ATTEMPTS = 3  # a concurrent registration of the same store makes the port refuse: look again
 

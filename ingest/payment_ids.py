@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from ingest.batches import Warning
-from ingest.wire import TradeRecord
+from ingest.wire.requests import TradeRecord
+from ingest.wire.responses import BatchWarning
 
 PAYMENT_ID_REUSED = "PAYMENT_ID_REUSED"
 PAYMENT_ID_WARNING_CODES = {
@@ -28,7 +28,7 @@ def batch_payment_ids(records: Sequence[TradeRecord]) -> set[str]:
     return {payment.payment_id for record in records for payment in record.payments}
 
 
-def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, set[str]]) -> list[Warning]:
+def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, set[str]]) -> list[BatchWarning]:
     """One warning per payment whose payment_id another trade_record_id uses, in the batch's order."""
     first_in_batch: dict[str, tuple[int, str]] = {}  # payment_id -> (index, trade_record_id) of its first use
     warnings = []
@@ -44,8 +44,8 @@ def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, s
                            "too; payment_id is unique within the partner")
             else:
                 continue
-            warnings.append(Warning(PAYMENT_ID_REUSED, f"trade_records[{index}]", message,
-                                    field=f"payments[{k}].payment_id"))
+            warnings.append(BatchWarning(PAYMENT_ID_REUSED, f"trade_records[{index}]", message,
+                                         field=f"payments[{k}].payment_id"))
     return warnings
 
 

@@ -2,7 +2,7 @@
 
 Pydantic says "Input should be a valid string" when an amount is sent as a JSON number; a partner needs
 to hear that amounts are decimal strings. Each error is worded from its type, the field's declared type
-in ingest/wire.py (found by walking the model along the error's location) and the JSON type of what was
+in ingest/wire/ (found by walking the model along the error's location) and the JSON type of what was
 sent. The value sent is never quoted: it may be personal or card data (only its JSON type is named).
 """
 
@@ -17,12 +17,13 @@ from uuid import UUID
 
 from pydantic import AwareDatetime
 
-from ingest import wire
+from ingest.wire import scalars
+from ingest.wire.scalars import UUID_EXAMPLE
 
 _AMOUNT_EXAMPLE = 'a decimal string such as "10.32"'
 _TIMESTAMP_FORM = "an RFC 3339 date-time with a UTC offset, such as 2024-05-01T12:30:00+09:00 or 2024-05-01T03:30:00Z"
 _DATE_FORM = "a date written YYYY-MM-DD, such as 2024-05-01"
-_UUID_FORM = f'a UUID string such as "{wire.UUID_EXAMPLE}"'
+_UUID_FORM = f'a UUID string such as "{UUID_EXAMPLE}"'
 
 # What each string type of the wire format holds, and what its pattern asks for (the pattern itself
 # means little to a partner).
@@ -46,7 +47,7 @@ _EXPECTED = {
     "ClockTime": ('a time of day string written HH:mm, such as "05:00"', "must be a time of day written HH:mm "
                   "(00:00 to 23:59), such as 05:00"),
 }
-_ALIASES = {name: getattr(wire, name) for name in _EXPECTED}
+_ALIASES = {name: getattr(scalars, name) for name in _EXPECTED}
 
 
 def words(item: dict, model: type) -> str:
@@ -208,7 +209,8 @@ def _declared_type(model: type, loc: tuple) -> Any:
 
 @functools.cache
 def hints(model: type) -> dict:
-    return typing.get_type_hints(model, vars(wire), include_extras=True)
+    # Each class's names resolve in its own module (scalars, requests, or a test's).
+    return typing.get_type_hints(model, include_extras=True)
 
 
 def is_model(kind: Any) -> bool:
@@ -228,6 +230,11 @@ def bare(annotation: Any) -> Any:
     while get_origin(annotation) is Annotated:
         annotation = get_args(annotation)[0]
     return without_none(annotation)
+
+
+def held_model(annotation: Any) -> Any:
+    """The type a location steps into (see bare); None stays None (no such location)."""
+    return None if annotation is None else bare(annotation)
 
 
 def _literal_values(declared: Any) -> list[str]:

@@ -12,9 +12,11 @@ from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
+from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, duplicates, money_problems, parse, raise_if_any, readable, raw_money_problems
-from ingest.wire import ModifierGroup, Product, ProductsBatch, ProductsKey
+from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
+from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
+from ingest.wire.resend_keys import ProductsKey
 
 
 class PutProductsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Protocol):

@@ -9,7 +9,8 @@ from core.records import Partner, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
-from ingest.wire import StoresBatch, StoresKey
+from ingest.wire.requests import StoresBatch
+from ingest.wire.resend_keys import StoresKey
 
 
 class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):

@@ -28,13 +28,16 @@ from core.ports import (
 )
 from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
-from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
-                            unknown_member_warnings)
+from ingest.amounts import MoneyReader, raw_money_problems
+from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any, readable, raw_money_problems
+from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
-from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
+from ingest.wire.requests import TradeRecord, TradeRecordsBatch
+from ingest.wire.resend_keys import StoreDayKey
+from ingest.wire.responses import BatchWarning
+from ingest.wire.scalars import MAX_SAFE_INT
 from reconcile.service import reopen_changed_days
 from reconcile.totals import payment_directions
 
@@ -204,16 +207,16 @@ def document_json(record: TradeRecord) -> str:
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 
-def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> list[Warning]:
+def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> list[BatchWarning]:
     """TRADE_RECORD_MOVED at each record whose version moved it from another store-day: trade_record_id is
     unique across the partner's stores and dates, so a POS reusing one (ticket numbers restarting every day)
     moves the earlier transaction, which this tells. The index is the record's last in the batch."""
     index_of = {record.trade_record_id: index for index, record in enumerate(batch.trade_records)}
-    return [Warning(TRADE_RECORD_MOVED, f"trade_records[{index_of[move.trade_record_id]}]",
-                    f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
-                    "a trade_record_id names one transaction across all stores and dates, and its earlier "
-                    f"store-day {move.left} is reconciled again without it",
-                    field="store_id" if move.left.store_id != move.to.store_id else "business_date")
+    return [BatchWarning(TRADE_RECORD_MOVED, f"trade_records[{index_of[move.trade_record_id]}]",
+                         f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
+                         "a trade_record_id names one transaction across all stores and dates, and its earlier "
+                         f"store-day {move.left} is reconciled again without it",
+                         field="store_id" if move.left.store_id != move.to.store_id else "business_date")
             for move in moves]
 
 
@@ -249,7 +252,7 @@ def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partne
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
-    warnings: list[Warning] = []
+    warnings: list[BatchWarning] = []
     for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
         warnings += record_warnings(f"trade_records[{index}]", record, money,
                                     standard_of.get(record.source_transaction_type), known_payment_types,

@@ -41,8 +41,8 @@ from decimal import Decimal
 from typing import Iterator, NamedTuple
 
 from core.money import format_minor_units, places_of, to_minor_units
-from ingest.batches import Warning
-from ingest.wire import TradeItem, TradeRecord
+from ingest.wire.requests import TradeItem, TradeRecord
+from ingest.wire.responses import BatchWarning
 
 AMOUNT_MISMATCH = "AMOUNT_MISMATCH"
 LINE_AMOUNT_MISMATCH = "LINE_AMOUNT_MISMATCH"
@@ -106,7 +106,7 @@ class RecordAmounts(NamedTuple):
 
 def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str | None,
                     known_payment_types: set[str], store_time_zone: str | None,
-                    workday_start: str | None) -> list[Warning]:
+                    workday_start: str | None) -> list[BatchWarning]:
     """Every recording-rule warning of one record, in a stable order.
 
     path: where the record sits in the request ("trade_records[17]"); amounts: the record's amounts
@@ -121,7 +121,7 @@ def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, stan
         *line_amounts(path, record, amounts),
         *transaction_signs(path, record, amounts, standard_type),
         *payment_amounts(path, record, amounts),
-        *payment_directions(path, record, known_payment_types),
+        *payment_types_without_direction(path, record, known_payment_types),
         *business_date(path, record, standard_type, store_time_zone, workday_start),
         *closed_while_open(path, record),
     ]
@@ -129,7 +129,7 @@ def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, stan
 
 # --- amounts --------------------------------------------------------------------------------------
 
-def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
+def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """AMOUNT_MISMATCH: total = subtotal - discount (+ tax when added on top) + service + tip + rounding."""
     subtotal, discount, tax = amounts.subtotal_amount, amounts.discount_amount, amounts.tax_amount
     service, tip, rounding = amounts.service_charge_amount, amounts.tip_amount, amounts.rounding_amount
@@ -151,12 +151,12 @@ def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> l
                    f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
                    f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}")
         basis = "tax is added on top (prices_include_tax is false)"
-    return [Warning(AMOUNT_MISMATCH, path,
-                    f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}",
-                    field="total_amount")]
+    return [BatchWarning(AMOUNT_MISMATCH, path,
+                         f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}",
+                         field="total_amount")]
 
 
-def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
+def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """LINE_AMOUNT_MISMATCH: line_amount = quantity x unit_price - discount_amount, for each line.
 
     The product is computed exactly. When it has more places than the currency (quantity 0.333 x
@@ -175,7 +175,7 @@ def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list
             continue
         message = _line_amount_problem(item, money, amounts.exponent)
         if message is not None:
-            warnings.append(Warning(LINE_AMOUNT_MISMATCH, path, message, field=f"items[{index}].line_amount"))
+            warnings.append(BatchWarning(LINE_AMOUNT_MISMATCH, path, message, field=f"items[{index}].line_amount"))
     return warnings
 
 
@@ -195,8 +195,9 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
     exact = quantity * money.unit_price - discount * scale
     if abs(line * scale - exact) < scale:
         return None
+    expected = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
     message = (f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
-               f"- discount_amount {item.discount_amount} = {_exact(exact, exponent + quantity_places, exponent)}")
+               f"- discount_amount {item.discount_amount} = {expected}")
     if exact % scale:
         low = exact // scale
         places = f"{exponent} decimal places" if exponent else "whole units"
@@ -207,7 +208,7 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
 
 # --- combos ---------------------------------------------------------------------------------------
 
-def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
+def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
     children = [index for index, item in enumerate(record.items) if _is_combo_child(item)]
     if not children:
@@ -221,21 +222,21 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
         parent_field = f"items[{index}].parent_line_no"
         parent = lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
-            warnings.append(Warning(COMBO_CHILD_INVALID, path,
-                                    f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
-                                    "child line points at its combo line", field=parent_field))
+            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
+                                         f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
+                                         "child line points at its combo line", field=parent_field))
         elif parent is None:
-            warnings.append(Warning(COMBO_CHILD_INVALID, path,
-                                    f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
-                                    "combo child line points at its combo line", field=parent_field))
+            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
+                                         f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
+                                         "combo child line points at its combo line", field=parent_field))
         elif parent.product_type != "COMBO":
-            warnings.append(Warning(COMBO_CHILD_INVALID, path,
-                                    f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
-                                    f"{parent.product_type}, not COMBO", field=parent_field))
+            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
+                                         f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
+                                         f"{parent.product_type}, not COMBO", field=parent_field))
         if amounts.items[index].unit_price != 0:
-            warnings.append(Warning(COMBO_CHILD_INVALID, path,
-                                    f"a combo child line has a zero unit_price (the revenue sits on the combo "
-                                    f"line); this one has {item.unit_price}", field=f"items[{index}].unit_price"))
+            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
+                                         f"a combo child line has a zero unit_price (the revenue sits on the combo "
+                                         f"line); this one has {item.unit_price}", field=f"items[{index}].unit_price"))
     return warnings
 
 
@@ -246,7 +247,7 @@ def _is_combo_child(item: TradeItem) -> bool:
 # --- signs ----------------------------------------------------------------------------------------
 
 def transaction_signs(path: str, record: TradeRecord, amounts: RecordAmounts,
-                      standard_type: str | None) -> list[Warning]:
+                      standard_type: str | None) -> list[BatchWarning]:
     """The signs the standard type asks for; nothing for an unmapped type (its meaning is unknown yet)."""
     if standard_type in NEGATIVE_TYPES:
         return negative_signs(path, record, amounts, standard_type)
@@ -257,50 +258,51 @@ def transaction_signs(path: str, record: TradeRecord, amounts: RecordAmounts,
     return []
 
 
-def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str) -> list[Warning]:
+def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str) -> list[BatchWarning]:
     """SIGN_EXPECTED_NEGATIVE: RETURN and REFUND lines and amounts are negative (zero has no sign)."""
     warnings = []
     for index, item in _counted_lines(record):
         if Decimal(item.quantity) > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
-                                    f"item quantities of a {standard_type} transaction are negative; this line "
-                                    f"has quantity {item.quantity}", field=f"items[{index}].quantity"))
+            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
+                                         f"item quantities of a {standard_type} transaction are negative; this line "
+                                         f"has quantity {item.quantity}", field=f"items[{index}].quantity"))
         line = amounts.items[index].line_amount
         if line > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
-                                    f"line amounts of a {standard_type} transaction are negative; this line has "
-                                    f"line_amount {_money(line, amounts.exponent)}",
-                                    field=f"items[{index}].line_amount"))
+            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
+                                         f"line amounts of a {standard_type} transaction are negative; this line has "
+                                         f"line_amount {_money(line, amounts.exponent)}",
+                                         field=f"items[{index}].line_amount"))
     for name in NEGATIVE_AMOUNT_FIELDS:
         amount = getattr(amounts, name)
         if amount > 0:
-            warnings.append(Warning(SIGN_EXPECTED_NEGATIVE, path,
-                                    f"{name} of a {standard_type} transaction is negative or zero; it is "
-                                    f"{_money(amount, amounts.exponent)}", field=name))
+            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
+                                         f"{name} of a {standard_type} transaction is negative or zero; it is "
+                                         f"{_money(amount, amounts.exponent)}", field=name))
     return warnings
 
 
-def sale_quantities(path: str, record: TradeRecord) -> list[Warning]:
+def sale_quantities(path: str, record: TradeRecord) -> list[BatchWarning]:
     """SIGN_EXPECTED_POSITIVE: a SALE sells; returned items belong in a RETURN, REFUND or EXCHANGE."""
     return [
-        Warning(SIGN_EXPECTED_POSITIVE, path,
-                f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
-                "Send returned items as a RETURN, REFUND or EXCHANGE transaction", field=f"items[{index}].quantity")
+        BatchWarning(SIGN_EXPECTED_POSITIVE, path,
+                     f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
+                     "Send returned items as a RETURN, REFUND or EXCHANGE transaction",
+                     field=f"items[{index}].quantity")
         for index, item in _counted_lines(record)
         if Decimal(item.quantity) < 0
     ]
 
 
-def exchange_sides(path: str, record: TradeRecord) -> list[Warning]:
+def exchange_sides(path: str, record: TradeRecord) -> list[BatchWarning]:
     """EXCHANGE_LINES_ONE_SIDED: an exchange returns something (negative) and gives something (positive)."""
     returned = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) < 0)
     given = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) > 0)
     if returned and given:
         return []
-    return [Warning(EXCHANGE_LINES_ONE_SIDED, path,
-                    "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
-                    f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
-                    "send a RETURN and a SALE", field="items")]
+    return [BatchWarning(EXCHANGE_LINES_ONE_SIDED, path,
+                         "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
+                         f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
+                         "send a RETURN and a SALE", field="items")]
 
 
 def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
@@ -309,25 +311,26 @@ def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
 
 # --- payments -------------------------------------------------------------------------------------
 
-def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[Warning]:
+def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """PAYMENT_AMOUNT_NEGATIVE: amounts are positive, the direction comes from payment_type."""
     warnings = []
     for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments)):
         if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
-            warnings.append(Warning(PAYMENT_AMOUNT_NEGATIVE, path,
-                                    f"payment amounts are positive and payment_type gives the direction (REFUND "
-                                    f"for money given back); only ADJUSTMENT may be negative. This amount is "
-                                    f"{_money(amount, amounts.exponent)}", field=f"payments[{index}].amount"))
+            warnings.append(BatchWarning(PAYMENT_AMOUNT_NEGATIVE, path,
+                                         f"payment amounts are positive and payment_type gives the direction (REFUND "
+                                         f"for money given back); only ADJUSTMENT may be negative. This amount is "
+                                         f"{_money(amount, amounts.exponent)}", field=f"payments[{index}].amount"))
     return warnings
 
 
-def payment_directions(path: str, record: TradeRecord, known_payment_types: set[str]) -> list[Warning]:
+def payment_types_without_direction(path: str, record: TradeRecord,
+                                    known_payment_types: set[str]) -> list[BatchWarning]:
     """PAYMENT_TYPE_UNKNOWN_DIRECTION: HQ counts a payment only once it knows its type's direction."""
     return [
-        Warning(PAYMENT_TYPE_UNKNOWN_DIRECTION, path,
-                "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
-                "left out of payment totals until HQ records its direction; tell HQ what the value means",
-                field=f"payments[{index}].payment_type")
+        BatchWarning(PAYMENT_TYPE_UNKNOWN_DIRECTION, path,
+                     "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
+                     "left out of payment totals until HQ records its direction; tell HQ what the value means",
+                     field=f"payments[{index}].payment_type")
         for index, payment in enumerate(record.payments)
         if payment.payment_type not in known_payment_types
     ]
@@ -336,7 +339,7 @@ def payment_directions(path: str, record: TradeRecord, known_payment_types: set[
 # --- business date --------------------------------------------------------------------------------
 
 def business_date(path: str, record: TradeRecord, standard_type: str | None, store_time_zone: str | None,
-                  workday_start: str | None) -> list[Warning]:
+                  workday_start: str | None) -> list[BatchWarning]:
     """BUSINESS_DATE_MISMATCH: business_date is the local date of opened_at, minus a day before workday_start.
 
     Skipped when the store master is unknown, and for records that may keep the business date of an
@@ -351,10 +354,10 @@ def business_date(path: str, record: TradeRecord, standard_type: str | None, sto
     if expected == record.business_date:
         return []
     before = "before" if local.time() < _clock(workday_start) else "at or after"
-    return [Warning(BUSINESS_DATE_MISMATCH, path,
-                    f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
-                    f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
-                    f"business_date is {record.business_date.isoformat()}", field="business_date")]
+    return [BatchWarning(BUSINESS_DATE_MISMATCH, path,
+                         f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
+                         f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
+                         f"business_date is {record.business_date.isoformat()}", field="business_date")]
 
 
 def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
@@ -372,14 +375,14 @@ def _clock(hh_mm: str) -> dt.time:
 
 # --- status -----------------------------------------------------------------------------------------
 
-def closed_while_open(path: str, record: TradeRecord) -> list[Warning]:
+def closed_while_open(path: str, record: TradeRecord) -> list[BatchWarning]:
     """CLOSED_AT_WHILE_OPEN: closed_at is null while a transaction is OPEN (spec 2, TradeRecord)."""
     if record.status != "OPEN" or record.closed_at is None:
         return []
-    return [Warning(CLOSED_AT_WHILE_OPEN, path,
-                    "closed_at is set but status is OPEN; closed_at stays null while a transaction is OPEN. "
-                    "Send closed_at once the transaction closes, with the status it closed with",
-                    field="closed_at")]
+    return [BatchWarning(CLOSED_AT_WHILE_OPEN, path,
+                         "closed_at is set but status is OPEN; closed_at stays null while a transaction is OPEN. "
+                         "Send closed_at once the transaction closes, with the status it closed with",
+                         field="closed_at")]
 
 
 # --- formatting -----------------------------------------------------------------------------------
@@ -388,7 +391,7 @@ def _money(minor: int, exponent: int) -> str:
     return format_minor_units(minor, exponent)
 
 
-def _exact(value: int, places: int, exponent: int) -> str:
+def _scaled_decimal_text(value: int, places: int, exponent: int) -> str:
     """An exact scaled integer as a decimal, without trailing zeros beyond the currency's places."""
     text = format_minor_units(value, places)
     if places > exponent:

@@ -8,12 +8,13 @@ from typing import Protocol
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.clock import to_api_text
+from core.clock import UTC
 from core.errors import ApiError, FieldProblem, invalid_payload
 from core.ports import Admission, Reconciliations
-from core.records import Partner
+from core.records import ClosedDay, Partner
 from ingest import access
-from ingest.wire import StoreId
+from ingest.wire.responses import DailyCloseStatus, answer
+from ingest.wire.scalars import StoreId
 
 # [0-9], not \d: \d also matches other scripts' digits, which fromisoformat refuses.
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
@@ -55,22 +56,26 @@ def daily_close_status(storage: CloseStatusStorage, partner: Partner, store_id: 
         raise invalid_payload(problems)
     business_date = parse_business_date(business_date_text)
     access.require_registered(storage, partner.partner_id, [store_id])
-    day = storage.get_closed_day(partner.partner_id, store_id, business_date)
+    return status_answer(store_id, business_date, storage.get_closed_day(partner.partner_id, store_id, business_date))
+
+
+def status_answer(store_id: str, business_date: dt.date, day: ClosedDay | None) -> dict:
+    """The DailyCloseStatus body of a store-day (day None: no close received)."""
     if day is None:
-        return {"store_id": store_id, "business_date": business_date.isoformat(), "status": "NOT_RECEIVED",
-                "checked_at": None, "expected": None, "actual": None, "differences": []}
-    expected = {name: value for name, value in day.expected.items() if name != "batch_count"}
-    body = {
+        return answer(DailyCloseStatus, {"store_id": store_id, "business_date": business_date,
+                                         "status": "NOT_RECEIVED", "checked_at": None, "expected": None,
+                                         "actual": None, "differences": []})
+    # The stored expected totals also hold batch_count, which ControlTotals does not answer (extra members
+    # are ignored); details is absent until a result has them.
+    return answer(DailyCloseStatus, {
         "store_id": store_id,
-        "business_date": business_date.isoformat(),
+        "business_date": business_date,
         "status": day.status,
-        "checked_at": None if day.checked_at is None else to_api_text(day.checked_at),
-        "expected": expected,
+        "checked_at": None if day.checked_at is None else day.checked_at.astimezone(UTC),
+        "expected": day.expected,
         "actual": day.actual,
         "differences": day.differences,
-    }
-    if day.details is not None:
-        body["details"] = day.details
-    if day.status == "RECEIVED":  # tells a partner (and examples/push_day.py) why there is no result yet
-        body["reconciliation_due_at"] = to_api_text(day.due_at)
-    return body
+        "details": day.details,
+        # tells a partner (and examples/push_day.py) why there is no result yet
+        "reconciliation_due_at": day.due_at.astimezone(UTC) if day.status == "RECEIVED" else None,
+    })

@@ -15,7 +15,7 @@ import datetime as dt
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from ingest.wire import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH, Code, StoreId
+from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH, Code, StoreId
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
 from tests.payloads import error_paths, mapping_batch, product, products_batch, store, stores_batch

@@ -1,6 +1,6 @@
 """Partner codes as storage keys, on both backends (issue 11, part 1).
 
-Codes are any printable text (ingest/wire.py `Code`): real systems write "FT A/123", "GST/HST" or
+Codes are any printable text (ingest/wire/ `Code`): real systems write "FT A/123", "GST/HST" or
 "#4411", and Cosmos DB refuses `/ \\ ? #` in an id. Every key built from a partner's code must hold it
 exactly, and two codes that differ by one such character must never meet: the same contract as
 tests/test_storage_contract.py, with codes chosen to break naive escaping (`%` sequences, the
@@ -19,7 +19,7 @@ import pytest
 from backends.memory_storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
-from ingest.wire import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
+from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
 from tests.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, marker, new_id, record, save_records
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
@@ -41,7 +41,7 @@ STORE_IDS = ["S1", "店 1", " S 1 ", "a%2Fb", "a~2Fb", "a|b", "Ф-1", "😀" * M
 def test_the_codes_under_test_are_distinct_and_valid():
     from pydantic import TypeAdapter
 
-    from ingest.wire import Code, StoreId
+    from ingest.wire.scalars import Code, StoreId
 
     assert len(set(CODES)) == len(CODES) and len(set(STORE_IDS)) == len(STORE_IDS)
     for code in CODES:

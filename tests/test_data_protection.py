@@ -30,7 +30,8 @@ from ingest.data_protection import (
     text_fields,
 )
 from ingest.personal_data import is_national_id, is_written_phone_number, may_be_phone_number
-from ingest.wire import Code, FreeString50, Text, TradeRecord, record_part
+from ingest.wire.requests import TradeRecord, record_part
+from ingest.wire.scalars import Code, FreeString50, Text
 from tests.test_business_day import DAY, open_store
 from tests.trade_payloads import Line, trade_batch, trade_record
 

@@ -20,7 +20,8 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from ingest import wire
+from ingest.wire.requests import DailyClose, TradeRecordsBatch
+from ingest.wire.scalars import MAX_BATCHES_PER_DAY
 from tests.backend_storage import footprint
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch, problem_of, products_batch, store, stores_batch
@@ -371,7 +372,7 @@ def problem_path(path: str) -> str:
     return text
 
 
-MODEL_BODIES = {"trade-records": (wire.TradeRecordsBatch, trade_body), "daily-close": (wire.DailyClose, close_body)}
+MODEL_BODIES = {"trade-records": (TradeRecordsBatch, trade_body), "daily-close": (DailyClose, close_body)}
 
 
 @pytest.mark.parametrize("write", MODEL_BODIES)
@@ -565,18 +566,18 @@ def test_hostile_path_parameters_get_the_documented_answer(victim, target):
 def test_a_close_with_the_most_batches_a_day_may_have_is_reconciled(backend_host):
     """Found by fuzzing: a daily close with batch_count 2**53 - 1 made reconciliation list the missing
     batch_seqs up to it, until the worker ran out of memory (the local host was killed). batch_count
-    and batch_seq are now at most 100,000 (ingest/wire.py); at that limit reconciliation still runs."""
+    and batch_seq are now at most 100,000 (ingest/wire/); at that limit reconciliation still runs."""
     partner = make_partner(backend_host, ("S1",), prefix="batches")
     assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
     assert partner.post("trade-records", trade_body()).status_code == 202
-    close = {**close_body(), "batch_count": wire.MAX_BATCHES_PER_DAY}
+    close = {**close_body(), "batch_count": MAX_BATCHES_PER_DAY}
     assert partner.post("daily-close", close).status_code == 202
     deadline = time.monotonic() + 60
     while (result := partner.get(f"daily-close/S1/{DAY}").json())["status"] == "RECEIVED":
         assert time.monotonic() < deadline, result
         time.sleep(0.2)
     details = result["details"]
-    assert details["batch_count_expected"] == wire.MAX_BATCHES_PER_DAY and details["batch_seqs_received"] == [1]
+    assert details["batch_count_expected"] == MAX_BATCHES_PER_DAY and details["batch_seqs_received"] == [1]
     from reconcile.service import MISSING_SEQS_SHOWN
 
     assert details["missing_batch_seqs"] == list(range(2, 2 + MISSING_SEQS_SHOWN))  # only the first ones

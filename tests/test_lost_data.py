@@ -17,9 +17,9 @@ import uuid
 
 import pytest
 
-from ingest import wire
 from ingest.batches import MAX_UNKNOWN_MEMBER_WARNINGS, is_field_name
 from ingest.parsing import _member_fields, member_names
+from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
 from tests.conftest import make_partner
 from tests.payloads import combo, mapping_batch, modifier_group, product, products_batch, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result
@@ -225,7 +225,7 @@ def test_every_model_has_a_required_member():
                     models_under(held, seen)
         return seen
 
-    for batch in (wire.StoresBatch, wire.ProductsBatch, wire.MappingsBatch, wire.TradeRecordsBatch, wire.DailyClose):
+    for batch in (StoresBatch, ProductsBatch, MappingsBatch, TradeRecordsBatch, DailyClose):
         for model in models_under(batch, set()):
             assert any(info.is_required() for info in model.__pydantic_fields__.values()), model
         assert "batch_id" in member_names(batch)

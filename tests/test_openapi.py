@@ -13,7 +13,15 @@ from openapi_spec_validator import validate
 from api.openapi import OPERATIONS, build_document, http_functions
 from core.settings import PROJECT_ROOT
 from function_app import app
-from ingest import wire
+from ingest.wire.responses import (
+    BatchResponse,
+    CodeListResponse,
+    DailyCloseStatus,
+    HealthResponse,
+    MappingResponse,
+    Problem,
+    TransactionTypesResponse,
+)
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, push
 from tests.trade_payloads import Line, totals_of, trade_record
@@ -79,18 +87,18 @@ def strict(model, response):
 
 
 def test_real_responses_match_the_documented_models(partner):
-    strict(wire.HealthResponse, partner.get("health"))
-    strict(wire.MappingResponse, partner.get("mappings/transaction-types"))
-    strict(wire.BatchResponse, partner.put("stores", stores_batch(store("S1"))))
-    strict(wire.BatchResponse, partner.put("mappings/transaction-types", mapping_batch()))
-    strict(wire.MappingResponse, partner.get("mappings/transaction-types"))
-    strict(wire.TransactionTypesResponse, partner.get("reference/transaction-types"))
-    strict(wire.CodeListResponse, partner.get("reference/order-types"))
-    strict(wire.Problem, partner.get("reference/nope"))
-    strict(wire.Problem, partner.put("stores", {"batch_id": "x"}))
-    strict(wire.DailyCloseStatus, partner.get(f"daily-close/S1/{DAY}"))
+    strict(HealthResponse, partner.get("health"))
+    strict(MappingResponse, partner.get("mappings/transaction-types"))
+    strict(BatchResponse, partner.put("stores", stores_batch(store("S1"))))
+    strict(BatchResponse, partner.put("mappings/transaction-types", mapping_batch()))
+    strict(MappingResponse, partner.get("mappings/transaction-types"))
+    strict(TransactionTypesResponse, partner.get("reference/transaction-types"))
+    strict(CodeListResponse, partner.get("reference/order-types"))
+    strict(Problem, partner.get("reference/nope"))
+    strict(Problem, partner.put("stores", {"batch_id": "x"}))
+    strict(DailyCloseStatus, partner.get(f"daily-close/S1/{DAY}"))
     record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)])
     push(partner, "S1", [record])
     close_and_wait(partner, "S1", totals_of([record], {"01"}, DIRECTIONS))
-    status = strict(wire.DailyCloseStatus, partner.get(f"daily-close/S1/{DAY}"))
+    status = strict(DailyCloseStatus, partner.get(f"daily-close/S1/{DAY}"))
     assert status.details is not None

@@ -194,7 +194,7 @@ def test_a_database_of_the_previous_version_gets_payment_ids_and_product_lines_f
 
 def test_the_rule_names_a_few_stored_records_and_counts_the_rest():
     from ingest.payment_ids import reused_payment_ids
-    from ingest.wire import TradeRecordsBatch
+    from ingest.wire.requests import TradeRecordsBatch
 
     records = [sale("T-1", "P-1", "P-2"), sale("T-2", "P-2")]
     batch = TradeRecordsBatch.model_validate_json(orjson.dumps(trade_batch("S1", DAY, records)))

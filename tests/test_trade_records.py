@@ -9,7 +9,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from ingest.trade_records import document_json
-from ingest.wire import TradeRecord
+from ingest.wire.requests import TradeRecord
 from tests.payloads import changed, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record

@@ -18,6 +18,9 @@ import pytest
 from pydantic import TypeAdapter
 
 from core.money import format_minor_units
+from ingest.amounts import MoneyReader
+from ingest.batches import BATCH_WARNING_CODES, BatchOutcome
+from ingest.trade_records import read_amounts
 from ingest.trade_rules import (
     AMOUNT_MISMATCH,
     BUSINESS_DATE_MISMATCH,
@@ -33,10 +36,8 @@ from ingest.trade_rules import (
     WARNING_CODES,
     record_warnings,
 )
-from ingest.batches import BATCH_WARNING_CODES, Warning
-from ingest.parsing import MoneyReader
-from ingest.trade_records import read_amounts
-from ingest.wire import TradeRecord
+from ingest.wire.requests import TradeRecord
+from ingest.wire.responses import BatchWarning
 from reference.codes import code_list
 
 PATH = "trade_records[3]"
@@ -663,6 +664,8 @@ def test_warnings_serialise_as_the_batch_response_expects():
     body = combo_sale()
     body["total_amount"] = usd(0)
     (warning,) = warnings_of(body)
-    assert warning.as_dict() == {"code": AMOUNT_MISMATCH, "path": PATH, "message": warning.message,
-                                 "field": "total_amount"}
-    assert "field" not in Warning("SOME_CODE", PATH, "about the whole record").as_dict()
+    whole_record = BatchWarning("SOME_CODE", PATH, "about the whole record")
+    answered = BatchOutcome("3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01", 1, warnings=[warning, whole_record]).as_dict()
+    assert answered["warnings"][0] == {"code": AMOUNT_MISMATCH, "path": PATH, "message": warning.message,
+                                       "field": "total_amount"}
+    assert "field" not in answered["warnings"][1]
