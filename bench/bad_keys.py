@@ -1,6 +1,6 @@
 """What a flood of bad API keys costs (issue 21, part 3): storage calls and CPU per request.
 
-The real request path (`api.http.handle`, the limiter of `api/auth_failures.py`, the key check of
+The real request path (`triggers.http.handle`, the limiter of `triggers/auth_failures.py`, the key check of
 `ingest/access.py`) runs in this process on a SqliteStorage in a temporary directory whose every call
 is counted. Three floods of random keys shaped like real ones:
 
@@ -30,8 +30,8 @@ if str(ROOT) not in sys.path:
 
 import azure.functions as func  # noqa: E402
 
-from api import auth_failures, http  # noqa: E402
-from api.auth_failures import FailureLimiter  # noqa: E402
+from triggers import auth_failures, http  # noqa: E402
+from triggers.auth_failures import FailureLimiter  # noqa: E402
 from backends.factory import Backend  # noqa: E402
 from core.settings import Settings  # noqa: E402
 

@@ -260,7 +260,7 @@ STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
 
 
 def _date(text: str, what: str = "business date"):
-    from reconcile.status import parse_business_date
+    from ingest.daily_close_status import parse_business_date
 
     try:
         return parse_business_date(text)
@@ -289,7 +289,8 @@ def _raise(message: str):
 
 @command("reconcile", "run")
 def reconcile_run(backend, args) -> None:
-    from reconcile.service import reconcile, request_for
+    from core.reconcile_reruns import request_for
+    from reconcile.service import reconcile
 
     day = _require_close(backend, args)
     reconcile(backend.storage, request_for(args.partner_id, day))
@@ -515,9 +516,9 @@ def _payment_type(code: str) -> str:
 
 
 def _suggested_directions() -> dict[str, int]:
-    from reconcile.totals import payment_directions
+    from reference.codes import payment_directions_in_effect
 
-    return payment_directions({})
+    return payment_directions_in_effect({})
 
 
 def _reconciled_without(backend, partner_id: str, code: str) -> list:
@@ -587,10 +588,10 @@ def payment_type_list(backend, args) -> None:
 # These take the reconciliation queue (SQLite or Azure Storage, as the settings select), not storage.
 
 def _request_columns(body: bytes | str) -> list[str]:
-    from reconcile import messages
+    from core import reconcile_messages
 
     try:
-        request = messages.decode(body)
+        request = reconcile_messages.decode(body)
     except ValueError:
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         return ["(not a reconciliation request)", repr(text[:60]), "", ""]

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import datetime as dt
 
-from core import faults
+from core import faults, reconcile_messages
 from core.ports import ClosedDay, DelayedQueue, Partner, ReconcileRequest, Storage
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, money_problems, parse, raise_if_any, raw_money_problems
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire import DailyClose, StoreDayKey
-from reconcile import messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
@@ -56,7 +55,7 @@ def post_daily_close(storage: Storage, queue: DelayedQueue, partner: Partner, bo
     def save(marker):
         if not storage.close_received(partner.partner_id, close.store_id, close.business_date, marker.batch_id):
             faults.point("close.before_enqueue")
-            queue.send(messages.encode(request), delay_seconds)
+            queue.send(reconcile_messages.encode(request), delay_seconds)
             faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
 

@@ -11,10 +11,10 @@ from core import faults
 from core.clock import to_api_text
 from core.errors import ApiError, FieldProblem
 from core.ports import DelayedQueue, Partner, Storage
+from core.reconcile_reruns import rerun_after_mapping
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire import MappingsBatch, ResendKey
-from reconcile.service import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
 

@@ -18,6 +18,7 @@ import orjson
 from core import faults
 from core.errors import FieldProblem
 from core.ports import BatchMarker, DelayedQueue, Partner, RecordMove, Storage, StoreDay, StoreMaster, TradeRecordRow
+from core.reconcile_reruns import reopen_changed_days
 from ingest import access
 from ingest.batches import (BatchOutcome, Warning, accept, known_batch, new_marker, repeated_batch_seq,
                             unknown_member_warnings)
@@ -26,8 +27,7 @@ from ingest.parsing import MoneyReader, Refused, duplicates, parse, raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire import MAX_SAFE_INT, StoreDayKey, TradeRecord, TradeRecordsBatch
-from reconcile.service import reopen_changed_days
-from reconcile.totals import payment_directions
+from reference.codes import payment_directions_in_effect
 
 TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
 
@@ -233,7 +233,7 @@ def post_trade_records(storage: Storage, queue: DelayedQueue, partner: Partner, 
     raise_if_any(problems, body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
-    known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
+    known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
     warnings: list[Warning] = []
     for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
         warnings += record_warnings(f"trade_records[{index}]", record, money,

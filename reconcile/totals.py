@@ -13,17 +13,11 @@ from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
 from core.ports import StoreDayTotals
-from reference.codes import code_list, standard_transaction_type
+from reference.codes import standard_transaction_type
 
 COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
 AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 TOTAL_FIELDS = COUNT_FIELDS + AMOUNT_FIELDS
-
-
-def payment_directions(partner_directions: dict[str, int]) -> dict[str, int]:
-    """Directions of the suggested payment types, overridden or extended by the partner's own."""
-    suggested = {entry["code"]: entry["direction"] for entry in code_list("payment-types").entries}
-    return {**suggested, **partner_directions}
 
 
 @dataclass
