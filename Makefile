@@ -49,7 +49,7 @@ clean:
 
 # Regenerate the checked-in OpenAPI document from the app (a test fails when it drifts).
 openapi: $(STAMP)
-	$(PY) -m api.openapi > docs/openapi.json
+	$(PY) -m triggers.openapi > docs/openapi.json
 
 # Benchmarks against the floor of the same work (docs/performance.md): prints a table and writes
 # bench/results/latest.json. BENCH_REPEAT=N sets the repetitions (default 15); BENCH_ARGS="--quick",

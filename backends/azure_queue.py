@@ -35,7 +35,7 @@ from core.settings import HOST_JSON, host_settings, message_encoding, storage_co
 
 log = logging.getLogger("pos.queue")
 
-CONNECTION = "AzureWebJobsStorage"  # the `connection` of the queue trigger in reconcile/routes.py
+CONNECTION = "AzureWebJobsStorage"  # the `connection` of the queue trigger in triggers/reconciliation.py
 MAX_DELAY_SECONDS = 7 * 24 * 3600  # the service's limit on a visibility timeout
 NEVER_EXPIRES = -1  # time-to-live: infinite (service version 2017-07-29 and later)
 PEEK_LIMIT = 32  # the most messages one peek or receive call returns

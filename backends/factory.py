@@ -1,9 +1,11 @@
-"""Opens the backend the settings name, once per process (connections are reused, no state that
-matters for correctness lives here: every instance sees the same storage)."""
+"""Opens the adapters the settings name (storage and the reconciliation queue), as one Backend.
+
+The app opens it once per process through its composition root (triggers/composition.py); `hq` opens
+its own for the command it runs.
+"""
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass
 
@@ -32,7 +34,3 @@ def open_backend(settings: Settings) -> Backend:
     # The Azure SDKs log every HTTP request at INFO; our own log lines say what matters.
     logging.getLogger("azure").setLevel(logging.WARNING)
     return Backend(settings, open_storage(settings), open_reconcile_queue(settings))
-
-@functools.cache
-def current_backend() -> Backend:
-    return open_backend(Settings.from_env())

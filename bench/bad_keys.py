@@ -1,6 +1,6 @@
 """What a flood of bad API keys costs (issue 21, part 3): storage calls and CPU per request.
 
-The real request path (`api.http.handle`, the limiter of `api/auth_failures.py`, the key check of
+The real request path (`triggers.http.handle`, the limiter of `triggers/auth_failures.py`, the key check of
 `ingest/access.py`) runs in this process on a SqliteStorage in a temporary directory whose every call
 is counted. Three floods of random keys shaped like real ones:
 
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import azure.functions as func
 
-from api import auth_failures, http
-from api.auth_failures import FailureLimiter
+from triggers import auth_failures, http
+from triggers.auth_failures import FailureLimiter
 from backends.factory import Backend
 from core.settings import Settings
 

@@ -42,7 +42,7 @@ def load_store_day(service: harness.Service, size: int, business_date: dt.date, 
     and a daily close with their control totals through the daily close use case; the reconcile request."""
     from core.records import BatchMarker
     from ingest.daily_close import post_daily_close
-    from reconcile.service import request_for
+    from core.reconcile_reruns import request_for
 
     exponent = catalogue.profile_for(service.currency).exponent
     everything = []

@@ -61,7 +61,7 @@ class RecordChanges:
     """What a trade-records batch changed: how many of its records were newer than what was stored (those
     change the batch's own store-day), and which of them moved from another store-day (those change the day
     they left too). Kept in the batch's marker, so that a retry answered ALREADY_RECEIVED can finish what
-    the first attempt left undone (see reconcile.service.reopen_changed_days)."""
+    the first attempt left undone (see core.reconcile_reruns.reopen_changed_days)."""
 
     newer: int = 0
     moves: tuple[RecordMove, ...] = ()

@@ -140,7 +140,7 @@ class Settings:
     backend: str  # "sqlite" (embedded) or "azure" (Cosmos DB + Storage Queue)
     data_dir: Path
     rate_limit_per_minute: int
-    auth_failures_per_minute: int  # per client address, each instance; 0 = off (api/auth_failures.py)
+    auth_failures_per_minute: int  # per client address, each instance; 0 = off (triggers/auth_failures.py)
     reconcile_delay_seconds: int
     reconcile_sweep_grace_seconds: int
     create_demo_partner: bool

@@ -166,22 +166,21 @@ def _serve(args) -> int:
 def _serve_with_settings(args) -> int:
     settings = Settings.from_env()
     _arm_faults()
-    from api.telemetry import JsonFormatter
+    from triggers.telemetry import JsonFormatter
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())  # structured, like Application Insights customDimensions
     logging.basicConfig(level=settings.log_level.upper(), handlers=[handler])
     port = args.port if args.port is not None else int(os.environ.get("PORT") or 7071)
 
-    from backends.factory import current_backend
-    from devhost.functions import read_functions
+    from devhost.functions import load_app, read_functions
     from devhost.server import FunctionsHttpServer
     from devhost.triggers import QueueTriggerRunner, TimerTriggerRunner
-    from function_app import app
+    from triggers.composition import current_backend
 
     host = host_settings()  # host.json and its AzureFunctionsJobHost__ overrides, as the host reads them
     prefix = route_prefix(host)
-    functions = app.get_functions()  # allowed once per process
+    functions = load_app().get_functions()  # allowed once per process
     _binding_settings(functions, args.strict)
     table = read_functions(functions)
 

@@ -8,9 +8,11 @@ host), so the local host serves exactly what Azure would. tests/test_worker_inde
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import os
 import re
+import sys
 import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -91,6 +93,21 @@ def binding_setting_names(functions: Iterable) -> set[str]:
     """The app settings that the functions' bindings name as %NAME%: the host resolves them at start."""
     return {name for function in functions for raw in function.get_raw_bindings()
             for name in SETTING_EXPRESSION.findall(raw)}
+
+
+SCRIPT_MODULE = "function_app"  # the worker's default script, function_app.py at the app's root
+
+
+def load_app(root=PROJECT_ROOT, module_name: str = SCRIPT_MODULE) -> func.FunctionRegister:
+    """The app object, found as the Python worker finds it: the script imported by its module name from
+    the app's root, and the one function app among its top-level names."""
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    module = importlib.import_module(module_name)
+    apps = [value for value in vars(module).values() if isinstance(value, func.FunctionRegister)]
+    if len(apps) != 1:
+        raise ValueError(f"{module_name}.py must define exactly one function app at top level, not {len(apps)}")
+    return apps[0]
 
 
 def read_functions(functions: Iterable) -> FunctionTable:

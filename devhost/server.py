@@ -12,8 +12,8 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import azure.functions as func
 import orjson
 
-from api.http import REQUEST_ID_HEADER, loggable_path, request_id_for
-from api.telemetry import log_exception
+from triggers.http import REQUEST_ID_HEADER, loggable_path, request_id_for
+from triggers.telemetry import log_exception
 from devhost.functions import FunctionTable, invoke
 
 # The Functions front end refuses bodies over 100 MB before the app sees them; so does this host.

@@ -20,7 +20,7 @@ def batch_id(text: str) -> str:
 
 
 def business_date(text: str, what: str = "business date") -> dt.date:
-    from reconcile.status import parse_business_date
+    from ingest.daily_close_status import parse_business_date
 
     try:
         return parse_business_date(text)

@@ -13,7 +13,7 @@ from backends.queues import open_reconcile_queue
 from core.clock import to_api_text
 from core.ports import AdminError, QueueConsumer
 from hq.output import table
-from reconcile import messages
+from core import reconcile_messages
 
 
 def add_group(groups) -> None:
@@ -47,7 +47,7 @@ def poison_list(queue: QueueConsumer, args: argparse.Namespace) -> None:
 
 def _request_columns(body: bytes | str) -> list[str]:
     try:
-        request = messages.decode(body)
+        request = reconcile_messages.decode(body)
     except ValueError:
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
         return ["(not a reconciliation request)", repr(text[:60]), "", ""]

@@ -233,7 +233,7 @@ var appSettings = {
   // Not a secret (an ingestion endpoint and id); with local auth disabled, ingestion needs the Entra token below.
   APPLICATIONINSIGHTS_CONNECTION_STRING: monitoring.outputs.connectionString
   APPLICATIONINSIGHTS_AUTHENTICATION_STRING: 'ClientId=${identity.properties.clientId};Authorization=AAD'
-  // The app configures Azure Monitor for its own log lines (api/telemetry.py); the worker must not as well.
+  // The app configures Azure Monitor for its own log lines (triggers/telemetry.py); the worker must not as well.
   PYTHON_APPLICATIONINSIGHTS_ENABLE_TELEMETRY: 'false'
   POS_BACKEND: 'azure'
   COSMOS_ENDPOINT: cosmos.outputs.endpoint
@@ -241,7 +241,7 @@ var appSettings = {
   COSMOS_CREATE_CONTAINERS: 'false'
   BATCH_MARKER_TTL_DAYS: string(batchMarkerTtlDays)
   RATE_LIMIT_PER_MINUTE: string(rateLimitPerMinute)
-  AUTH_FAILURES_PER_MINUTE: '60' // failed authentications per client address per minute, each instance (api/auth_failures.py)
+  AUTH_FAILURES_PER_MINUTE: '60' // failed authentications per client address per minute, each instance (triggers/auth_failures.py)
   RECONCILE_DELAY_SECONDS: string(reconcileDelaySeconds)
   RECONCILE_SWEEP_SCHEDULE: reconcileSweepSchedule
   RECONCILE_SWEEP_GRACE_SECONDS: string(reconcileSweepGraceSeconds)

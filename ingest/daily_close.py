@@ -26,7 +26,7 @@ from ingest.parsing import Refused, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
-from reconcile import messages
+from core import reconcile_messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
@@ -65,7 +65,7 @@ def post_daily_close(storage: DailyCloseStorage, queue: DelayedQueue, partner: P
     def save(marker):
         if not storage.close_received(partner.partner_id, close.store_id, close.business_date, marker.batch_id):
             faults.point("close.before_enqueue")
-            queue.send(messages.encode(request), delay_seconds)
+            queue.send(reconcile_messages.encode(request), delay_seconds)
             faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
 

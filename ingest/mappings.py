@@ -19,7 +19,7 @@ from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import MappingResponse, answer
-from reconcile.service import rerun_after_mapping
+from core.reconcile_reruns import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
 UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "

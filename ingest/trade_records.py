@@ -38,8 +38,8 @@ from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import MAX_SAFE_INT
-from reconcile.service import reopen_changed_days
-from reconcile.totals import payment_directions
+from core.reconcile_reruns import reopen_changed_days
+from reference.codes import payment_directions_in_effect
 
 TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
 
@@ -251,7 +251,7 @@ def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partne
     raise_if_any(problems, body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
-    known_payment_types = set(payment_directions(storage.payment_directions(partner.partner_id)))
+    known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
     warnings: list[BatchWarning] = []
     for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
         warnings += record_warnings(f"trade_records[{index}]", record, money,

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 from core.ports import AdminError, Storage
 from core.records import ClosedDay, Partner
-from reconcile.service import reconcile, request_for
-from reconcile.totals import payment_directions
+from core.reconcile_reruns import request_for
+from reconcile.service import reconcile
+from reference.codes import payment_directions_in_effect
 
 # -- closes ---------------------------------------------------------------------------------------
 
@@ -73,7 +74,7 @@ class DirectionSet:
 
 
 def suggested_directions() -> dict[str, int]:
-    return payment_directions({})
+    return payment_directions_in_effect({})
 
 
 def directions(storage: Storage, partner: Partner) -> list[Direction]:

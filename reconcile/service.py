@@ -1,4 +1,4 @@
-"""Run a reconciliation, sweep overdue closes, and re-run days a new mapping affects.
+"""Run a reconciliation and sweep overdue closes (the re-runs other changes call for: core/reconcile_reruns.py).
 
 Queue delivery is at least once, so running the same request twice gives the same result, and
 a result is stored only if the close it reconciled is still the latest one for the store-day.
@@ -11,13 +11,14 @@ import datetime as dt
 import logging
 from typing import Protocol
 
-from core import faults
+from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.money import currency_exponent
 from core.ports import BatchMarkers, DelayedQueue, MasterReads, Reconciliations, TradeRecordReads
-from core.records import ClosedDay, ReconcileRequest, RecordChanges, StoreDay
-from reconcile import messages
-from reconcile.totals import compute_totals, differences, expected_minor, payment_directions, raw_differences
+from core.records import ClosedDay, ReconcileRequest
+from core.reconcile_reruns import is_stale, request_for
+from reconcile.totals import compute_totals, differences, expected_minor, raw_differences
+from reference.codes import payment_directions_in_effect
 
 log = logging.getLogger("pos.reconcile")
 
@@ -32,10 +33,6 @@ _RECORDS_CHANGED = object()
 class ReconcileStorage(Reconciliations, BatchMarkers, TradeRecordReads, MasterReads, Protocol):
     """What a reconciliation run uses of storage: the close, the day's sums and batch_seqs, the mapping and
     payment directions, and the conditional save of its result."""
-
-
-class MappingRerunStorage(MasterReads, Reconciliations, Protocol):
-    """What re-running the days a new mapping re-maps uses of storage."""
 
 
 class CloseNotCommitted(Exception):
@@ -84,7 +81,7 @@ def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: d
     day_totals = storage.store_day_totals(request.partner_id, request.store_id, request.business_date)
     faults.point("reconcile.totals_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()
-    directions = payment_directions(storage.payment_directions(request.partner_id))
+    directions = payment_directions_in_effect(storage.payment_directions(request.partner_id))
     actual = compute_totals(day_totals, standard_of, directions)
     expected = expected_minor(day.expected, exponent)
     differing = differences(expected, actual)
@@ -131,16 +128,6 @@ def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, a
     }
 
 
-def is_stale(day: ClosedDay, standard_of: dict[str, str]) -> bool | None:
-    """Whether a checked day's result resolved one of its source codes otherwise than `standard_of`
-    does; None for a result saved before results recorded their mapping (mapped_source_codes)."""
-    details = day.details or {}
-    used = details.get("mapped_source_codes")
-    if used is None:
-        return None
-    return any(standard_of.get(code) != used.get(code) for code in details.get("source_codes", []))
-
-
 MISSING_SEQS_SHOWN = 1_000
 
 
@@ -156,65 +143,14 @@ def _missing_seqs(expected_batches: int, seqs: list[int]) -> list[int]:
     return missing
 
 
-def request_for(partner_id: str, day: ClosedDay) -> ReconcileRequest:
-    return ReconcileRequest(partner_id, day.store_id, day.business_date, day.close_batch_id)
-
-
 def sweep(storage: Reconciliations, queue: DelayedQueue, grace_seconds: int, now: dt.datetime | None = None) -> int:
     """Re-enqueue closes still RECEIVED past their due time (a lost or failed message)."""
     now = now or utc_now()
     overdue = storage.days_due(now - dt.timedelta(seconds=grace_seconds))
     for partner_id, day in overdue:
-        queue.send(messages.encode(request_for(partner_id, day)), 0)
+        queue.send(reconcile_messages.encode(request_for(partner_id, day)), 0)
         faults.point("sweep.enqueued")
         storage.postpone(partner_id, day.store_id, day.business_date, now)
     if overdue:
         log.warning("sweep re-enqueued %d overdue reconciliations", len(overdue))
     return len(overdue)
-
-
-def rerun_after_mapping(storage: MappingRerunStorage, queue: DelayedQueue, partner_id: str,
-                        changed_codes: set[str]) -> int:
-    """Reconcile again every checked day of the partner whose result resolved a source code otherwise
-    than the mapping in effect now; days not yet checked will use it anyway.
-
-    Comparing with what each result used, rather than with the mapping before the upload, makes this
-    safe to repeat: a mapping upload that failed after its mapping was stored (and before or while
-    re-enqueueing) is completed by the partner's retry, which is answered ALREADY_RECEIVED and runs
-    this again. `changed_codes` only serves results saved before they recorded their mapping."""
-    standard_of = storage.get_mapping(partner_id).standard_code_of()
-    count = 0
-    for day in storage.closed_days(partner_id):
-        if day.status == "RECEIVED":
-            continue
-        stale = is_stale(day, standard_of)
-        if stale is None:
-            stale = bool(set((day.details or {}).get("source_codes", [])) & changed_codes)
-        if stale:
-            queue.send(messages.encode(request_for(partner_id, day)), 0)
-            count += 1
-    return count
-
-
-def reopen_changed_days(storage: Reconciliations, queue: DelayedQueue, partner_id: str, batch_day: StoreDay,
-                        changes: RecordChanges, delay_seconds: int, checked_before: dt.datetime | None = None) -> int:
-    """Put back to RECEIVED every store-day with a result whose records a batch changed (the batch's own day
-    when one of its records was newer, and each day a record moved out of), and send its message, delayed.
-
-    Only the call that reopened a day sends: a day already RECEIVED is due anyway (its message, or the sweep
-    when that was lost), so however many batches arrive, a day is reconciled once per delay. Safe to repeat:
-    a retry of the batch, answered ALREADY_RECEIVED, runs this again from its marker, with `checked_before`
-    the batch's time of receipt, so that a result computed since is not thrown away again. Returns the
-    number of days reopened."""
-    due_at = utc_now() + dt.timedelta(seconds=delay_seconds)
-    reopened = 0
-    for day in changes.days(batch_day):
-        moves = [move for move in changes.moves if day in (move.left, move.to)]
-        closed = storage.reopen_day(partner_id, day, due_at, moves, checked_before)
-        if closed is None:
-            continue
-        faults.point("records.reopened")
-        queue.send(messages.encode(request_for(partner_id, closed)), delay_seconds)
-        reopened += 1
-        log.info("store-day %s reopened: accepted records changed it after its reconciliation", day)
-    return reopened

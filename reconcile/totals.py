@@ -20,12 +20,6 @@ AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_
 TOTAL_FIELDS = COUNT_FIELDS + AMOUNT_FIELDS
 
 
-def payment_directions(partner_directions: dict[str, int]) -> dict[str, int]:
-    """Directions of the suggested payment types, overridden or extended by the partner's own."""
-    suggested = {entry["code"]: entry["direction"] for entry in code_list("payment-types").entries}
-    return {**suggested, **partner_directions}
-
-
 @dataclass
 class DayTotals:
     trade_record_count: int = 0

@@ -60,7 +60,8 @@ def standard_transaction_type(code: str) -> dict | None:
     return code_list(TRANSACTION_TYPES).by_code.get(code)
 
 
-def standard_payment_direction(payment_type: str) -> int | None:
-    """+1, -1 or 0 (not counted) for a suggested payment_type; None for a custom value."""
-    entry = code_list("payment-types").by_code.get(payment_type)
-    return None if entry is None else entry["direction"]
+def payment_directions_in_effect(partner_directions: dict[str, int]) -> dict[str, int]:
+    """+1, -1 or 0 (not counted) per payment_type: the suggested list's directions, overridden or extended
+    by the partner's own (`hq payment-type set`). A payment_type in neither has no direction yet."""
+    suggested = {entry["code"]: entry["direction"] for entry in code_list("payment-types").entries}
+    return {**suggested, **partner_directions}

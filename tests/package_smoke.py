@@ -48,7 +48,7 @@ def call(name: str, method: str, path: str, body: bytes = b"", headers: dict | N
 
 
 # HQ's set-up, through the package's own code (hq/ is not deployed): a partner, its store, a key.
-from backends.factory import current_backend  # noqa: E402
+from triggers.composition import current_backend  # noqa: E402
 from core.clock import utc_now  # noqa: E402
 from ingest.access import new_key  # noqa: E402
 

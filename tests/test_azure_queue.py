@@ -35,7 +35,7 @@ from devhost.functions import QueueFunction
 from devhost.triggers import QueueTriggerRunner
 from ingest.daily_close import post_daily_close
 from ingest.stores import put_stores
-from reconcile import messages
+from core import reconcile_messages
 from tests.conftest import ROOT, free_port
 from tests.payloads import stores_batch
 from tests.trade_payloads import daily_close
@@ -138,7 +138,7 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
     storage, partner = store_day
     close = daily_close("S1", DAY, ZERO_TOTALS, batch_count=0)
     assert post_daily_close(storage, queue, partner, json.dumps(close).encode(), delay_seconds=0).http_status == 202
-    sent = messages.encode(ReconcileRequest(partner.partner_id, "S1", dt_date(DAY), close["batch_id"]))
+    sent = reconcile_messages.encode(ReconcileRequest(partner.partner_id, "S1", dt_date(DAY), close["batch_id"]))
 
     # On the wire: base64 of the JSON the sender wrote, as host.json tells the trigger to expect.
     assert host_message_encoding() == HOST_QUEUES["messageEncoding"] == "base64"
@@ -149,9 +149,9 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
 
     # The local host's trigger path hands the app's own function the decoded bytes. (The function is
     # taken from its decorator: app.get_functions() may be called only once per process.)
-    from reconcile.routes import reconcile_store_day as registered
+    from triggers.reconciliation import reconcile_store_day as registered
 
-    monkeypatch.setattr("reconcile.routes.current_backend", lambda: types.SimpleNamespace(storage=storage))
+    monkeypatch.setattr("triggers.reconciliation.current_backend", lambda: types.SimpleNamespace(storage=storage))
     real = registered._function.get_user_function()
     given = []
 
@@ -162,7 +162,7 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
     assert runner(queue, reconcile_store_day).run_once()
     (msg,) = given
     assert msg.get_body() == sent.encode()
-    assert messages.decode(msg.get_body()) == ReconcileRequest(partner.partner_id, "S1", dt_date(DAY), close["batch_id"])
+    assert reconcile_messages.decode(msg.get_body()) == ReconcileRequest(partner.partner_id, "S1", dt_date(DAY), close["batch_id"])
     assert storage.get_closed_day(partner.partner_id, "S1", dt_date(DAY)).status == "MATCHED"
     assert raw_client(azurite, queue.queue_name).peek_messages() == []  # deleted once processed
 
@@ -215,9 +215,9 @@ def test_a_message_not_in_base64_goes_to_the_poison_queue_at_once(azurite, queue
 def test_a_message_the_function_cannot_decode_goes_to_the_poison_queue_at_once(azurite, queue, monkeypatch, body):
     """Valid base64, so the host hands it over; but it is no reconciliation request. The app's function
     moves it to the poison queue on its first attempt instead of failing five times."""
-    from reconcile.routes import reconcile_store_day as registered
+    from triggers.reconciliation import reconcile_store_day as registered
 
-    monkeypatch.setattr("reconcile.routes.current_backend", lambda: types.SimpleNamespace(queue=queue))
+    monkeypatch.setattr("triggers.reconciliation.current_backend", lambda: types.SimpleNamespace(queue=queue))
     queue.ensure_queues()
     queue._client.send_message(body)
     trigger = runner(queue, registered._function.get_user_function())
@@ -285,7 +285,7 @@ def test_a_stale_receipt_deletes_nothing_and_raises_nothing(queue):
 
 def test_a_poisoned_message_on_azurite_is_listed_and_replayed_by_hq(azurite, reconcile_queue, tmp_path):
     request = ReconcileRequest("p-poison", "S1", dt_date(DAY), "close-1")
-    reconcile_queue.send(messages.encode(request), 0)
+    reconcile_queue.send(reconcile_messages.encode(request), 0)
     assert poison_by_failing(reconcile_queue, visibility="00:00:01") == MAX_DEQUEUE
     assert reconcile_queue.receive(1) is None  # gone from the main queue after maxDequeueCount attempts
 
@@ -305,7 +305,7 @@ def test_a_poisoned_message_on_azurite_is_listed_and_replayed_by_hq(azurite, rec
 
     given = []
     assert runner(reconcile_queue, given.append).run_once()
-    assert messages.decode(given[0].get_body()) == request
+    assert reconcile_messages.decode(given[0].get_body()) == request
     assert reconcile_queue.receive(1) is None  # consumed and deleted
 
 
@@ -337,7 +337,7 @@ def test_the_same_hq_commands_work_on_the_sqlite_queue(tmp_path):
     queue = open_reconcile_queue(_settings(env))
     assert isinstance(queue, SqliteQueue)
     request = ReconcileRequest("p-sqlite", "S2", dt_date(DAY), "close-2")
-    queue.send(messages.encode(request), 0)
+    queue.send(reconcile_messages.encode(request), 0)
     assert poison_by_failing(queue, visibility="00:00:00.01") == MAX_DEQUEUE
 
     listing = hq(env, "queue", "poison", "list")
@@ -349,7 +349,7 @@ def test_the_same_hq_commands_work_on_the_sqlite_queue(tmp_path):
 
     given = []
     assert runner(queue, given.append).run_once()
-    assert messages.decode(given[0].get_body()) == request
+    assert reconcile_messages.decode(given[0].get_body()) == request
     assert hq(env, "queue", "poison", "replay", message_id).returncode == 1
 
 

@@ -11,7 +11,7 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from api.auth_failures import FailureLimiter, client_address
+from triggers.auth_failures import FailureLimiter, client_address
 from tests.conftest import make_partner, start_host
 from tests.payloads import problem_of
 

@@ -63,7 +63,7 @@ def test_store_id_keeps_its_restricted_set(store_id, valid):
 def test_the_document_says_why_store_id_is_restricted_and_that_codes_are_not():
     import json
 
-    from api.openapi import DOCUMENT
+    from triggers.openapi_document import DOCUMENT
 
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))  # kept equal to the code by test_openapi.py
     (path_store_id, _) = document["paths"]["/daily-close/{store_id}/{business_date}"]["get"]["parameters"]

@@ -160,13 +160,13 @@ def test_a_setting_that_is_not_a_number_is_named_in_the_error(monkeypatch):
 
 def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch):
     """A 5 MB body costs its size once in the host: read in one piece (Content-Length), then handed to
-    func.HttpRequest and through api/http.py's json_body without a copy (docs/decisions.md)."""
+    func.HttpRequest and through triggers/http.py's json_body without a copy (docs/decisions.md)."""
     import http.client
     import re
 
     import azure.functions as func
 
-    from api.http import Call
+    from triggers.http import Call
     from devhost import server as devserver
     from devhost.functions import FunctionTable, HttpFunction
 

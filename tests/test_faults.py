@@ -36,7 +36,7 @@ from ingest.mappings import put_mapping
 from ingest.products import put_products
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from reconcile import messages
+from core import reconcile_messages
 from reconcile.service import reconcile, sweep
 from tests.conftest import make_partner, start_host
 from tests.payloads import (
@@ -141,7 +141,7 @@ def drain(backend: Backend) -> None:
             time.sleep(0.1)
             continue
         try:
-            reconcile(backend.storage, messages.decode(message.body))
+            reconcile(backend.storage, reconcile_messages.decode(message.body))
         except InjectedFault:
             failed.add(message.message_id)
             continue

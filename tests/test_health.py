@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from api.health import CHECK_INTERVAL_SECONDS
+from triggers.health import CHECK_INTERVAL_SECONDS
 from devhost.azurite_emulator import start_azurite
 from devhost.processes import free_port
 from tests.conftest import start_host

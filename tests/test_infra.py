@@ -671,7 +671,7 @@ def _imported_project_files() -> frozenset[str]:
 def test_funcignore_ships_what_the_app_reads_at_run_time():
     needed = RUN_TIME_FILES | _imported_project_files()
     needed |= {path for path in _repository_files() if path.startswith("reference/data/")}
-    assert {"function_app.py", "api/routes.py", "backends/cosmos/storage.py"} <= needed
+    assert {"function_app.py", "triggers/openapi_document.py", "backends/cosmos/storage.py"} <= needed
     assert needed - set(_deployed_files()) == set()
 
 
@@ -688,7 +688,7 @@ def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
                  "examples/push_day.py", "node_modules/azurite/package.json", ".venv/bin/python",
                  ".data/pos.sqlite", "local.settings.json", "docs/decisions.md", "infra/main.bicep",
                  "infra/modules/cosmos.bicep", "infra/main.test.parameters.json", "README.md", "Makefile",
-                 "api/__pycache__/http.cpython-311.pyc", ".git/config", "azure.yaml"]:
+                 "triggers/__pycache__/http.cpython-311.pyc", ".git/config", "azure.yaml"]:
         assert ignore.match_file(path), path
     assert not any(path.startswith(("tests/", "devhost/", "bench/", "examples/")) for path in _deployed_files())
 
@@ -895,18 +895,18 @@ def test_the_core_tools_port_anchors_patterns_at_the_root():
     """Why each pattern is written twice: Core Tools' `__pycache__/` leaves out the root's cache only."""
     rules = CoreToolsIgnore("__pycache__/\n*.pyc\ndocs/*\n!docs/openapi.json\n")
     assert not rules.accepts("__pycache__/function_app.cpython-311.pyc")
-    assert rules.accepts("api/__pycache__/routes.cpython-311.pyc")
-    assert not rules.accepts("x.pyc") and rules.accepts("api/x.pyc")
+    assert rules.accepts("triggers/__pycache__/routes.cpython-311.pyc")
+    assert not rules.accepts("x.pyc") and rules.accepts("triggers/x.pyc")
     assert not rules.accepts("docs/decisions.md") and rules.accepts("docs/openapi.json")
 
 
 # Files a developer's or azd's machine holds that must never ship, wherever they are.
 NEVER_SHIPPED = [
     "__pycache__/function_app.cpython-311.pyc",
-    "api/__pycache__/routes.cpython-311.pyc",
+    "triggers/__pycache__/routes.cpython-311.pyc",
     "ingest/__pycache__/batches.cpython-311.pyc",
     "backends/sub/__pycache__/deep.cpython-311.pyc",
-    "function_app.pyc", "api/routes.pyc", "reconcile/a/b/c.pyc",
+    "function_app.pyc", "triggers/routes.pyc", "reconcile/a/b/c.pyc",
     "wt-infra_env/pyvenv.cfg", "wt-infra_env/lib/python3.11/site-packages/six.py",
     "pos-ingestion_env/bin/python", "partner-pos_env/lib/python3.11/site-packages/azure/functions/__init__.py",
     ".venv/bin/python", ".venv/lib/python3.11/site-packages/pydantic/main.py",

@@ -10,7 +10,7 @@ from opentelemetry import metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from api import telemetry
+from triggers import telemetry
 from tests.conftest import make_partner, start_host
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.test_business_day import DAY, DIRECTIONS, wait_for_result
@@ -138,7 +138,7 @@ def test_an_unexpected_error_is_logged_with_its_type_frames_and_request_id_but_n
     import azure.functions as func
     import pydantic
 
-    from api import http
+    from triggers import http
 
     monkeypatch.setattr(http, "current_backend", lambda: None)
 
@@ -163,7 +163,7 @@ def test_an_unexpected_error_is_logged_with_its_type_frames_and_request_id_but_n
     assert error["request_id"] == "support-7" and error["path"] == "pos/v1/trade-records"
     assert error["exception_type"] == "RuntimeError"
     assert error["exception_chain"] == ["RuntimeError", "pydantic_core._pydantic_core.ValidationError"]
-    assert "in look_up_member" in error["exception"] and 'File "api/http.py"' in error["exception"]
+    assert "in look_up_member" in error["exception"] and 'File "triggers/http.py"' in error["exception"]
     assert "message not logged" in error["exception"]
     (logged,) = [e for e in log_entries(text) if e.get("event") == "http_request"]
     assert logged["request_id"] == "support-7" and logged["code"] == "INTERNAL_ERROR"

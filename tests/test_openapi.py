@@ -10,7 +10,7 @@ import pytest
 import requests
 from openapi_spec_validator import validate
 
-from api.openapi import OPERATIONS, build_document, http_functions
+from triggers.openapi import OPERATIONS, build_document, http_functions
 from core.settings import PROJECT_ROOT
 from function_app import app
 from ingest.wire.responses import (

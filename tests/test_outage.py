@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from api.health import CHECK_INTERVAL_SECONDS
+from triggers.health import CHECK_INTERVAL_SECONDS
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
 from tests.conftest import make_partner, start_host
@@ -16,7 +16,7 @@ from tests.trade_payloads import Line, trade_batch, trade_record
 
 
 def health_once_checked_again(partner):
-    """Health answers from a check at most CHECK_INTERVAL_SECONDS old (api/health.py): the first 503 after
+    """Health answers from a check at most CHECK_INTERVAL_SECONDS old (triggers/health.py): the first 503 after
     the outage, within the interval and the time the check takes to give up."""
     deadline = time.monotonic() + CHECK_INTERVAL_SECONDS + 30
     while (health := partner.get("health")).status_code == 200 and time.monotonic() < deadline:

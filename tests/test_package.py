@@ -104,7 +104,7 @@ def smoke(tmp_path_factory) -> dict:
 def test_the_package_holds_the_app_and_none_of_the_tools():
     files = set(packaged_files(ROOT))
     for needed in ("function_app.py", "host.json", "requirements.txt", "docs/openapi.json",
-                   "infra/cosmos/containers.json", "api/http.py", "reference/data"):
+                   "infra/cosmos/containers.json", "triggers/http.py", "reference/data"):
         assert needed in files or any(name.startswith(needed + "/") for name in files), needed
     for tool in ("tests/", "devhost/", "hq/", "bench/", "loadtest/", "examples/", "node_modules/", ".venv/",
                  "requirements-dev.txt", "Makefile", "local.settings.json.example", "infra/main.bicep"):

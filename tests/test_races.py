@@ -28,7 +28,7 @@ from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from reconcile import messages
+from core import reconcile_messages
 from reconcile.service import reconcile
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch, store, stores_batch
@@ -207,7 +207,7 @@ def next_request(queue):
     message = queue.receive(30)
     assert message is not None
     queue.delete(message)
-    return messages.decode(message.body)
+    return reconcile_messages.decode(message.body)
 
 
 def held_at(point: str):

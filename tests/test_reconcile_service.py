@@ -11,8 +11,9 @@ from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
 from core.clock import utc_now
 from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
-from reconcile import messages
-from reconcile.service import CloseNotCommitted, reconcile, request_for, sweep
+from core import reconcile_messages
+from core.reconcile_reruns import request_for
+from reconcile.service import CloseNotCommitted, reconcile, sweep
 
 DAY = dt.date(2026, 11, 20)
 EXPECTED = {"batch_count": 1, "trade_record_count": 1, "item_row_count": 1, "payment_row_count": 1,
@@ -88,7 +89,7 @@ def test_the_sweep_sends_only_closes_overdue_past_the_grace(storage, tmp_path):
     assert sweep(storage, queue, grace_seconds=300) == 0
     assert sweep(storage, queue, grace_seconds=60) == 1
     message = queue.receive(30)
-    assert messages.decode(message.body).close_batch_id == "c1"
+    assert reconcile_messages.decode(message.body).close_batch_id == "c1"
     assert sweep(storage, queue, grace_seconds=60) == 0  # postponed: not sent again at once
 
 
@@ -136,16 +137,16 @@ def test_the_worker_retries_a_message_ahead_of_its_close_until_the_last_attempt(
     from azure.functions.queue import QueueMessage
 
     from core.settings import host_settings, max_dequeue_count
-    from reconcile.routes import reconcile_store_day
+    from triggers.reconciliation import reconcile_store_day
 
     if override:  # an app setting over host.json, read per message as the host reads it
         monkeypatch.setenv("AzureFunctionsJobHost__extensions__queues__maxDequeueCount", override)
     max_attempts = max_dequeue_count(host_settings())
     assert max_attempts == int(override or 5)  # else host.json's maxDequeueCount
     caplog.set_level("INFO", logger="pos.reconcile")
-    monkeypatch.setattr("reconcile.routes.current_backend", lambda: types.SimpleNamespace(storage=storage))
+    monkeypatch.setattr("triggers.reconciliation.current_backend", lambda: types.SimpleNamespace(storage=storage))
     worker = reconcile_store_day._function.get_user_function()
-    body = messages.encode(ReconcileRequest("p1", "S1", DAY, "c-never")).encode()
+    body = reconcile_messages.encode(ReconcileRequest("p1", "S1", DAY, "c-never")).encode()
     message = QueueMessage(id="m1", body=body, dequeue_count=attempt)
     context = types.SimpleNamespace(invocation_id="i1")
     if attempt < max_attempts:

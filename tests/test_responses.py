@@ -13,7 +13,7 @@ from core.clock import to_api_text
 from core.ports import ClosedDay
 from ingest.batches import BatchOutcome
 from ingest.wire.responses import BatchWarning, MappingResponse, answer
-from reconcile.status import status_answer
+from ingest.daily_close_status import status_answer
 
 DAY = dt.date(2026, 11, 20)
 CHECKED = dt.datetime(2026, 11, 21, 3, 4, 5, 120000, tzinfo=dt.timezone(dt.timedelta(hours=9)))
@@ -31,7 +31,7 @@ OLD_DETAILS = {name: value for name, value in DETAILS.items() if name not in ("m
 
 
 def by_hand(day: ClosedDay) -> dict:
-    """The status body as reconcile/status.py built it by hand before."""
+    """The status body as ingest/daily_close_status.py built it by hand before."""
     body = {"store_id": day.store_id, "business_date": day.business_date.isoformat(), "status": day.status,
             "checked_at": None if day.checked_at is None else to_api_text(day.checked_at),
             "expected": {name: value for name, value in day.expected.items() if name != "batch_count"},

@@ -469,8 +469,8 @@ def test_rate_limited_answers_carry_a_request_id(tmp_path):
 
 
 def test_an_unexpected_error_answers_500_with_a_request_id_and_no_internals(monkeypatch):
-    """The app's own last resort (api/http.py): no stack, no message of the exception, a request id."""
-    from api import http
+    """The app's own last resort (triggers/http.py): no stack, no message of the exception, a request id."""
+    from triggers import http
 
     monkeypatch.setattr(http, "current_backend", lambda: None)
 

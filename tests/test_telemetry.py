@@ -41,7 +41,7 @@ class WorkerHandler(logging.Handler):
 logging.getLogger().addHandler(WorkerHandler())
 
 import function_app
-from api import telemetry
+from triggers import telemetry
 telemetry.configure_telemetry()  # a second call (a reload) adds nothing
 exported = InMemoryLogRecordExporter()
 if hasattr(get_logger_provider(), "add_log_record_processor"):  # none when the app configured nothing

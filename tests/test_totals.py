@@ -11,13 +11,13 @@ from reconcile.totals import (
     compute_totals,
     differences,
     expected_minor,
-    payment_directions,
     raw_differences,
 )
+from reference.codes import payment_directions_in_effect
 
 DAY = dt.date(2026, 11, 20)
 MAPPING = {"01": "SALE", "02": "REFUND", "09": "VOID", "10": "NO_SALE", "EX": "EXCHANGE"}
-DIRECTIONS = payment_directions({})
+DIRECTIONS = payment_directions_in_effect({})
 
 
 def row(total=1000, tax=80, tip=0, items=1, source="01", payments=None, record_id=None) -> TradeRecordRow:
@@ -83,7 +83,7 @@ def test_unknown_payment_types_are_left_out_until_hq_records_a_direction():
     totals = totals_of([row(payments=payments)])
     assert totals.payment_total_amount == payments["SALE"]
     assert totals.unknown_payment_types == {"VOUCHER_SWAP"}
-    known = totals_of([row(payments=payments)], directions=payment_directions({"VOUCHER_SWAP": -1}))
+    known = totals_of([row(payments=payments)], directions=payment_directions_in_effect({"VOUCHER_SWAP": -1}))
     assert known.payment_total_amount == payments["SALE"] - payments["VOUCHER_SWAP"]
 
 

@@ -19,9 +19,9 @@ from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from reconcile import messages
+from core import reconcile_messages
 from reconcile.service import reconcile
-from reconcile.status import daily_close_status
+from ingest.daily_close_status import daily_close_status
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
@@ -76,7 +76,7 @@ def partner(storage, queue) -> Partner:
 def deliver(storage, queue: RecordingQueue) -> list:
     """Run the reconciliation of every message sent so far, as the queue trigger would; their results."""
     sent, queue.sent = queue.sent, []
-    return [reconcile(storage, messages.decode(body)) for body, _ in sent]
+    return [reconcile(storage, reconcile_messages.decode(body)) for body, _ in sent]
 
 
 def push(storage, queue, partner, records: list[dict], batch_seq: int = 1) -> dict:
@@ -161,7 +161,7 @@ def test_a_mapping_upload_re_maps_a_checked_day(storage, queue, partner):
 
     uploaded = put_mapping(storage, queue, partner, body_of(mapping_batch(("01", "SALE"), ("02", "REFUND"))))
     assert uploaded.http_status == 202
-    assert [messages.decode(body).store_id for body, _ in queue.sent] == ["S1"]  # the checked day, re-run
+    assert [reconcile_messages.decode(body).store_id for body, _ in queue.sent] == ["S1"]  # the checked day, re-run
     [remapped] = deliver(storage, queue)
     assert remapped.status == "MATCHED"
     assert daily_close_status(storage, partner, "S1", DAY)["details"]["mapped_source_codes"] == {

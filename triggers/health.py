@@ -13,7 +13,10 @@ import threading
 import time
 from dataclasses import dataclass
 
+import azure.functions as func
+
 from core.ports import BackendUnavailable
+from triggers.http import handle
 
 # Probes (Azure's health check, a load balancer, a partner's monitoring) call every 10 s to 1 min: a
 # result up to 5 s old tells them the same, and bounds the cost to 2 backend requests per 5 s per instance.
@@ -78,3 +81,15 @@ class CachedHealth:
 
 
 HEALTH = CachedHealth()
+
+bp = func.Blueprint()
+
+
+def _health(call):
+    health = HEALTH.get(call.backend)
+    return health.status, health.body
+
+
+@bp.route(route="health", methods=["GET"])
+def health(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
+    return handle(req, _health, context, authenticated=False)

@@ -5,13 +5,14 @@ import time
 
 import azure.functions as func
 
-from api import telemetry
-from api.http import handle
-from backends.factory import current_backend
 from backends.queues import RECONCILE_QUEUE
+from core import reconcile_messages
 from core.settings import host_settings, max_dequeue_count
-from reconcile import messages, service
-from reconcile.status import daily_close_status
+from ingest.daily_close_status import daily_close_status
+from reconcile import service
+from triggers import telemetry
+from triggers.composition import current_backend
+from triggers.http import handle
 
 bp = func.Blueprint()
 log = logging.getLogger("pos.reconcile")
@@ -28,7 +29,7 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
     # An exception makes the host retry the message, then move it to the poison queue.
     started = time.perf_counter()
     try:
-        request = messages.decode(msg.get_body())
+        request = reconcile_messages.decode(msg.get_body())
     except ValueError:
         # No retry can decode it: straight to the poison queue, and the host deletes it when we return.
         # Its body is not logged (it is not ours, and could hold anything).

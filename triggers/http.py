@@ -18,14 +18,15 @@ from urllib.parse import unquote
 import azure.functions as func
 import orjson
 
-from api import auth_failures, telemetry
-from backends.factory import Backend, current_backend
+from backends.factory import Backend
 from core import errors
 from core.errors import ApiError
 from core.ports import BackendUnavailable
 from core.records import Partner
 from ingest import access
 from ingest.data_protection import redacted
+from triggers import auth_failures, telemetry
+from triggers.composition import current_backend
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"

@@ -1,12 +1,13 @@
 """The OpenAPI 3.1 document of the partner interface, generated from the app itself.
 
-Paths and methods come from the HTTP functions registered in function_app.py; request and response
+Paths and methods come from the HTTP functions of the triggers' blueprints (triggers/blueprints.py, which
+function_app.py registers); request and response
 schemas from the pydantic models in ingest/wire/; warning codes from the rules; examples from the
 example business day in examples/day/ (which a test pushes through the service). Nothing here is a
 second copy of a route or a model: `OPERATIONS` only says, per function, which model it reads and
 writes and which errors it can answer, and a test fails when a function has no entry.
 
-`python -m api.openapi` prints the document; `docs/openapi.json` is that output, checked in and served
+`python -m triggers.openapi` prints the document; `docs/openapi.json` is that output, checked in and served
 as it is by GET /openapi.json (a test fails when it drifts from the code).
 """
 
@@ -17,6 +18,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 
+import azure.functions as func
 from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import models_json_schema
 
@@ -38,9 +40,9 @@ from ingest.wire.responses import (
 )
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
+from triggers.blueprints import BLUEPRINTS
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
-DOCUMENT = PROJECT_ROOT / "docs" / "openapi.json"
 ERRORS = {
     "INVALID_PAYLOAD": (400, "Invalid type, missing field, invalid enum or code, wrong decimal places, duplicates, "
                              "values differing from the outer or the store's, badly formatted date; `errors` "
@@ -249,7 +251,7 @@ def build_document(functions) -> dict:
     paths: dict = {}
     for name, template, methods in sorted(http_functions(functions), key=lambda f: f[1]):
         if name not in OPERATIONS:
-            raise KeyError(f"HTTP function {name} has no entry in api.openapi.OPERATIONS")
+            raise KeyError(f"HTTP function {name} has no entry in triggers.openapi.OPERATIONS")
         for method in methods:
             paths.setdefault(f"/{template}", {})[method] = _operation(name, OPERATIONS[name], template)
     return {
@@ -278,10 +280,17 @@ def render(document: dict) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def main() -> int:
-    from function_app import app
+def app_functions() -> list:
+    """The functions of an app that registers the triggers' blueprints as function_app.py does (a new
+    app: each app lists its functions once)."""
+    app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
+    for blueprint in BLUEPRINTS:
+        app.register_functions(blueprint)
+    return app.get_functions()
 
-    sys.stdout.write(render(build_document(app.get_functions())))
+
+def main() -> int:
+    sys.stdout.write(render(build_document(app_functions())))
     return 0
 
 

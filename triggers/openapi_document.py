@@ -1,7 +1,7 @@
 """GET /openapi.json: the interface as an OpenAPI 3.1 document.
 
-The document is generated from the app by `make openapi` and checked in (docs/openapi.json); it is
-served as it is, because the Functions app may list its functions only once per process.
+The document is generated from the triggers by `make openapi` (triggers/openapi.py) and checked in
+(docs/openapi.json); it is served as it is, so that the running app never lists its functions again.
 """
 
 import functools
@@ -9,9 +9,10 @@ import functools
 import azure.functions as func
 import orjson
 
-from api.http import handle
-from api.openapi import DOCUMENT
+from core.settings import PROJECT_ROOT
+from triggers.http import handle
 
+DOCUMENT = PROJECT_ROOT / "docs" / "openapi.json"
 bp = func.Blueprint()
 
 

@@ -1,10 +1,10 @@
 """HTTP functions of the partner writes and the mapping read (spec 4.1, 4.2, 4.5-4.8). Thin by design:
-each one names its use case; api/http.py does keys, limits, bodies, errors and telemetry."""
+each one names its use case; triggers/http.py does keys, limits, bodies, errors and telemetry."""
 
 import azure.functions as func
 
-from api.http import batch_result, handle
 from ingest import daily_close, mappings, products, stores, trade_records
+from triggers.http import batch_result, handle
 
 bp = func.Blueprint()
 

@@ -1,11 +1,10 @@
-"""HTTP functions of the code lists (spec 4.3, 4.4) and the health check (4.10, api/health.py)."""
+"""HTTP functions of the standard code lists (spec 4.3, 4.4): GET /reference/{code_type}."""
 
 import azure.functions as func
 
-from api.health import HEALTH
-from api.http import handle
 from core import errors
 from reference.codes import CODE_TYPES, TRANSACTION_TYPES, code_list
+from triggers.http import handle
 
 bp = func.Blueprint()
 
@@ -25,12 +24,3 @@ def _code_list(code_type: str):
 def get_code_list(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: _code_list(call.route("code_type")), context)
 
-
-def _health(call):
-    health = HEALTH.get(call.backend)
-    return health.status, health.body
-
-
-@bp.route(route="health", methods=["GET"])
-def health(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, _health, context, authenticated=False)
