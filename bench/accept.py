@@ -86,7 +86,7 @@ def run(cfg: Config, tmp: Path) -> dict:
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
-    from ingest import parsing
+    from ingest.amounts import MoneyReader
     from ingest.data_protection import protection_problems
     from ingest.trade_records import _row, read_amounts
     from ingest.trade_rules import record_warnings
@@ -98,14 +98,14 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
     paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
-    amounts = [read_amounts(path, record, parsing.MoneyReader(record.currency))
+    amounts = [read_amounts(path, record, MoneyReader(record.currency))
                for path, record in zip(paths, batch.trade_records)]
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
         "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
         "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
         "amounts: places, range, minor units": lambda: [
-            read_amounts(path, record, parsing.MoneyReader(record.currency))
+            read_amounts(path, record, MoneyReader(record.currency))
             for path, record in zip(paths, batch.trade_records)],
         "data protection (card numbers, member_id)": lambda: [
             protection_problems(path, record, store.country_code) for path, record in zip(paths, batch.trade_records)],

@@ -137,21 +137,30 @@ def test_batch_show_refuses_an_unknown_batch_another_partners_batch_and_an_unkno
 
 # --- reconcile list -----------------------------------------------------------------------------
 
+# The totals and details of a day with nothing in it, in the shape the service stores them (the partner's
+# GET answers them through the DailyCloseStatus model).
+NO_TOTALS = {"trade_record_count": 0, "item_row_count": 0, "payment_row_count": 0, "net_sales_amount": "0.00",
+             "tax_amount": "0.00", "tip_amount": "0.00", "payment_total_amount": "0.00"}
+NO_DETAILS = {"raw_differences": {}, "batch_count_received": 1, "batch_count_expected": 1,
+              "batch_seqs_received": [1], "missing_batch_seqs": [], "unmapped_source_codes": [],
+              "unknown_payment_types": [], "source_codes": []}
+
+
 def _close(storage, partner_id: str, store_id: str, business_date: str, status: str = "RECEIVED",
            differences: tuple[str, ...] = (), details: dict | None = None) -> None:
     """A stored close (and result), written straight through the port: a RECEIVED day due in a year
     stays RECEIVED, since no queue message was sent for it."""
     day = dt.date.fromisoformat(business_date)
     received = dt.datetime(2026, 11, 21, 4, 5, tzinfo=UTC)
-    close = ClosedDay(store_id, day, str(uuid.uuid4()), "USD", {"batch_count": 1}, received,
+    close = ClosedDay(store_id, day, str(uuid.uuid4()), "USD", {"batch_count": 1, **NO_TOTALS}, received,
                       received + dt.timedelta(days=365), "RECEIVED")
     marker = BatchMarker(partner_id, close.close_batch_id, "daily-close", 1, "digest", received, store_id, day)
     assert storage.save_daily_close(marker, close) is None
     if status != "RECEIVED":
         checked = received + dt.timedelta(minutes=15)
         assert storage.save_result(partner_id, ClosedDay(
-            store_id, day, close.close_batch_id, "USD", {"batch_count": 1}, received, close.due_at, status,
-            checked, {}, list(differences), details or {}))
+            store_id, day, close.close_batch_id, "USD", {"batch_count": 1, **NO_TOTALS}, received, close.due_at,
+            status, checked, dict(NO_TOTALS), list(differences), details or {}))
 
 
 @pytest.fixture
@@ -326,7 +335,7 @@ def test_a_received_day_tells_the_partner_when_its_reconciliation_is_due(backend
     partner = make_partner(backend_host, stores=("S1", "S2"))
     storage = storage_of(backend_host)
     _close(storage, partner.partner_id, "S1", "2026-11-21")  # received 2026-11-21T04:05Z, due a year later
-    _close(storage, partner.partner_id, "S2", "2026-11-20", "MATCHED")
+    _close(storage, partner.partner_id, "S2", "2026-11-20", "MATCHED", details=NO_DETAILS)
     received = partner.get("daily-close/S1/2026-11-21").json()
     assert received["status"] == "RECEIVED" and received["reconciliation_due_at"] == "2027-11-21T04:05:00Z"
     assert "reconciliation_due_at" not in partner.get("daily-close/S2/2026-11-20").json()
