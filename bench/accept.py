@@ -86,6 +86,7 @@ def run(cfg: Config, tmp: Path) -> dict:
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
+    from ingest import parsing
     from ingest.amounts import MoneyReader
     from ingest.data_protection import protection_problems
     from ingest.trade_records import _row, read_amounts
