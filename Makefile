@@ -61,7 +61,7 @@ bench: $(STAMP)
 # FUZZ_SEED, request arrays capped at FUZZ_MAX_ITEMS (0: as documented); prints a summary at the end.
 fuzz: $(STAMP)
 	@summary=$$(mktemp); \
-	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_SUMMARY=$$summary $(PY) -m pytest tests/test_fuzz.py -n 4 -q; \
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-300} FUZZ_SUMMARY=$$summary $(PY) -m pytest tests/e2e/test_fuzz.py -n 4 -q; \
 	status=$$?; $(PY) -m tests.fuzz_summary $$summary || status=1; rm -f $$summary; exit $$status
 
 # A bounded load on loopback (loadtest/run.py): its own local host, 8 clients of 4 partners, mixed endpoints

@@ -1,6 +1,6 @@
 """The Storage port in memory: dicts behind one lock, for use-case tests that need no database.
 
-It passes the same contract suite as the SQLite and Cosmos DB adapters (tests/test_storage_contract.py),
+It passes the same contract suite as the SQLite and Cosmos DB adapters (tests/contract/test_storage_contract.py),
 so a use case tested on it behaves as on them. Every call runs under the lock, so a write and its marker
 are one atomic step, as in a SQLite transaction; what is stored is copied in and out, so a caller never
 changes it through an object it passed or got. It has no fault points (core/faults.py): nothing can fail

@@ -11,7 +11,7 @@ is counted. Three floods of random keys shaped like real ones:
   it keeps stays at its cap.
 
     python -m bench.bad_keys                 # 20,000 requests per flood
-    python -m bench.bad_keys --requests 500  # a smoke test (tests/test_bad_keys.py runs it)
+    python -m bench.bad_keys --requests 500  # a smoke test (tests/e2e/test_bad_keys.py runs it)
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ Functions app (function_app.py) never reads POS_FAULTS.
 An injected fault is an exception raised at that step, which is what a crash there leaves behind for
 the next attempt: the writes before it are done, none after it is; an open SQLite transaction rolls
 back, as it would if the process died. `POINTS` enumerates every step, with the flows that reach it;
-tests/test_faults.py injects a failure at each (point, flow) and proves that the retry converges.
+tests/e2e/test_faults.py injects a failure at each (point, flow) and proves that the retry converges.
 """
 
 from __future__ import annotations

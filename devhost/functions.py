@@ -2,7 +2,7 @@
 
 Nothing here knows a route of the product: the table is built from function_app.py's functions (the
 list `app.get_functions()` gives, which the Python worker's own loader also indexes and sends to the
-host), so the local host serves exactly what Azure would. tests/test_worker_index.py compares the two.
+host), so the local host serves exactly what Azure would. tests/toolchain/test_worker_index.py compares the two.
 """
 
 from __future__ import annotations

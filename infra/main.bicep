@@ -222,7 +222,7 @@ module network 'modules/network.bicep' = if (vnetEnabled) {
   }
 }
 
-// Every setting the code reads in Azure (tests/test_infra.py checks this list against the code).
+// Every setting the code reads in Azure (tests/toolchain/test_infra.py checks this list against the code).
 var appSettings = {
   // Functions host storage and the queue trigger's connection, identity-based (no connection string).
   AzureWebJobsStorage__accountName: storage.outputs.name

@@ -203,7 +203,7 @@ def product_lines(record: TradeRecord) -> dict[str, int]:
 
 def document_json(record: TradeRecord) -> str:
     """The record as stored, written by orjson (it serialises dataclasses natively) in a fifth of the time
-    pydantic takes, with the same bytes (tests/test_trade_records.py compares the two)."""
+    pydantic takes, with the same bytes (tests/e2e/test_trade_records.py compares the two)."""
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 

@@ -1,4 +1,4 @@
-"""Bicep files read without the Bicep compiler: declarations and literal values, for tests/test_infra.py.
+"""Bicep files read without the Bicep compiler: declarations and literal values, for tests/toolchain/test_infra.py.
 
 The Bicep compiler is a .NET program that the az CLI downloads from GitHub; no package registry this
 project can reach ships it. What can be installed are two independent parsers of the language:

@@ -166,7 +166,7 @@ class PartnerClient:
 
 def issue_key(host: LocalHost, partner_id: str) -> tuple[str, str]:
     """A new key (key_id, key) of the partner, read from `hq key issue --format json` (the text form a
-    person reads is checked in tests/test_cli.py)."""
+    person reads is checked in tests/e2e/test_cli.py)."""
     issued = host.hq_in_process("key", "issue", partner_id, "--format", "json")
     assert issued.returncode == 0, issued.stderr
     key = json.loads(issued.stdout)

@@ -1,6 +1,6 @@
 """Summary of a `make fuzz` run: one line per operation and generation mode, then the totals.
 
-`python -m tests.fuzz_summary FILE` reads the JSON lines tests/test_fuzz.py appends to FUZZ_SUMMARY.
+`python -m tests.fuzz_summary FILE` reads the JSON lines tests/e2e/test_fuzz.py appends to FUZZ_SUMMARY.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Run inside the deployment package, on its own virtual environment (tests/test_package.py):
+"""Run inside the deployment package, on its own virtual environment (tests/toolchain/test_package.py):
 `python -I tests/package_smoke.py PACKAGE_DIR DATA_DIR STORES_BODY_FILE`.
 
 As the Python worker does, it puts the package's root on sys.path, imports function_app and lists its

@@ -2,7 +2,7 @@
 and daily closes, each through markers.write_batch (the marker and the rows in one transaction).
 
 Which version of a record wins is core/versions.py's rule. The upserts below state it again as SQL
-WHERE clauses, because there it decides row by row inside SQLite (the fast path); tests/test_version_rule.py
+WHERE clauses, because there it decides row by row inside SQLite (the fast path); tests/contract/test_version_rule.py
 feeds the same cases through both and checks that they agree.
 """
 

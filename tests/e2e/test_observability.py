@@ -13,7 +13,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from triggers import telemetry
 from tests.conftest import make_partner, start_host
 from tests.payloads import mapping_batch, store, stores_batch
-from tests.test_business_day import DAY, DIRECTIONS, wait_for_result
+from tests.e2e.test_business_day import DAY, DIRECTIONS, wait_for_result
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
 MEMBER_ID = "M-7F3A9C11"

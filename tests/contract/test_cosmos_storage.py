@@ -18,7 +18,7 @@ from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
-from tests.test_storage_contract import (
+from tests.contract.test_storage_contract import (
     DAY,
     NEXT_DAY,
     T0,

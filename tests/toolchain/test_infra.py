@@ -56,7 +56,7 @@ from tests import bicep_model
 from tests.funcignore import CoreToolsIgnore
 from tests.bicep_model import Expr, Ref
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
 MAIN = INFRA / "main.bicep"
 BICEP_FILES = sorted(INFRA.rglob("*.bicep"))
@@ -684,7 +684,7 @@ def test_funcignore_ships_nothing_but_the_app():
 
 def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
     ignore = _funcignore()
-    for path in ["tests/test_infra.py", "tests/conftest.py", "devhost/__main__.py", "hq/cli.py", "bench/x.py",
+    for path in ["tests/toolchain/test_infra.py", "tests/conftest.py", "devhost/__main__.py", "hq/cli.py", "bench/x.py",
                  "examples/push_day.py", "node_modules/azurite/package.json", ".venv/bin/python",
                  ".data/pos.sqlite", "local.settings.json", "docs/decisions.md", "infra/main.bicep",
                  "infra/modules/cosmos.bicep", "infra/main.test.parameters.json", "README.md", "Makefile",

@@ -18,7 +18,7 @@ from triggers.health import CHECK_INTERVAL_SECONDS
 from devhost.azurite_emulator import start_azurite
 from devhost.processes import free_port
 from tests.conftest import start_host
-from tests.test_observability import log_entries
+from tests.e2e.test_observability import log_entries
 
 
 def checks_logged(host) -> list[dict]:

@@ -17,7 +17,7 @@ import zoneinfo
 from decimal import Decimal
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY_DIR = ROOT / "examples" / "day"
 SCRIPT = ROOT / "examples" / "push_day.py"
 BUSINESS_DATE = "2026-11-20"

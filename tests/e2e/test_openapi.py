@@ -23,7 +23,7 @@ from ingest.wire.responses import (
     TransactionTypesResponse,
 )
 from tests.payloads import mapping_batch, store, stores_batch
-from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, push
+from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, push
 from tests.trade_payloads import Line, totals_of, trade_record
 
 CHECKED_IN = PROJECT_ROOT / "docs" / "openapi.json"

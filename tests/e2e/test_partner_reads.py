@@ -2,7 +2,7 @@
 never a refusal), and HQ sees which product_ids of a store-day are not (yet) in the product master
 (`python -m hq products missing`), then sees them matched once the products arrive (spec 4.6).
 
-The storage reads themselves run on both adapters in tests/test_storage_contract.py.
+The storage reads themselves run on both adapters in tests/contract/test_storage_contract.py.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from core.records import UnknownProduct
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
 from tests.payloads import product, products_batch, store, stores_batch
-from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
-from tests.test_cli import ok, refused
-from tests.test_hq_operations import table
+from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
+from tests.e2e.test_cli import ok, refused
+from tests.e2e.test_hq_operations import table
 from tests.trade_payloads import Line, Pay, totals_of, trade_batch, trade_record
 
 NEXT_DAY = "2026-11-21"

@@ -20,8 +20,8 @@ import pytest
 from core.records import BatchMarker, ClosedDay
 from hq.cli import command_names, main
 from tests.conftest import ROOT, make_partner
-from tests.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store, push
-from tests.test_cli import new_id, ok, refused
+from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store, push
+from tests.e2e.test_cli import new_id, ok, refused
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
 UTC = dt.timezone.utc

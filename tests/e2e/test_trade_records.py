@@ -11,7 +11,7 @@ from pydantic import TypeAdapter
 from ingest.trade_records import document_json
 from ingest.wire.requests import TradeRecord
 from tests.payloads import changed, store, stores_batch
-from tests.test_business_day import DAY, DIRECTIONS, open_store
+from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 
@@ -155,7 +155,7 @@ def test_store_currency_change_is_seen_by_later_records(partner):
                                        "2026-11-20T12:00:00.250-05:30", "2026-11-20T12:00:00.000001+14:00"])
 def test_the_stored_document_is_the_models_own_json(opened_at):
     """document_json writes with orjson what pydantic writes, for every field of a record."""
-    from tests.test_hostile_input import full_trade_record
+    from tests.e2e.test_hostile_input import full_trade_record
 
     body = full_trade_record(opened_at=opened_at, closed_at=None, member_id="M-\u00e9\u6f22-\U0001f600",
                              original_trade_record_id="T-0")

@@ -3,7 +3,7 @@
 which is checked by reading the storage afterwards (through the storage port on both backends, and
 with SQL on SQLite) and by sending the same batch_id properly afterwards (a first acceptance).
 
-tests/test_http_edge.py covers the malformed bodies, content types and size limit of the master-data
+tests/e2e/test_http_edge.py covers the malformed bodies, content types and size limit of the master-data
 writes on SQLite; this file covers every write, the path parameters, and both backends.
 """
 

@@ -3,7 +3,7 @@
 Codes are any printable text (ingest/wire/ `Code`): real systems write "FT A/123", "GST/HST" or
 "#4411", and Cosmos DB refuses `/ \\ ? #` in an id. Every key built from a partner's code must hold it
 exactly, and two codes that differ by one such character must never meet: the same contract as
-tests/test_storage_contract.py, with codes chosen to break naive escaping (`%` sequences, the
+tests/contract/test_storage_contract.py, with codes chosen to break naive escaping (`%` sequences, the
 escape character `~`, the separator `|`), spaces around and inside, non-Latin scripts, emoji, and
 200-character codes whose escaped keys outgrow Cosmos DB's 1,023-byte id limit.
 """
@@ -20,7 +20,7 @@ from backends.memory_storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
 from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
-from tests.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, marker, new_id, record, save_records
+from tests.contract.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, marker, new_id, record, save_records
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 

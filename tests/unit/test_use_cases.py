@@ -2,7 +2,7 @@
 
 Request bodies are the bytes a partner sends; the queue records the messages sent, and `deliver` hands
 them to the reconciliation as the queue trigger would. The same days run over HTTP on both backends in
-tests/test_business_day.py; the in-memory storage passes the storage contract (test_storage_contract.py).
+tests/e2e/test_business_day.py; the in-memory storage passes the storage contract (test_storage_contract.py).
 """
 
 from __future__ import annotations

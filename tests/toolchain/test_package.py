@@ -117,7 +117,7 @@ INDEX = ("import json, function_app\n"
 
 
 def test_the_package_indexes_as_the_development_tree_does(smoke):
-    # In a process of its own: the app may list its functions only once per process (tests/test_openapi.py).
+    # In a process of its own: the app may list its functions only once per process (tests/e2e/test_openapi.py).
     indexed = subprocess.run([sys.executable, "-c", INDEX], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert indexed.returncode == 0, indexed.stderr
     expected = json.loads(indexed.stdout.strip().splitlines()[-1])

@@ -5,7 +5,7 @@ fiscal document numbers ("FT A/123", "FV/2024/01/001"), the Canadian tax code "G
 "ABC/12-XL", payment numbers such as "#4411" or "R/2024/77". A whole business day of three stores
 written that way is accepted, stored exactly, resent and reconciled MATCHED over real HTTP, on both
 backends; only store_id, which travels in a URL path, keeps its documented restricted set.
-(tests/test_codes_storage.py holds the storage contract for such codes on both backends.)
+(tests/contract/test_codes_storage.py holds the storage contract for such codes on both backends.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH, Code, Stor
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
 from tests.payloads import error_paths, mapping_batch, product, products_batch, store, stores_batch
-from tests.test_business_day import wait_for_result
+from tests.e2e.test_business_day import wait_for_result
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
 DAY = "2026-11-20"

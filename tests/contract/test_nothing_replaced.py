@@ -25,9 +25,9 @@ from core.settings import Settings
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch
-from tests.test_business_day import DAY as HTTP_DAY, DIRECTIONS, open_store, wait_for_result
-from tests.test_close_race import queued
-from tests.test_storage_contract import (
+from tests.e2e.test_business_day import DAY as HTTP_DAY, DIRECTIONS, open_store, wait_for_result
+from tests.e2e.test_close_race import queued
+from tests.contract.test_storage_contract import (
     DAY,
     NEXT_DAY,
     RACERS,

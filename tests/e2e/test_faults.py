@@ -52,7 +52,7 @@ from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trad
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY, DAY2 = "2026-11-20", "2026-11-21"
 DATE, DATE2 = dt.date.fromisoformat(DAY), dt.date.fromisoformat(DAY2)
 DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}

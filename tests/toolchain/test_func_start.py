@@ -29,7 +29,7 @@ from tests.conftest import LocalHost, make_partner
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DAY = "2026-11-20"
 DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
 # What the environment of a developer's shell holds besides the settings: nothing of the app's.

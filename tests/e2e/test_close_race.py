@@ -23,7 +23,7 @@ import requests
 
 from loadtest.report import reconciliation_events
 from tests.conftest import LocalHost, make_partner, start_host
-from tests.test_business_day import DAY, DIRECTIONS, open_store
+from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 QUEUE = "reconcile-requests"

@@ -11,7 +11,7 @@ from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
 from tests.conftest import make_partner, start_host
 from tests.payloads import store, stores_batch
-from tests.test_business_day import DAY
+from tests.e2e.test_business_day import DAY
 from tests.trade_payloads import Line, trade_batch, trade_record
 
 
@@ -54,7 +54,7 @@ def test_cosmos_outage_answers_503_and_health_says_so(tmp_path):
 
 
 def test_queue_outage_refuses_the_daily_close_without_storing_it(tmp_path, cosmos_emulator):
-    from tests.test_business_day import DIRECTIONS
+    from tests.e2e.test_business_day import DIRECTIONS
     from tests.trade_payloads import daily_close, totals_of
 
     azurite = start_azurite(tmp_path)
