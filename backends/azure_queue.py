@@ -21,14 +21,26 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
 
-from azure.core.exceptions import (AzureError, ClientAuthenticationError, HttpResponseError, ResourceExistsError,
-                                   ResourceNotFoundError, ServiceRequestError, ServiceResponseError)
-from azure.storage.queue import (BinaryBase64DecodePolicy, BinaryBase64EncodePolicy, ExponentialRetry, QueueClient,
-                                 QueueMessage)
+from azure.core.exceptions import (
+    AzureError,
+    ClientAuthenticationError,
+    HttpResponseError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
+from azure.storage.queue import (
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    ExponentialRetry,
+    QueueClient,
+    QueueMessage,
+)
 
 from core.ports import BackendUnavailable
 from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
@@ -112,7 +124,7 @@ class AzureQueueMessage:
         return not isinstance(self.body, Undecodable)
 
     @classmethod
-    def of(cls, message: QueueMessage) -> "AzureQueueMessage":
+    def of(cls, message: QueueMessage) -> AzureQueueMessage:
         content = message.content
         body = content if isinstance(content, bytes) else str(content or "").encode("utf-8")
         inserted = int(message.inserted_on.timestamp() * 1_000_000) if message.inserted_on else 0
@@ -181,7 +193,7 @@ class AzureQueue:
 
     @classmethod
     def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ,
-                      **options) -> "AzureQueue":
+                      **options) -> AzureQueue:
         """The Functions conventions for the trigger's connection (`AzureWebJobsStorage`): the setting
         itself holds a connection string; else `AzureWebJobsStorage__queueServiceUri` (or
         `__accountName`) names the account and a managed identity signs in (`__clientId` picks a

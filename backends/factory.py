@@ -13,6 +13,7 @@ from backends.queues import open_reconcile_queue
 from core.ports import DelayedQueue, Storage
 from core.settings import Settings
 
+
 @dataclass(frozen=True)
 class Backend:
     settings: Settings

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import azure.functions as func
 
-from triggers import auth_failures, http
-from triggers.auth_failures import FailureLimiter
 from backends.factory import Backend
 from core.settings import Settings
+from triggers import auth_failures, http
+from triggers.auth_failures import FailureLimiter
 
 DEFAULT_LIMIT = 60
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-
 # --- the store --------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from pathlib import Path
 from bench import ROOT
 from bench.measure import Config, ratio, summary
 
-
 _IMPORTTIME = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 

@@ -47,7 +47,7 @@ def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = N
 
     storage = SqliteStorage(data_dir)
     store_id = store_id or catalogue.profile_for(currency).store_id
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)
     if storage.unregistered(partner_id, {store_id}):
         storage.register_stores(partner_id, [store_id], now)
@@ -64,5 +64,5 @@ def issue_key(storage, partner_id: str = PARTNER_ID) -> str:
     from ingest.access import new_key
 
     key = new_key()
-    storage.add_key(partner_id, key.key_id, key.key_hash, dt.datetime.now(dt.timezone.utc))
+    storage.add_key(partner_id, key.key_id, key.key_hash, dt.datetime.now(dt.UTC))
     return key.secret

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import math
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -40,9 +41,9 @@ def _rows(records: list[dict], exponent: int) -> list:
 def load_store_day(service: harness.Service, size: int, business_date: dt.date, seed: int):
     """size records of one store-day saved in batches of 500 through SqliteStorage.save_trade_records,
     and a daily close with their control totals through the daily close use case; the reconcile request."""
+    from core.reconcile_reruns import request_for
     from core.records import BatchMarker
     from ingest.daily_close import post_daily_close
-    from core.reconcile_reruns import request_for
 
     exponent = catalogue.profile_for(service.currency).exponent
     everything = []
@@ -53,7 +54,7 @@ def load_store_day(service: harness.Service, size: int, business_date: dt.date, 
         body = generate.dumps(generate.trade_batch(records, batch_seq=seq, seed=seed))
         marker = BatchMarker(service.partner.partner_id, generate.batch_uuid(seed, "recon", business_date, seq),
                              "trade-records", len(records), hashlib.sha256(body).hexdigest(),
-                             dt.datetime.now(dt.timezone.utc), service.store_id, business_date, seq)
+                             dt.datetime.now(dt.UTC), service.store_id, business_date, seq)
         if service.storage.save_trade_records(marker, _rows(records, exponent)).existing is not None:
             raise RuntimeError("the store-day was loaded before")
     batches = math.ceil(size / generate.BATCH_LIMIT)
@@ -74,6 +75,9 @@ def run(cfg: Config, tmp: Path) -> dict:
     floor_sql = floors.reconcile_sql(revenue_codes, catalogue.PAYMENT_DIRECTIONS)
     int_sql = floors.reconcile_int_sql(revenue_codes)
     floor_db = floors.connect(tmp / "reconcile" / "pos.sqlite3", schema=None)
+
+    def fetch_one(sql: str, args: tuple) -> tuple:
+        return floor_db.execute(sql, args).fetchone()
     results: dict = {"sizes": {}, "floor_sql": floor_sql,
                      "floor_explained": "one SELECT over the store-day's rows of the service's own trade_records "
                                         "table (same database, same index): COUNT and SUMs of the integer "
@@ -86,7 +90,7 @@ def run(cfg: Config, tmp: Path) -> dict:
     days = {}
     for number, size in enumerate(cfg.recon_sizes):
         business_date = generate.DEFAULT_DATE + dt.timedelta(days=number)
-        setup_s, (request, expected) = timed(lambda: load_store_day(service, size, business_date, cfg.seed))
+        setup_s, (request, expected) = timed(partial(load_store_day, service, size, business_date, cfg.seed))
         days[size] = {"request": request, "expected": expected, "setup_s": setup_s,
                       "args": (*revenue_codes, service.partner.partner_id, service.store_id, business_date.isoformat()),
                       "repeat": cfg.recon_repeat_largest if size == max(cfg.recon_sizes) and not cfg.quick
@@ -97,11 +101,11 @@ def run(cfg: Config, tmp: Path) -> dict:
             if index > day["repeat"]:
                 continue
             fresh()
-            service_s, result = timed(lambda: reconcile(service.storage, day["request"]))
+            service_s, result = timed(partial(reconcile, service.storage, day["request"]))
             fresh()
-            floor_s, row = timed(lambda: floor_db.execute(floor_sql, day["args"]).fetchone())
+            floor_s, row = timed(partial(fetch_one, floor_sql, day["args"]))
             fresh()
-            int_s, _ = timed(lambda: floor_db.execute(int_sql, day["args"]).fetchone())
+            int_s, _ = timed(partial(fetch_one, int_sql, day["args"]))
             if result is None or result.status != "MATCHED":
                 raise RuntimeError(f"{size} transactions did not reconcile to MATCHED: {result}")
             floor_totals = {"trade_record_count": row[0], "item_row_count": row[1], "payment_row_count": row[2],

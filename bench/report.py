@@ -157,9 +157,9 @@ def render_table(rows: list[dict], markdown: bool = False) -> str:
         lines += ["| " + " | ".join(cell(row, name).replace("|", "\\|") for name in headers) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(name), *(len(cell(row, name)) for row in rows)) for name in headers]
-    lines = ["  ".join(name.ljust(width) for name, width in zip(headers, widths)),
+    lines = ["  ".join(name.ljust(width) for name, width in zip(headers, widths, strict=True)),
              "  ".join("-" * width for width in widths)]
-    lines += ["  ".join(cell(row, name).ljust(width) for name, width in zip(headers, widths)) for row in rows]
+    lines += ["  ".join(cell(row, name).ljust(width) for name, width in zip(headers, widths, strict=True)) for row in rows]
     return "\n".join(lines)
 
 

@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     machine["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     rows = table_rows(results, cfg)
     document = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine,
         "config": asdict(cfg),
         "elapsed_s": time.perf_counter() - started,

@@ -16,11 +16,17 @@ import os
 import signal
 import sys
 import threading
-
 from pathlib import Path
 
-from core.settings import (EXAMPLE_SETTINGS_FILE, LOCAL_SETTINGS_FILE, Settings, host_settings, load_local_settings,
-                           queue_settings, route_prefix)
+from core.settings import (
+    EXAMPLE_SETTINGS_FILE,
+    LOCAL_SETTINGS_FILE,
+    Settings,
+    host_settings,
+    load_local_settings,
+    queue_settings,
+    route_prefix,
+)
 
 DEMO_PARTNER = "demo"
 DEMO_STORE = "DEMO-001"

@@ -14,8 +14,8 @@ import os
 import re
 import sys
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import azure.functions as func
 

@@ -12,9 +12,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import azure.functions as func
 import orjson
 
+from devhost.functions import FunctionTable, invoke
 from triggers.http import REQUEST_ID_HEADER, loggable_path, request_id_for
 from triggers.telemetry import log_exception
-from devhost.functions import FunctionTable, invoke
 
 # The Functions front end refuses bodies over 100 MB before the app sees them; so does this host.
 HOST_BODY_LIMIT = 100 * 1024 * 1024
@@ -180,7 +180,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
-    def log_message(self, format: str, *args) -> None:  # the app logs each request itself
+    def log_message(self, *_args) -> None:  # the app logs each request itself
         pass
 
 

@@ -15,10 +15,10 @@ from azure.functions.queue import QueueMessage  # the worker's class: it carries
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from triggers.telemetry import log_exception
 from core.ports import QueueConsumer
 from core.settings import host_value
 from devhost.functions import QueueFunction, TimerFunction, invoke
+from triggers.telemetry import log_exception
 
 log = logging.getLogger("pos.devhost")
 
@@ -85,10 +85,10 @@ class TimerTriggerRunner(threading.Thread):
     def run(self) -> None:
         if self.function.run_on_startup:
             self._fire(past_due=False)
-        schedule = croniter(self.function.schedule, dt.datetime.now(dt.timezone.utc), second_at_beginning=True)
+        schedule = croniter(self.function.schedule, dt.datetime.now(dt.UTC), second_at_beginning=True)
         while not self.stop_event.is_set():
             due = schedule.get_next(dt.datetime)
-            wait = (due - dt.datetime.now(dt.timezone.utc)).total_seconds()
+            wait = (due - dt.datetime.now(dt.UTC)).total_seconds()
             if self.stop_event.wait(max(wait, 0)):
                 return
             self._fire(past_due=wait < -1)

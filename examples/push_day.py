@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"result: all {len(days)} store-day(s) MATCHED")
         return EXIT_MATCHED
     failed = [f"{store_id} {business_date} {results[(store_id, business_date)].get('status')}"
-              for (store_id, business_date), ok in zip(days, matched) if not ok]
+              for (store_id, business_date), ok in zip(days, matched, strict=True) if not ok]
     print(f"result: not matched: {', '.join(failed)}")
     return EXIT_NOT_MATCHED
 

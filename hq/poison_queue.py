@@ -10,10 +10,10 @@ import argparse
 import datetime as dt
 
 from backends.queues import open_reconcile_queue
+from core import reconcile_messages
 from core.clock import to_api_text
 from core.ports import AdminError, QueueConsumer
 from hq.output import table
-from core import reconcile_messages
 
 
 def add_group(groups) -> None:
@@ -36,7 +36,7 @@ def poison_list(queue: QueueConsumer, args: argparse.Namespace) -> None:
     if not poisoned:
         print(f"No poisoned messages on {queue.poison_name}.")
         return
-    rows = [[m.message_id, to_api_text(dt.datetime.fromtimestamp(m.inserted_at_us / 1e6, dt.timezone.utc)),
+    rows = [[m.message_id, to_api_text(dt.datetime.fromtimestamp(m.inserted_at_us / 1e6, dt.UTC)),
              *_request_columns(m.body)] for m in poisoned]
     print(table(["MESSAGE_ID", "INSERTED_AT", "PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "CLOSE_BATCH_ID"], rows))
     total = queue.poison_count()

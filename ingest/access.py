@@ -68,7 +68,7 @@ def note_key_use(storage: Admission, owner: KeyOwner, now: dt.datetime | None = 
     """Keep the hour of the key's last accepted request (`hq key list`). The lookup already returned the
     stored hour, so only the first request of a new hour writes: no write per request. Best effort: a
     failure to note it never refuses a request that is otherwise fine."""
-    hour = (now or utc_now()).astimezone(dt.timezone.utc).replace(minute=0, second=0, microsecond=0)
+    hour = (now or utc_now()).astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
     if owner.last_used_at is not None and owner.last_used_at >= hour:
         return
     try:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -34,6 +35,7 @@ from ingest.parsing import i_json_problem, json_path
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import BatchResponse, BatchWarning, answer
+
 
 class ResendLookup(Admission, BatchMarkers, Protocol):
     """What answering a resend uses of storage: its marker, and the partner's stores (checked as for a new

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Protocol
 
-from core import faults
+from core import faults, reconcile_messages
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
 from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
@@ -26,7 +26,6 @@ from ingest.parsing import Refused, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
-from core import reconcile_messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 

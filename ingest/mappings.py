@@ -13,13 +13,13 @@ from core import faults
 from core.clock import UTC
 from core.errors import ApiError, FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import MappingResponse, answer
-from core.reconcile_reruns import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
 UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
@@ -67,7 +67,7 @@ def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) 
 
 
 def _duplicate_codes(source_codes: list) -> list[FieldProblem]:
-    return duplicates(source_codes, lambda i: f"mappings[{i}].source_code")
+    return duplicates(source_codes, "mappings", "source_code")
 
 
 def _unknown_codes(standard_codes: list) -> list[FieldProblem]:

@@ -12,8 +12,9 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
@@ -325,8 +326,13 @@ def member_names(model: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def duplicates(values: list, path_of) -> list[FieldProblem]:
-    """A problem for every repeat of a value that must be unique within the request."""
+def duplicates(values: list, array: str, field: str) -> list[FieldProblem]:
+    """A problem for every repeat of a value that must be unique within the request: values[i] is the
+    `field` of element i of the request's `array` (both paths as the problem names them)."""
+
+    def path_of(index: int) -> str:
+        return f"{array}[{index}].{field}"
+
     seen: dict = {}
     found = []
     for index, value in enumerate(values):

@@ -147,7 +147,7 @@ def _valid_id(module, text: str) -> bool:
     # for a place code without a county); such a value is not that ID, and must not become a 500.
     try:
         return module.is_valid(text)
-    except Exception:  # noqa: BLE001 - any failure of a library check means "not this ID"
+    except Exception:
         return False
 
 

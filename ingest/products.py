@@ -45,12 +45,12 @@ def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
 
 
 def _duplicate_options(at: str, option_ids: list) -> list[FieldProblem]:
-    return duplicates(option_ids, lambda i: f"{at}.options[{i}].option_id")
+    return duplicates(option_ids, f"{at}.options", "option_id")
 
 
 def _duplicate_keys(product_keys: list, group_ids: list) -> list[FieldProblem]:
-    problems = duplicates(product_keys, lambda i: f"products[{i}].product_id")
-    return problems + duplicates(group_ids, lambda i: f"modifier_groups[{i}].group_id")
+    problems = duplicates(product_keys, "products", "product_id")
+    return problems + duplicates(group_ids, "modifier_groups", "group_id")
 
 
 def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:

@@ -18,7 +18,7 @@ class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):
 
 
 def _duplicate_stores(store_ids: list) -> list:
-    return duplicates(store_ids, lambda i: f"stores[{i}].store_id")
+    return duplicates(store_ids, "stores", "store_id")
 
 
 def _readable_problems(refused: Refused) -> list:

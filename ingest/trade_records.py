@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 import orjson
 
@@ -26,6 +27,7 @@ from core.ports import (
     Reconciliations,
     TradeRecordReads,
 )
+from core.reconcile_reruns import reopen_changed_days
 from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.amounts import MoneyReader, raw_money_problems
@@ -38,7 +40,6 @@ from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import MAX_SAFE_INT
-from core.reconcile_reruns import reopen_changed_days
 from reference.codes import payment_directions_in_effect
 
 TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
@@ -103,8 +104,8 @@ def _records_structure_problems(store_id: str | None, business_date: dt.date | N
             problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
         if business_date is not None and record.business_date != business_date:
             problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-        problems += duplicates([item.line_no for item in record.items], lambda i: f"{path}.items[{i}].line_no")
-        problems += duplicates([p.payment_id for p in record.payments], lambda i: f"{path}.payments[{i}].payment_id")
+        problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
+        problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
     return problems
 
 
@@ -138,9 +139,9 @@ def _refused_record_problems(refused: Refused, index: int, raw: dict, store_id: 
         problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
     items, payments = (raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments"))
     problems += duplicates([readable(item.get("line_no"), int) if isinstance(item, dict) else object()
-                            for item in items], lambda i: f"{path}.items[{i}].line_no")
+                            for item in items], f"{path}.items", "line_no")
     problems += duplicates([readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in payments],
-                           lambda i: f"{path}.payments[{i}].payment_id")
+                           f"{path}.payments", "payment_id")
     return problems + raw_money_problems(raw, TradeRecord, path)
 
 
@@ -253,14 +254,14 @@ def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partne
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
     warnings: list[BatchWarning] = []
-    for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
+    for index, (record, money) in enumerate(zip(batch.trade_records, amounts, strict=True)):
         warnings += record_warnings(f"trade_records[{index}]", record, money,
                                     standard_of.get(record.source_transaction_type), known_payment_types,
                                     store.time_zone, store.workday_start)
         warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
-    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
+    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
     marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
                         store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
     warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)

@@ -37,8 +37,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import zoneinfo
+from collections.abc import Iterator
 from decimal import Decimal
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from core.money import format_minor_units, places_of, to_minor_units
 from ingest.wire.requests import TradeItem, TradeRecord
@@ -170,7 +171,7 @@ def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list
     are not checked.
     """
     warnings = []
-    for index, (item, money) in enumerate(zip(record.items, amounts.items)):
+    for index, (item, money) in enumerate(zip(record.items, amounts.items, strict=True)):
         if item.is_voided:
             continue
         message = _line_amount_problem(item, money, amounts.exponent)
@@ -314,7 +315,7 @@ def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
 def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """PAYMENT_AMOUNT_NEGATIVE: amounts are positive, the direction comes from payment_type."""
     warnings = []
-    for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments)):
+    for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments, strict=True)):
         if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
             warnings.append(BatchWarning(PAYMENT_AMOUNT_NEGATIVE, path,
                                          f"payment amounts are positive and payment_type gives the direction (REFUND "

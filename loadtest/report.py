@@ -9,7 +9,6 @@ import statistics
 
 from loadtest.client import Stats
 
-
 EARLY = re.compile(r"reconciliation postponed: close (\S+) of (\S+)/(\S+) is not committed yet \(attempt 1 ")
 SWEPT = re.compile(r"sweep re-enqueued (\d+) overdue")
 

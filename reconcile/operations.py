@@ -11,8 +11,8 @@ import datetime as dt
 from dataclasses import dataclass
 
 from core.ports import AdminError, Storage
-from core.records import ClosedDay, Partner
 from core.reconcile_reruns import request_for
+from core.records import ClosedDay, Partner
 from reconcile.service import reconcile
 from reference.codes import payment_directions_in_effect
 

@@ -15,8 +15,8 @@ from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.money import currency_exponent
 from core.ports import BatchMarkers, DelayedQueue, MasterReads, Reconciliations, TradeRecordReads
-from core.records import ClosedDay, ReconcileRequest
 from core.reconcile_reruns import is_stale, request_for
+from core.records import ClosedDay, ReconcileRequest
 from reconcile.totals import compute_totals, differences, expected_minor, raw_differences
 from reference.codes import payment_directions_in_effect
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
 from core.records import StoreDayTotals
-from reference.codes import code_list, standard_transaction_type
+from reference.codes import standard_transaction_type
 
 COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
 AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")

@@ -101,7 +101,7 @@ def syntax_errors(source: str) -> list[str]:
               if node.type == "ERROR" or node.is_missing]
     try:
         _pycep().parse(text=source)
-    except Exception as error:  # noqa: BLE001 - Lark raises several kinds; each is a refusal
+    except Exception as error:
         errors.append(f"pycep-parser: {str(error).splitlines()[0]}")
     return errors
 
@@ -199,7 +199,7 @@ def evaluate(expression: str, values: dict):
     """The value of a Bicep expression over `values` (parameters and variables by name), for the subset of
     the language main.bicep uses in names and guards: literals, interpolated strings, names and member
     access, `? :`, comparison, arithmetic and logic, and the functions in _FUNCTIONS."""
-    tree = _PARSER.parse(f"var _ = {expression}\n".encode("utf-8")).root_node
+    tree = _PARSER.parse(f"var _ = {expression}\n".encode()).root_node
     (declaration,) = _named(tree)
     return _evaluate(_named(declaration)[-1], values)
 

@@ -48,9 +48,9 @@ def call(name: str, method: str, path: str, body: bytes = b"", headers: dict | N
 
 
 # HQ's set-up, through the package's own code (hq/ is not deployed): a partner, its store, a key.
-from triggers.composition import current_backend  # noqa: E402
 from core.clock import utc_now  # noqa: E402
 from ingest.access import new_key  # noqa: E402
+from triggers.composition import current_backend  # noqa: E402
 
 body = json.loads(stores_body.read_text(encoding="utf-8"))
 storage = current_backend().storage

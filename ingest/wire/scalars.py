@@ -165,8 +165,8 @@ LocalizedText = Annotated[
 # ends of the datetime range keeps every conversion in range (otherwise a 500, not a 400). The bounds
 # are compared in pydantic-core, offsets included, with no Python call per timestamp.
 Timestamp = Annotated[AwareDatetime,
-                      Field(ge=dt.datetime(2, 1, 1, tzinfo=dt.timezone.utc),
-                            lt=dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc),
+                      Field(ge=dt.datetime(2, 1, 1, tzinfo=dt.UTC),
+                            lt=dt.datetime(9999, 1, 1, tzinfo=dt.UTC),
                             description="Date-time with a UTC offset (RFC 3339).")]
 ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), STANDARD,
                       Field(description="HH:mm")]

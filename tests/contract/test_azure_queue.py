@@ -22,20 +22,18 @@ import pytest
 from azure.storage.queue import LinearRetry, QueueClient
 
 from backends.azure_queue import MAX_DELAY_SECONDS, AzureQueue, host_message_encoding
-from backends.queues import RECONCILE_QUEUE
-from backends.queues import open_reconcile_queue
+from backends.queues import RECONCILE_QUEUE, open_reconcile_queue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
+from core import reconcile_messages
 from core.clock import utc_now
 from core.ports import BackendUnavailable
 from core.records import ReconcileRequest
-from core.settings import Settings
-from core.settings import host_settings
+from core.settings import Settings, host_settings
 from devhost.functions import QueueFunction
 from devhost.triggers import QueueTriggerRunner
 from ingest.daily_close import post_daily_close
 from ingest.stores import put_stores
-from core import reconcile_messages
 from tests.conftest import ROOT, free_port
 from tests.payloads import stores_batch
 from tests.trade_payloads import daily_close

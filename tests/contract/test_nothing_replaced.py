@@ -17,16 +17,13 @@ from dataclasses import replace
 
 import pytest
 
-from backends.memory_storage import MemoryStorage
 from backends.cosmos import keys, markers
+from backends.memory_storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay
 from core.settings import Settings
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
-from tests.payloads import mapping_batch
-from tests.e2e.test_business_day import DAY as HTTP_DAY, DIRECTIONS, open_store, wait_for_result
-from tests.e2e.test_close_race import queued
 from tests.contract.test_storage_contract import (
     DAY,
     NEXT_DAY,
@@ -38,6 +35,10 @@ from tests.contract.test_storage_contract import (
     result_of,
     run_together,
 )
+from tests.e2e.test_business_day import DAY as HTTP_DAY
+from tests.e2e.test_business_day import DIRECTIONS, open_store, wait_for_result
+from tests.e2e.test_close_race import queued
+from tests.payloads import mapping_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")

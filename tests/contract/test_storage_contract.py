@@ -33,7 +33,7 @@ from core.records import (
     UnknownProduct,
 )
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
 DAY = dt.date(2026, 11, 20)
 NEXT_DAY = dt.date(2026, 11, 21)

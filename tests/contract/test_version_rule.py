@@ -15,7 +15,7 @@ import pytest
 from core.records import BatchMarker, ProductMaster, StoreMaster, TradeRecordRow
 from core.versions import Version, master_replaces, trade_record_replaces
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 STORED_AT = dt.datetime(2026, 11, 20, 9, 30, 0, 500000, tzinfo=UTC)
 ONE_MICROSECOND = dt.timedelta(microseconds=1)
 DAY = dt.date(2026, 11, 20)

@@ -11,9 +11,10 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from triggers.auth_failures import FailureLimiter, client_address
+from core.errors import ApiError
 from tests.conftest import make_partner, start_host
 from tests.payloads import problem_of
+from triggers.auth_failures import FailureLimiter, client_address
 
 LIMIT = 5
 PATH = "mappings/transaction-types"
@@ -171,8 +172,9 @@ def test_memory_is_bounded():
         limiter.accepted(f"{index:064x}")
     assert limiter.tracked_addresses() == 100 and len(limiter._known_keys) == 10
     limiter.check("10.0.0.1", None)  # the oldest addresses were let go first
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError) as refused:
         limiter.check("10.3.231.1", None)
+    assert refused.value.status == 429
 
 
 def test_the_bench_shows_no_storage_call_over_the_limit():

@@ -152,10 +152,10 @@ def test_key_list_shows_ids_and_dates_but_never_a_key(partner):
 def test_key_list_shows_the_hour_each_key_was_last_used(backend_host):
     partner = make_partner(backend_host)
     unused_id, _ = issue_key(backend_host, partner.partner_id)
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     for _ in range(3):
         assert partner.get("mappings/transaction-types").status_code == 200
-    after = dt.datetime.now(dt.timezone.utc)
+    after = dt.datetime.now(dt.UTC)
     rows = rows_of(ok(backend_host.hq_in_process("key", "list", partner.partner_id)))
     assert rows[partner.key_id][4] in {moment.strftime("%Y-%m-%dT%H:00Z") for moment in (before, after)}
     assert rows[unused_id][4] == "never"
@@ -172,7 +172,7 @@ def test_a_key_is_noted_as_used_once_an_hour_not_once_a_request():
         def record_key_use(self, key_hash, hour):
             self.writes.append(hour)
 
-    storage, utc = Noting(), dt.timezone.utc
+    storage, utc = Noting(), dt.UTC
     owner = KeyOwner(Partner("acme", "Acme", True, dt.datetime(2026, 1, 1, tzinfo=utc)), "key_0123456789ab", "h",
                      False)
     last_used = None

@@ -18,8 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH, Code, StoreId
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
-from tests.payloads import error_paths, mapping_batch, product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import wait_for_result
+from tests.payloads import error_paths, mapping_batch, product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
 DAY = "2026-11-20"

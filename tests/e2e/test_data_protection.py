@@ -29,7 +29,7 @@ from ingest.data_protection import (
     redacted,
     text_fields,
 )
-from ingest.personal_data import is_national_id, is_written_phone_number, may_be_phone_number
+from ingest.personal_data import is_national_id, is_written_phone_number
 from ingest.wire.requests import TradeRecord, record_part
 from ingest.wire.scalars import Code, FreeString50, Text
 from tests.e2e.test_business_day import DAY, open_store

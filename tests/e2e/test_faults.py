@@ -27,7 +27,7 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core import faults
+from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.faults import POINTS, InjectedFault
 from ingest.batches import BatchOutcome
@@ -36,7 +36,6 @@ from ingest.mappings import put_mapping
 from ingest.products import put_products
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile, sweep
 from tests.conftest import make_partner, start_host
 from tests.payloads import (
@@ -372,7 +371,10 @@ def test_the_local_host_arms_pos_faults_at_start_and_the_partner_retry_completes
         assert "FAULT INJECTION IS ON (POS_FAULTS): storage.data_written x1, batch.before_response x1" in host.log()
         partner = make_partner(host)
         body = stores_batch(store("S1"))
-        stored = lambda: host.storage().find_batch(partner.partner_id, body["batch_id"])
+
+        def stored():
+            return host.storage().find_batch(partner.partner_id, body["batch_id"])
+
         problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # failed inside the transaction
         assert stored() is None and host.storage().get_store(partner.partner_id, "S1") is None
         problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # committed, failed before answering

@@ -168,7 +168,7 @@ def _fit(node, store_id: str, facts: dict, business_date) -> None:
         elif isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
             node[name] = int(value)  # the generator writes integers as 2.0 too, which the service refuses
         elif name in ("name", "category_name") and isinstance(value, dict) and value:
-            node[name] = dict(zip(LANGUAGES, value.values()))
+            node[name] = dict(zip(LANGUAGES, value.values(), strict=False))  # fewer names than languages is fine
         elif name in MONEY and isinstance(value, str):
             try:
                 amount = decimal.Decimal(value)

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
-from triggers.health import CHECK_INTERVAL_SECONDS
 from devhost.azurite_emulator import start_azurite
 from devhost.processes import free_port
 from tests.conftest import start_host
 from tests.e2e.test_observability import log_entries
+from triggers.health import CHECK_INTERVAL_SECONDS
 
 
 def checks_logged(host) -> list[dict]:

@@ -24,7 +24,7 @@ from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_st
 from tests.e2e.test_cli import new_id, ok, refused
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NEXT_DAY = "2026-11-21"
 UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
 
@@ -40,17 +40,17 @@ def table(text: str) -> list[dict[str, str]]:
     for line in lines[1:]:
         if not line.strip() or any(len(line) > start and line[start - 2:start] != "  " for start in starts[1:]):
             break
-        cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [None])]
-        rows.append(dict(zip(names, cells)))
+        cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [None], strict=True)]
+        rows.append(dict(zip(names, cells, strict=True)))
     return rows
 
 
 def hq_usage(*args: str) -> subprocess.CompletedProcess:
     """`hq` in this process with arguments that argparse refuses (it exits before reading settings)."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit:
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exited:
         main(list(args))
-    return subprocess.CompletedProcess(["hq", *args], exit.value.code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["hq", *args], exited.value.code, out.getvalue(), err.getvalue())
 
 
 def usage_error(result, *words: str) -> str:

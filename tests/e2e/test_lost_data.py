@@ -21,9 +21,9 @@ from ingest.batches import MAX_UNKNOWN_MEMBER_WARNINGS, is_field_name
 from ingest.parsing import _member_fields, member_names
 from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
 from tests.conftest import make_partner
-from tests.payloads import combo, mapping_batch, modifier_group, product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result
 from tests.e2e.test_resend import WRITES, forms_of, send
+from tests.payloads import combo, mapping_batch, modifier_group, product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 REPEATED = "BATCH_SEQ_REPEATED"

@@ -24,7 +24,7 @@ def test_before_any_upload_the_mapping_is_empty(partner):
 
 def test_an_upload_is_the_mapping_in_effect(partner):
     body = mapping_batch(("01", "SALE"), ("02", "REFUND"), ("99", "NO_SALE"))
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     response = partner.put(PATH, body)
     assert response.status_code == 202, response.text
     assert response.json() == {"batch_id": body["batch_id"], "status": "ACCEPTED", "record_count": 3, "warnings": []}
@@ -33,7 +33,7 @@ def test_an_upload_is_the_mapping_in_effect(partner):
     assert current["batch_id"] == body["batch_id"]
     assert current["mappings"] == body["mappings"]
     updated_at = utc_time(current["updated_at"])
-    assert before - dt.timedelta(seconds=5) <= updated_at <= dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=5)
+    assert before - dt.timedelta(seconds=5) <= updated_at <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
 
 
 def test_source_name_is_optional(partner):

@@ -10,11 +10,11 @@ from opentelemetry import metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from triggers import telemetry
 from tests.conftest import make_partner, start_host
-from tests.payloads import mapping_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, wait_for_result
+from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
+from triggers import telemetry
 
 MEMBER_ID = "M-7F3A9C11"
 CARD = "4000 0566 5566 5556"  # a test card number that passes the Luhn check

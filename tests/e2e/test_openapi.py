@@ -10,7 +10,6 @@ import pytest
 import requests
 from openapi_spec_validator import validate
 
-from triggers.openapi import OPERATIONS, build_document, http_functions
 from core.settings import PROJECT_ROOT
 from function_app import app
 from ingest.wire.responses import (
@@ -22,9 +21,10 @@ from ingest.wire.responses import (
     Problem,
     TransactionTypesResponse,
 )
-from tests.payloads import mapping_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, push
+from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, totals_of, trade_record
+from triggers.openapi import OPERATIONS, build_document, http_functions
 
 CHECKED_IN = PROJECT_ROOT / "docs" / "openapi.json"
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 import uuid
 
-from triggers.health import CHECK_INTERVAL_SECONDS
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
 from tests.conftest import make_partner, start_host
-from tests.payloads import store, stores_batch
 from tests.e2e.test_business_day import DAY
+from tests.payloads import store, stores_batch
 from tests.trade_payloads import Line, trade_batch, trade_record
+from triggers.health import CHECK_INTERVAL_SECONDS
 
 
 def health_once_checked_again(partner):

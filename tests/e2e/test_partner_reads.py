@@ -17,10 +17,10 @@ from backends.sqlite.storage import SqliteStorage
 from core.records import UnknownProduct
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
-from tests.payloads import product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
 from tests.e2e.test_cli import ok, refused
 from tests.e2e.test_hq_operations import table
+from tests.payloads import product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, Pay, totals_of, trade_batch, trade_record
 
 NEXT_DAY = "2026-11-21"
@@ -42,7 +42,7 @@ def sale(trade_record_id: str, *payment_ids: str, store_id: str = "S1", business
     pays = [Pay(550) for _ in payment_ids]
     record = trade_record(store_id, business_date, lines, pays, trade_record_id=trade_record_id,
                           opened_at=f"{business_date}T12:00:00-05:00", **changes)
-    for payment, payment_id in zip(record["payments"], payment_ids):
+    for payment, payment_id in zip(record["payments"], payment_ids, strict=True):
         payment["payment_id"] = payment_id
     return record
 

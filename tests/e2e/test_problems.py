@@ -12,9 +12,18 @@ import json
 
 import pytest
 
-from tests.payloads import (changed, error_paths, mapping_batch, modifier_group, problem_of, product, products_batch,
-                            store, stores_batch)
 from tests.e2e.test_business_day import DAY, open_store
+from tests.payloads import (
+    changed,
+    error_paths,
+    mapping_batch,
+    modifier_group,
+    problem_of,
+    product,
+    products_batch,
+    store,
+    stores_batch,
+)
 from tests.trade_payloads import Line, daily_close, trade_batch, trade_record
 
 CARD = "4111 1111 1111 1111"

@@ -22,13 +22,12 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core import faults
+from core import faults, reconcile_messages
 from core.clock import utc_now
 from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch, store, stores_batch

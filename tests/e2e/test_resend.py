@@ -11,9 +11,9 @@ import uuid
 import pytest
 
 from tests.conftest import make_partner
-from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
 from tests.e2e.test_hq_operations import batch_fields
+from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 

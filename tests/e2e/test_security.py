@@ -280,7 +280,7 @@ class _Keys:
     def __init__(self, key_hash: str) -> None:
         from core.records import KeyOwner, Partner
 
-        self.owner = KeyOwner(Partner("p", "P", True, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)),
+        self.owner = KeyOwner(Partner("p", "P", True, dt.datetime(2026, 1, 1, tzinfo=dt.UTC)),
                               "key_1", key_hash, False)
 
     def find_key(self, key_hash: str):

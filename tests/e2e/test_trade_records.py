@@ -10,8 +10,8 @@ from pydantic import TypeAdapter
 
 from ingest.trade_records import document_json
 from ingest.wire.requests import TradeRecord
-from tests.payloads import changed, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store
+from tests.payloads import changed, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 

@@ -12,8 +12,8 @@ import sqlite3
 import pytest
 
 from ingest.wire.responses import BatchResponse
-from tests.payloads import mapping_batch
 from tests.e2e.test_business_day import DAY, open_store
+from tests.payloads import mapping_batch
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
 
 _BATCH_SEQS = itertools.count(1)  # each batch of a store-day has its own batch_seq (else BATCH_SEQ_REPEATED)

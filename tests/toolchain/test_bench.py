@@ -78,8 +78,8 @@ def test_a_body_grown_to_5_mb_stays_under_the_limit_and_is_accepted(tmp_path):
 
 @pytest.mark.parametrize("currency", ["USD", "JPY"])
 def test_control_totals_reconcile_to_matched(tmp_path, currency):
-    from ingest.daily_close import post_daily_close
     from core.reconcile_reruns import request_for
+    from ingest.daily_close import post_daily_close
     from reconcile.service import reconcile
 
     service = harness.open_service(tmp_path, currency)

@@ -166,9 +166,9 @@ def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch
 
     import azure.functions as func
 
-    from triggers.http import Call
     from devhost import server as devserver
     from devhost.functions import FunctionTable, HttpFunction
+    from triggers.http import Call
 
     read: list[bytes] = []
     original = devserver._Handler._read_body

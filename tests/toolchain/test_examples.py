@@ -17,6 +17,8 @@ import zoneinfo
 from decimal import Decimal
 from pathlib import Path
 
+from tests.conftest import make_partner
+
 ROOT = Path(__file__).resolve().parents[2]
 DAY_DIR = ROOT / "examples" / "day"
 SCRIPT = ROOT / "examples" / "push_day.py"
@@ -24,7 +26,6 @@ BUSINESS_DATE = "2026-11-20"
 STORES = ("NYC-001", "TKY-001")
 RESPONSE_LINE = re.compile(r"^(PUT|POST) (\S+) .* -> (\d{3}) (\S+) record_count=(\d+) warnings=(\d+)$", re.M)
 EXPONENT = {"USD": 2, "JPY": 0}
-from tests.conftest import make_partner
 
 
 def load(name: str):
@@ -230,7 +231,7 @@ def test_on_timeout_the_script_says_when_each_day_is_due_and_how_to_reconcile_it
     try:
         assert "reconciled 600 s (10 min) after they arrive (RECONCILE_DELAY_SECONDS)" in slow.log()
         partner = make_partner(slow, STORES)
-        started = dt.datetime.now(dt.timezone.utc)
+        started = dt.datetime.now(dt.UTC)
         waited = subprocess.run([sys.executable, str(SCRIPT), "--base-url", slow.base_url, "--key", partner.key,
                                  "--timeout", "2"], cwd=ROOT, capture_output=True, text=True, timeout=120)
         assert waited.returncode == 1, waited.stdout + waited.stderr

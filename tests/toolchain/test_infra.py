@@ -53,8 +53,8 @@ from backends.cosmos import markers
 from backends.queues import RECONCILE_QUEUE
 from core import settings as settings_module
 from tests import bicep_model
-from tests.funcignore import CoreToolsIgnore
 from tests.bicep_model import Expr, Ref
+from tests.funcignore import CoreToolsIgnore
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"

@@ -19,7 +19,7 @@ from core.records import BatchMarker, ClosedDay
 from ingest import onboarding
 from reconcile import operations
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NOW = dt.datetime(2026, 11, 21, 4, 5, tzinfo=UTC)
 DAY = dt.date(2026, 11, 20)
 

@@ -9,10 +9,10 @@ import pytest
 
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core.clock import utc_now
-from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from core import reconcile_messages
+from core.clock import utc_now
 from core.reconcile_reruns import request_for
+from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from reconcile.service import CloseNotCommitted, reconcile, sweep
 
 DAY = dt.date(2026, 11, 20)

@@ -12,12 +12,12 @@ import pytest
 from core.clock import to_api_text
 from core.ports import ClosedDay
 from ingest.batches import BatchOutcome
-from ingest.wire.responses import BatchWarning, MappingResponse, answer
 from ingest.daily_close_status import status_answer
+from ingest.wire.responses import BatchWarning, MappingResponse, answer
 
 DAY = dt.date(2026, 11, 20)
 CHECKED = dt.datetime(2026, 11, 21, 3, 4, 5, 120000, tzinfo=dt.timezone(dt.timedelta(hours=9)))
-DUE = dt.datetime(2026, 11, 21, 3, 19, 5, tzinfo=dt.timezone.utc)
+DUE = dt.datetime(2026, 11, 21, 3, 19, 5, tzinfo=dt.UTC)
 TOTALS = {"trade_record_count": 2, "item_row_count": 3, "payment_row_count": 2, "net_sales_amount": "10.00",
           "tax_amount": "0.80", "tip_amount": "0.00", "payment_total_amount": "10.80"}
 DETAILS = {"raw_differences": {"trade_record_count": -1, "net_sales_amount": "-0.01"}, "batch_count_received": 1,
@@ -75,7 +75,7 @@ def test_the_mapping_answer_keeps_its_members_and_their_order():
                {"source_code": "R", "source_name": "Refund", "standard_code": "REFUND"}]
     batch_id = "3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01"
     body = answer(MappingResponse, {"partner_id": "p1", "batch_id": batch_id,
-                                    "updated_at": CHECKED.astimezone(dt.timezone.utc), "mappings": entries})
+                                    "updated_at": CHECKED.astimezone(dt.UTC), "mappings": entries})
     assert orjson.dumps(body) == orjson.dumps({"partner_id": "p1", "batch_id": batch_id,
                                                "updated_at": to_api_text(CHECKED), "mappings": entries})
     empty = answer(MappingResponse, {"partner_id": "p1", "batch_id": None, "updated_at": None, "mappings": []})

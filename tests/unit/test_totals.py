@@ -22,7 +22,7 @@ DIRECTIONS = payment_directions_in_effect({})
 
 def row(total=1000, tax=80, tip=0, items=1, source="01", payments=None, record_id=None) -> TradeRecordRow:
     payments = {"SALE": total} if payments is None else payments
-    return TradeRecordRow(record_id or f"T{total}{source}{tip}", 1, dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc),
+    return TradeRecordRow(record_id or f"T{total}{source}{tip}", 1, dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
                           "S1", DAY, source, items, len(payments), total, tax, tip, payments)
 
 

@@ -563,7 +563,7 @@ def test_workday_start_itself_opens_the_new_business_date():
 
 def test_opened_at_is_converted_to_the_store_time_zone():
     late_evening = local_time(DAY, 22, 30)
-    in_utc = late_evening.astimezone(dt.timezone.utc)
+    in_utc = late_evening.astimezone(dt.UTC)
     assert in_utc.date() != DAY  # the UTC date is already the next day
     body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=in_utc, business_date=DAY)
     assert warnings_of(body) == []
@@ -574,7 +574,7 @@ def test_the_cut_off_follows_daylight_saving_time():
     dst_starts = dt.date(2026, 3, 8)  # New York: 02:00 EST becomes 03:00 EDT
     half_past_three_edt = local_time(dst_starts, 3, 30)
     assert half_past_three_edt.utcoffset() == dt.timedelta(hours=-4)
-    body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=half_past_three_edt.astimezone(dt.timezone.utc),
+    body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=half_past_three_edt.astimezone(dt.UTC),
                        business_date=dst_starts - dt.timedelta(days=1))
     assert warnings_of(body) == []
 

@@ -13,15 +13,15 @@ import orjson
 import pytest
 
 from backends.memory_storage import MemoryStorage
+from core import reconcile_messages
 from core.clock import utc_now
 from core.records import Partner
 from ingest.daily_close import post_daily_close
+from ingest.daily_close_status import daily_close_status
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile
-from ingest.daily_close_status import daily_close_status
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
