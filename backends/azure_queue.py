@@ -67,6 +67,7 @@ def fast_retry() -> ExponentialRetry:
 
 # -- encoding ---------------------------------------------------------------------------------------
 
+
 class Undecodable(bytes):
     """The raw text of a message that is not in the agreed encoding (someone else wrote it)."""
 
@@ -108,6 +109,7 @@ def message_policies(encoding: str) -> dict:
 
 
 # -- messages and errors ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AzureQueueMessage:
@@ -156,6 +158,7 @@ def _service(what: str) -> Iterator[None]:
 
 # -- the queue --------------------------------------------------------------------------------------
 
+
 class AzureQueue:
     """DelayedQueue on Azure Storage, plus the consumer side the local host and `hq` need
     (QueueConsumer[AzureQueueMessage]).
@@ -165,15 +168,28 @@ class AzureQueue:
     host does for the trigger's connection.
     """
 
-    def __init__(self, queue_name: str, *, connection_string: str | None = None, account_url: str | None = None,
-                 credential=None, message_encoding: str | None = None, retry_policy=None,
-                 create_queues: bool = True, connection_timeout: float = 5, read_timeout: float = 30) -> None:
+    def __init__(
+        self,
+        queue_name: str,
+        *,
+        connection_string: str | None = None,
+        account_url: str | None = None,
+        credential=None,
+        message_encoding: str | None = None,
+        retry_policy=None,
+        create_queues: bool = True,
+        connection_timeout: float = 5,
+        read_timeout: float = 30,
+    ) -> None:
         if bool(connection_string) == bool(account_url):
             raise ValueError("give a storage connection string or a queue service URL, not both or neither")
         self.queue_name = queue_name
         self.message_encoding = message_encoding or host_message_encoding()
-        options = {"retry_policy": retry_policy or fast_retry(), "connection_timeout": connection_timeout,
-                   "read_timeout": read_timeout}
+        options = {
+            "retry_policy": retry_policy or fast_retry(),
+            "connection_timeout": connection_timeout,
+            "read_timeout": read_timeout,
+        }
         if connection_string:  # "UseDevelopmentStorage=true" as the Functions tools read it; the SDK does not
             connection_string = storage_connection_string(connection_string)
 
@@ -192,8 +208,7 @@ class AzureQueue:
         self._ready_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ,
-                      **options) -> AzureQueue:
+    def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ, **options) -> AzureQueue:
         """The Functions conventions for the trigger's connection (`AzureWebJobsStorage`): the setting
         itself holds a connection string; else `AzureWebJobsStorage__queueServiceUri` (or
         `__accountName`) names the account and a managed identity signs in (`__clientId` picks a
@@ -205,8 +220,10 @@ class AzureQueue:
         if not account_url and account:
             account_url = f"https://{account}.queue.core.windows.net"
         if not account_url:
-            raise ValueError(f"POS_BACKEND=azure needs {CONNECTION} (a connection string) or "
-                             f"{CONNECTION}__queueServiceUri (managed identity)")
+            raise ValueError(
+                f"POS_BACKEND=azure needs {CONNECTION} (a connection string) or "
+                f"{CONNECTION}__queueServiceUri (managed identity)"
+            )
         from azure.identity import DefaultAzureCredential
 
         client_id = environ.get(f"{CONNECTION}__clientId", "").strip() or None
@@ -245,8 +262,9 @@ class AzureQueue:
                 self._send(body, delay_seconds)
 
     def _send(self, body: str, delay_seconds: int) -> None:
-        self._client.send_message(body.encode("utf-8"), visibility_timeout=self._delay(delay_seconds),
-                                  time_to_live=NEVER_EXPIRES)
+        self._client.send_message(
+            body.encode("utf-8"), visibility_timeout=self._delay(delay_seconds), time_to_live=NEVER_EXPIRES
+        )
 
     def _delay(self, delay_seconds: int) -> int:
         delay = max(int(math.ceil(delay_seconds)), 0)
@@ -275,8 +293,13 @@ class AzureQueue:
             message = AzureQueueMessage.of(received)
             if message.decodable:
                 return message
-            log.error("message %s on %s is not %s-encoded; moved to %s", message.message_id, self.queue_name,
-                      self.message_encoding, self.poison_name)
+            log.error(
+                "message %s on %s is not %s-encoded; moved to %s",
+                message.message_id,
+                self.queue_name,
+                self.message_encoding,
+                self.poison_name,
+            )
             self.move_to_poison(message)
 
     def delete(self, message: AzureQueueMessage) -> None:
@@ -356,7 +379,7 @@ class AzureQueue:
                         self._poison.delete_message(received.id, received.pop_receipt)
                     replayed += 1
                     if first_only:
-                        passed.extend(page[index + 1:])
+                        passed.extend(page[index + 1 :])
                         return replayed
         finally:
             self._show_again(passed)

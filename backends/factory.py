@@ -20,6 +20,7 @@ class Backend:
     storage: Storage
     queue: DelayedQueue
 
+
 def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
         from backends.sqlite.storage import SqliteStorage
@@ -30,6 +31,7 @@ def open_storage(settings: Settings) -> Storage:
 
         return CosmosStorage.from_settings(settings)
     raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
+
 
 def open_backend(settings: Settings) -> Backend:
     # The Azure SDKs log every HTTP request at INFO; our own log lines say what matters.

@@ -112,8 +112,9 @@ class MemoryStorage:
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
         with self._lock:
             require_partner(self.get_partner, partner_id)
-            key = next((key for key in self._keys.values() if key.partner_id == partner_id and key.key_id == key_id),
-                       None)
+            key = next(
+                (key for key in self._keys.values() if key.partner_id == partner_id and key.key_id == key_id), None
+            )
             if key is None:
                 raise AdminError(f"partner {partner_id} has no key {key_id}")
             if key.revoked_at is not None:
@@ -124,10 +125,13 @@ class MemoryStorage:
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         with self._lock:
             require_partner(self.get_partner, partner_id)
-            keys = sorted((key for key in self._keys.values() if key.partner_id == partner_id),
-                          key=lambda key: (key.created_at, key.key_id))
-            return [ApiKeyInfo(key.key_id, partner_id, key.created_at, key.revoked_at, key.last_used_at)
-                    for key in keys]
+            keys = sorted(
+                (key for key in self._keys.values() if key.partner_id == partner_id),
+                key=lambda key: (key.created_at, key.key_id),
+            )
+            return [
+                ApiKeyInfo(key.key_id, partner_id, key.created_at, key.revoked_at, key.last_used_at) for key in keys
+            ]
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         with self._lock:
@@ -170,8 +174,9 @@ class MemoryStorage:
             key = self._keys.get(key_hash)
             if key is None:
                 return None
-            return KeyOwner(self._partners[key.partner_id], key.key_id, key.key_hash, key.revoked_at is not None,
-                            key.last_used_at)
+            return KeyOwner(
+                self._partners[key.partner_id], key.key_id, key.key_hash, key.revoked_at is not None, key.last_used_at
+            )
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         with self._lock:
@@ -203,19 +208,29 @@ class MemoryStorage:
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:
         with self._lock:
-            return sorted(marker.batch_seq for marker in self._day_batches(partner_id, store_id, business_date)
-                          if marker.kind == "trade-records" and marker.batch_seq is not None)
+            return sorted(
+                marker.batch_seq
+                for marker in self._day_batches(partner_id, store_id, business_date)
+                if marker.kind == "trade-records" and marker.batch_seq is not None
+            )
 
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]:
         with self._lock:
-            found = [marker.batch_id for marker in self._day_batches(partner_id, store_id, business_date)
-                     if marker.batch_seq == batch_seq]
+            found = [
+                marker.batch_id
+                for marker in self._day_batches(partner_id, store_id, business_date)
+                if marker.batch_seq == batch_seq
+            ]
             return found[:limit]
 
     def _day_batches(self, partner_id: str, store_id: str, business_date: dt.date) -> list[BatchMarker]:
-        return [marker for (partner, _), marker in self._batches.items() if partner == partner_id
-                and marker.store_id == store_id and marker.business_date == business_date]
+        return [
+            marker
+            for (partner, _), marker in self._batches.items()
+            if partner == partner_id and marker.store_id == store_id and marker.business_date == business_date
+        ]
 
     def _claim(self, marker: BatchMarker, received: BatchMarker | None = None) -> BatchMarker | None:
         """The stored marker if the batch_id is known, else None and the marker stored. `received` is the
@@ -236,21 +251,26 @@ class MemoryStorage:
                 for store in stores:
                     key = (marker.partner_id, store.store_id)
                     stored = self._stores.get(key)
-                    if master_replaces(Version.of(0, store.last_modified_at),
-                                       None if stored is None else Version.of(0, stored.last_modified_at)):
+                    if master_replaces(
+                        Version.of(0, store.last_modified_at),
+                        None if stored is None else Version.of(0, stored.last_modified_at),
+                    ):
                         self._stores[key] = copy.deepcopy(store)
             return existing
 
-    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
-                      groups: list[ModifierGroupMaster]) -> BatchMarker | None:
+    def save_products(
+        self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
+    ) -> BatchMarker | None:
         with self._lock:
             existing = self._claim(marker)
             if existing is None:
                 for product in products:
                     key = (marker.partner_id, product.product_id, product.store_id or "")
                     stored = self._products.get(key)
-                    if master_replaces(Version.of(product.version, product.last_modified_at),
-                                       None if stored is None else Version.of(stored.version, stored.last_modified_at)):
+                    if master_replaces(
+                        Version.of(product.version, product.last_modified_at),
+                        None if stored is None else Version.of(stored.version, stored.last_modified_at),
+                    ):
                         self._products[key] = copy.deepcopy(product)
                 for group in groups:
                     self._groups[(marker.partner_id, group.group_id)] = copy.deepcopy(group)
@@ -261,10 +281,14 @@ class MemoryStorage:
             existing = self._claim(marker, self._mapping_receipts.get((marker.partner_id, marker.batch_id)))
             if existing is None:
                 self._mapping_receipts[(marker.partner_id, marker.batch_id)] = BatchMarker(
-                    marker.partner_id, marker.batch_id, "mappings", marker.record_count, marker.body_digest,
-                    marker.received_at)
-                self._mappings[marker.partner_id] = Mapping(marker.batch_id, marker.received_at,
-                                                            copy.deepcopy(entries))
+                    marker.partner_id,
+                    marker.batch_id,
+                    "mappings",
+                    marker.record_count,
+                    marker.body_digest,
+                    marker.received_at,
+                )
+                self._mappings[marker.partner_id] = Mapping(marker.batch_id, marker.received_at, copy.deepcopy(entries))
             return existing
 
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
@@ -276,15 +300,15 @@ class MemoryStorage:
             newer, moves = 0, []
             for row in rows:  # in order: a batch may repeat a trade_record_id
                 stored = records.get(row.trade_record_id)
-                if not trade_record_replaces(Version.of(row.version, row.last_modified_at),
-                                             None if stored is None else Version.of(stored.version,
-                                                                                    stored.last_modified_at)):
+                if not trade_record_replaces(
+                    Version.of(row.version, row.last_modified_at),
+                    None if stored is None else Version.of(stored.version, stored.last_modified_at),
+                ):
                     continue
                 newer += 1
                 here = StoreDay(row.store_id, row.business_date)
                 if stored is not None and StoreDay(stored.store_id, stored.business_date) != here:
-                    moves.append(RecordMove(row.trade_record_id, StoreDay(stored.store_id, stored.business_date),
-                                            here))
+                    moves.append(RecordMove(row.trade_record_id, StoreDay(stored.store_id, stored.business_date), here))
                 records[row.trade_record_id] = copy.deepcopy(row)
             changes = RecordChanges(newer, tuple(moves))
             self._batches[(marker.partner_id, marker.batch_id)] = dataclasses.replace(marker, changes=changes)
@@ -296,14 +320,23 @@ class MemoryStorage:
             existing = self._claim(marker, self._close_receipts.get(receipt_key))
             if existing is None:
                 self._close_receipts[receipt_key] = BatchMarker(
-                    marker.partner_id, marker.batch_id, "daily-close", 1, marker.body_digest, marker.received_at,
-                    day.store_id, day.business_date)
+                    marker.partner_id,
+                    marker.batch_id,
+                    "daily-close",
+                    1,
+                    marker.body_digest,
+                    marker.received_at,
+                    day.store_id,
+                    day.business_date,
+                )
                 key = (marker.partner_id, day.store_id, day.business_date)
                 stored = self._days.get(key)
                 # A new close keeps the day's revision and the records that moved out: they are about the records.
-                self._days[key] = dataclasses.replace(_cleared(copy.deepcopy(day)),
-                                                      revision=0 if stored is None else stored.revision,
-                                                      moved_out=[] if stored is None else stored.moved_out)
+                self._days[key] = dataclasses.replace(
+                    _cleared(copy.deepcopy(day)),
+                    revision=0 if stored is None else stored.revision,
+                    moved_out=[] if stored is None else stored.moved_out,
+                )
             return existing
 
     # -- master reads -----------------------------------------------------------------------------
@@ -327,20 +360,35 @@ class MemoryStorage:
     # -- trade record reads -----------------------------------------------------------------------
 
     def _day_records(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
-        return [row for row in self._records.get(partner_id, {}).values()
-                if row.store_id == store_id and row.business_date == business_date]
+        return [
+            row
+            for row in self._records.get(partner_id, {}).values()
+            if row.store_id == store_id and row.business_date == business_date
+        ]
 
     def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
         with self._lock:
             return StoreDayTotals.of_records(
-                (row.source_transaction_type, row.item_rows, row.payment_rows, row.total_minor, row.tax_minor,
-                 row.tip_minor, row.payments_minor) for row in self._day_records(partner_id, store_id, business_date))
+                (
+                    row.source_transaction_type,
+                    row.item_rows,
+                    row.payment_rows,
+                    row.total_minor,
+                    row.tax_minor,
+                    row.tip_minor,
+                    row.payments_minor,
+                )
+                for row in self._day_records(partner_id, store_id, business_date)
+            )
 
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         with self._lock:  # as the port says: the record as received is not read
-            return [dataclasses.replace(row, payments_minor=dict(row.payments_minor), document_json="",
-                                        payment_ids=(), product_lines={})
-                    for row in self._day_records(partner_id, store_id, business_date)]
+            return [
+                dataclasses.replace(
+                    row, payments_minor=dict(row.payments_minor), document_json="", payment_ids=(), product_lines={}
+                )
+                for row in self._day_records(partner_id, store_id, business_date)
+            ]
 
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
         wanted = set(payment_ids)
@@ -358,7 +406,10 @@ class MemoryStorage:
             for row in self._day_records(partner_id, store_id, business_date):
                 for product_id, count in row.product_lines.items():
                     if (partner_id, product_id, "") in self._products or (
-                            partner_id, product_id, store_id) in self._products:
+                        partner_id,
+                        product_id,
+                        store_id,
+                    ) in self._products:
                         continue
                     lines[product_id] += count
                     records[product_id] += 1
@@ -376,14 +427,22 @@ class MemoryStorage:
 
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
         with self._lock:
-            days = [day for (partner, _, _), day in self._days.items()
-                    if partner == partner_id and (not status or day.status == status)]
+            days = [
+                day
+                for (partner, _, _), day in self._days.items()
+                if partner == partner_id and (not status or day.status == status)
+            ]
             return copy.deepcopy(sorted(days, key=lambda day: (day.business_date, day.store_id)))
 
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]:
         with self._lock:
-            return copy.deepcopy([(partner_id, day) for (partner_id, _, _), day in self._days.items()
-                                  if day.status == "RECEIVED" and day.due_at < before])
+            return copy.deepcopy(
+                [
+                    (partner_id, day)
+                    for (partner_id, _, _), day in self._days.items()
+                    if day.status == "RECEIVED" and day.due_at < before
+                ]
+            )
 
     def save_result(self, partner_id: str, day: ClosedDay) -> bool:
         with self._lock:
@@ -392,21 +451,34 @@ class MemoryStorage:
             if stored is None or (stored.close_batch_id, stored.revision) != (day.close_batch_id, day.revision):
                 return False
             self._days[key] = dataclasses.replace(
-                stored, status=day.status, checked_at=day.checked_at, actual=copy.deepcopy(day.actual),
-                differences=list(day.differences), details=copy.deepcopy(day.details))
+                stored,
+                status=day.status,
+                checked_at=day.checked_at,
+                actual=copy.deepcopy(day.actual),
+                differences=list(day.differences),
+                details=copy.deepcopy(day.details),
+            )
             return True
 
-    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
-                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+    def reopen_day(
+        self,
+        partner_id: str,
+        day: StoreDay,
+        due_at: dt.datetime,
+        moved_out: list[RecordMove],
+        checked_before: dt.datetime | None = None,
+    ) -> ClosedDay | None:
         with self._lock:
             key = (partner_id, day.store_id, day.business_date)
             closed = self._days.get(key)
             if closed is None:
                 return None
             reopen = closed.status != "RECEIVED" and (
-                checked_before is None or (closed.checked_at is not None and closed.checked_at < checked_before))
-            changed = dataclasses.replace(closed, revision=closed.revision + 1,
-                                          moved_out=merge_moved_out(closed.moved_out, day, moved_out))
+                checked_before is None or (closed.checked_at is not None and closed.checked_at < checked_before)
+            )
+            changed = dataclasses.replace(
+                closed, revision=closed.revision + 1, moved_out=merge_moved_out(closed.moved_out, day, moved_out)
+            )
             if reopen:  # the result is gone, as when a new close arrives: the day is due again
                 changed = _cleared(dataclasses.replace(changed, status="RECEIVED", due_at=due_at))
             self._days[key] = changed

@@ -59,10 +59,12 @@ def run(cfg: Config, tmp: Path) -> dict:
         scratch.execute("BEGIN IMMEDIATE")
         scratch.executemany("INSERT INTO records VALUES (?, ?, ?)", rows)
         scratch.execute("COMMIT")
-    for body in bodies[-max(3, cfg.repeat // 3):]:
+
+    for body in bodies[-max(3, cfg.repeat // 3) :]:
         document = orjson.loads(body)
-        rows = [("bench", record["trade_record_id"], orjson.dumps(record).decode())
-                for record in document["trade_records"]]
+        rows = [
+            ("bench", record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]
+        ]
         write_ms.append(ms(timed(partial(write, rows))[0]))
     stages = _accept_stages(service, bodies[-1], max(3, cfg.repeat // 3))
     service_summary, floor_summary = summary(service_ms), summary(floor_ms)
@@ -101,22 +103,37 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
     paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
-    amounts = [read_amounts(path, record, MoneyReader(record.currency))
-               for path, record in zip(paths, batch.trade_records, strict=True)]
+    amounts = [
+        read_amounts(path, record, MoneyReader(record.currency))
+        for path, record in zip(paths, batch.trade_records, strict=True)
+    ]
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
         "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
         "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
         "amounts: places, range, minor units": lambda: [
             read_amounts(path, record, MoneyReader(record.currency))
-            for path, record in zip(paths, batch.trade_records, strict=True)],
+            for path, record in zip(paths, batch.trade_records, strict=True)
+        ],
         "data protection (card numbers, member_id)": lambda: [
-            protection_problems(path, record, store.country_code) for path, record in zip(paths, batch.trade_records, strict=True)],
+            protection_problems(path, record, store.country_code)
+            for path, record in zip(paths, batch.trade_records, strict=True)
+        ],
         "recording rules (warnings)": lambda: [
-            record_warnings(path, record, money, standard_of.get(record.source_transaction_type), known_payment_types,
-                            store.time_zone, store.workday_start)
-            for path, record, money in zip(paths, batch.trade_records, amounts, strict=True)],
-        "rows and stored documents": lambda: [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)],
+            record_warnings(
+                path,
+                record,
+                money,
+                standard_of.get(record.source_transaction_type),
+                known_payment_types,
+                store.time_zone,
+                store.workday_start,
+            )
+            for path, record, money in zip(paths, batch.trade_records, amounts, strict=True)
+        ],
+        "rows and stored documents": lambda: [
+            _row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)
+        ],
     }
     figures = {}
     for name, stage in stages.items():
@@ -126,4 +143,3 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
             samples.append(ms(timed(stage)[0]))
         figures[name] = summary(samples)
     return figures
-

@@ -36,8 +36,9 @@ class Service:
         return post_trade_records(self.storage, NullQueue(), self.partner, body, 0)
 
 
-def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = None,
-                 partner_id: str = PARTNER_ID) -> Service:
+def open_service(
+    data_dir: Path, currency: str = "USD", store_id: str | None = None, partner_id: str = PARTNER_ID
+) -> Service:
     """A partner with its store set up on a SqliteStorage in data_dir (the same set-up a partner
     does over HTTP: PUT /stores, PUT /products, PUT /mappings/transaction-types)."""
     from backends.sqlite.storage import SqliteStorage
@@ -51,9 +52,11 @@ def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = N
     partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)
     if storage.unregistered(partner_id, {store_id}):
         storage.register_stores(partner_id, [store_id], now)
-    for outcome in (put_stores(storage, partner, generate.stores_body(currency, store_id)),
-                    put_products(storage, partner, generate.products_body(currency)),
-                    put_mapping(storage, NullQueue(), partner, generate.mapping_body())):
+    for outcome in (
+        put_stores(storage, partner, generate.stores_body(currency, store_id)),
+        put_products(storage, partner, generate.products_body(currency)),
+        put_mapping(storage, NullQueue(), partner, generate.mapping_body()),
+    ):
         if outcome.warnings:
             raise RuntimeError(f"set-up answered warnings: {outcome.as_dict()}")
     return Service(storage, partner, store_id, currency)

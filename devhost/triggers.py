@@ -32,8 +32,9 @@ def _timespan_seconds(text: str, default: float) -> float:
 
 
 class QueueTriggerRunner(threading.Thread):
-    def __init__(self, function: QueueFunction, queue: QueueConsumer, queue_settings: dict,
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, function: QueueFunction, queue: QueueConsumer, queue_settings: dict, stop: threading.Event
+    ) -> None:
         super().__init__(name=f"queue:{function.name}", daemon=True)
         self.function = function
         self.queue = queue
@@ -60,14 +61,26 @@ class QueueTriggerRunner(threading.Thread):
         # The body as the host hands it over: the bytes the sender wrote (SqliteQueue keeps text).
         body = message.body if isinstance(message.body, bytes) else message.body.encode()
         try:
-            invoke(self.function.name, self.function.handler,
-                   QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt,
-                                dequeue_count=message.dequeue_count))
+            invoke(
+                self.function.name,
+                self.function.handler,
+                QueueMessage(
+                    id=message.message_id,
+                    body=body,
+                    pop_receipt=message.pop_receipt,
+                    dequeue_count=message.dequeue_count,
+                ),
+            )
         except Exception as error:
             # Types and frames only: the message of a reconciliation's failure could quote stored data.
-            log_exception(log, f"function {self.function.name} failed on message {message.message_id} "
-                               f"(attempt {message.dequeue_count} of {self.max_dequeue})", error,
-                          message_id=message.message_id, dequeue_count=message.dequeue_count)
+            log_exception(
+                log,
+                f"function {self.function.name} failed on message {message.message_id} "
+                f"(attempt {message.dequeue_count} of {self.max_dequeue})",
+                error,
+                message_id=message.message_id,
+                dequeue_count=message.dequeue_count,
+            )
             if message.dequeue_count >= self.max_dequeue:
                 self.queue.move_to_poison(message)
                 log.error("message %s moved to %s", message.message_id, self.queue.poison_name)

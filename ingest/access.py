@@ -93,6 +93,7 @@ RATE_WINDOW_SECONDS = 60
 @dataclass(frozen=True, slots=True)
 class Quota:
     """A partner's rate limit as this request left it: `used` counts this request too."""
+
     limit: int
     used: int
     reset_seconds: int  # until the window ends (at least 1, as Retry-After)

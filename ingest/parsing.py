@@ -48,8 +48,10 @@ def json_path(location: tuple) -> str:
 def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldProblem]:
     """Pydantic's errors in a partner's words (ingest/problem_words.py); the input is read for its JSON
     type only, never quoted."""
-    return [FieldProblem(json_path(item["loc"]), words(item, model))
-            for item in error.errors(include_url=False, include_input=True, include_context=True)]
+    return [
+        FieldProblem(json_path(item["loc"]), words(item, model))
+        for item in error.errors(include_url=False, include_input=True, include_context=True)
+    ]
 
 
 # The checks a use case can still run on a body its model refused, on the parts that are readable (see
@@ -82,8 +84,9 @@ def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tu
     return parsed, (unknown_members(model, raw_object(body)) if unknown_names else [])
 
 
-def _refusal_problems(model: type[BaseModel], body: bytes, error: ValidationError,
-                      salvage: Salvage | None) -> list[FieldProblem]:
+def _refusal_problems(
+    model: type[BaseModel], body: bytes, error: ValidationError, salvage: Salvage | None
+) -> list[FieldProblem]:
     problems = problems_of(error, model)
     raw = raw_object(body)
     if raw is None:  # not JSON, or not an object: pydantic's one problem at $ says it all
@@ -129,8 +132,9 @@ class Refused:
 
     def readable_values(self, name: str, member: str, kind: type = str) -> list:
         """The member of each entry of the list `name`, as `readable` makes it (for `duplicates`)."""
-        return [readable(entry.get(member), kind) if isinstance(entry, dict) else object()
-                for entry in self.entries(name)]
+        return [
+            readable(entry.get(member), kind) if isinstance(entry, dict) else object() for entry in self.entries(name)
+        ]
 
     def valid_entries(self, name: str, kind: type) -> Iterator[tuple[int, Any]]:
         """(index, model) of each entry of the list `name` that has no problem."""
@@ -273,6 +277,7 @@ def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]
 # --- members the models do not know ----------------------------------------------------------------
 # The models ignore a member they do not know (a partner on a later minor version may send more), so a
 # misspelled optional field ("tip_amout") would lose its value without a word: the use cases warn.
+
 
 def unknown_members(model: type, raw: Any) -> list[tuple]:
     """The location of each member of raw (the body read as `model`) whose name no model of the body

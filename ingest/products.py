@@ -30,8 +30,11 @@ def _product_problems(index: int, product: Product) -> list[FieldProblem]:
         problems.append(FieldProblem(f"{at}.combo_components", "only COMBO products have combo_components"))
     for number, component in enumerate(product.combo_components):
         if component.is_substitutable and not component.substitute_group_id:
-            problems.append(FieldProblem(f"{at}.combo_components[{number}].substitute_group_id",
-                                         "required when is_substitutable is true"))
+            problems.append(
+                FieldProblem(
+                    f"{at}.combo_components[{number}].substitute_group_id", "required when is_substitutable is true"
+                )
+            )
     return problems
 
 
@@ -54,8 +57,9 @@ def _duplicate_keys(product_keys: list, group_ids: list) -> list[FieldProblem]:
 
 
 def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:
-    problems = _duplicate_keys([(p.product_id, p.store_id) for p in batch.products],
-                               [g.group_id for g in batch.modifier_groups])
+    problems = _duplicate_keys(
+        [(p.product_id, p.store_id) for p in batch.products], [g.group_id for g in batch.modifier_groups]
+    )
     for index, product in enumerate(batch.products):
         problems += _product_problems(index, product)
     for index, group in enumerate(batch.modifier_groups):
@@ -66,8 +70,12 @@ def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:
 def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """A refused batch's problems beyond pydantic's: repeated keys among those that can be read, every
     check of the products and groups that are valid, the amounts of the others."""
-    keys = [(readable(p.get("product_id")), None if p.get("store_id") is None else readable(p["store_id"]))
-            if isinstance(p, dict) else object() for p in refused.entries("products")]
+    keys = [
+        (readable(p.get("product_id")), None if p.get("store_id") is None else readable(p["store_id"]))
+        if isinstance(p, dict)
+        else object()
+        for p in refused.entries("products")
+    ]
     problems = _duplicate_keys(keys, refused.readable_values("modifier_groups", "group_id"))
     for index, product in refused.valid_entries("products", Product):
         problems += _product_problems(index, product)
@@ -77,8 +85,10 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
         problems += _group_problems(index, group)
     for index, raw in refused.refused_entries("modifier_groups"):
         options = raw.get("options") if isinstance(raw.get("options"), list) else []
-        problems += _duplicate_options(f"modifier_groups[{index}]", [
-            readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options])
+        problems += _duplicate_options(
+            f"modifier_groups[{index}]",
+            [readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options],
+        )
     return problems
 
 
@@ -92,12 +102,19 @@ def put_products(storage: PutProductsStorage, partner: Partner, body: bytes) -> 
     problems = _body_problems(batch) + _store_currency_problems(storage, partner.partner_id, batch.products)
     raise_if_any(problems, body)
 
-    products = [ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
-                for p in batch.products]
+    products = [
+        ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
+        for p in batch.products
+    ]
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
     marker = new_marker(partner.partner_id, batch, "products", len(products), body)
-    return accept(storage, marker, lambda m: storage.save_products(m, products, groups),
-                  unknown_member_warnings(unknown), sent_batch_id=batch.batch_id)
+    return accept(
+        storage,
+        marker,
+        lambda m: storage.save_products(m, products, groups),
+        unknown_member_warnings(unknown),
+        sent_batch_id=batch.batch_id,
+    )
 
 
 def _store_currency_problems(storage: MasterReads, partner_id: str, products: list[Product]) -> list[FieldProblem]:
@@ -112,8 +129,9 @@ def _store_currency_problems(storage: MasterReads, partner_id: str, products: li
             currencies[product.store_id] = None if store is None else store.currency
         expected = currencies[product.store_id]
         if expected is not None and product.currency != expected:
-            problems.append(FieldProblem(f"products[{index}].currency",
-                                         f"must equal the currency of store {product.store_id} ({expected})"))
+            problems.append(
+                FieldProblem(
+                    f"products[{index}].currency", f"must equal the currency of store {product.store_id} ({expected})"
+                )
+            )
     return problems
-
-

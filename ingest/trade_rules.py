@@ -66,17 +66,22 @@ WARNING_CODES = {
     EXCHANGE_LINES_ONE_SIDED: "an EXCHANGE lacks a returned (negative) or a new (positive) line",
     PAYMENT_AMOUNT_NEGATIVE: "a payment amount is negative although its payment_type is not ADJUSTMENT",
     PAYMENT_TYPE_UNKNOWN_DIRECTION: "HQ does not know the direction of a payment_type; the payment is "
-                                    "left out of payment totals until HQ records it",
+    "left out of payment totals until HQ records it",
     BUSINESS_DATE_MISMATCH: "business_date differs from the one opened_at gives in the store's time zone "
-                            "and workday_start",
-    CLOSED_AT_WHILE_OPEN: "closed_at is set although status is OPEN (closed_at is null while a transaction is "
-                          "OPEN)",
+    "and workday_start",
+    CLOSED_AT_WHILE_OPEN: "closed_at is set although status is OPEN (closed_at is null while a transaction is OPEN)",
 }
 
 NEGATIVE_TYPES = frozenset({"RETURN", "REFUND"})
 # Transaction amounts that are negative in RETURN and REFUND transactions; rounding may go either way.
-NEGATIVE_AMOUNT_FIELDS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount",
-                          "tip_amount", "total_amount")
+NEGATIVE_AMOUNT_FIELDS = (
+    "subtotal_amount",
+    "discount_amount",
+    "tax_amount",
+    "service_charge_amount",
+    "tip_amount",
+    "total_amount",
+)
 SIGNED_PAYMENT_TYPE = "ADJUSTMENT"
 
 
@@ -105,9 +110,15 @@ class RecordAmounts(NamedTuple):
     payments_by_type: dict[str, int]  # payment_type -> sum of its amounts (direction not applied)
 
 
-def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str | None,
-                    known_payment_types: set[str], store_time_zone: str | None,
-                    workday_start: str | None) -> list[BatchWarning]:
+def record_warnings(
+    path: str,
+    record: TradeRecord,
+    amounts: RecordAmounts,
+    standard_type: str | None,
+    known_payment_types: set[str],
+    store_time_zone: str | None,
+    workday_start: str | None,
+) -> list[BatchWarning]:
     """Every recording-rule warning of one record, in a stable order.
 
     path: where the record sits in the request ("trade_records[17]"); amounts: the record's amounts
@@ -130,6 +141,7 @@ def record_warnings(path: str, record: TradeRecord, amounts: RecordAmounts, stan
 
 # --- amounts --------------------------------------------------------------------------------------
 
+
 def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """AMOUNT_MISMATCH: total = subtotal - discount (+ tax when added on top) + service + tip + rounding."""
     subtotal, discount, tax = amounts.subtotal_amount, amounts.discount_amount, amounts.tax_amount
@@ -143,18 +155,27 @@ def amount_identity(path: str, record: TradeRecord, amounts: RecordAmounts) -> l
         return format_minor_units(value, amounts.exponent)
 
     if record.prices_include_tax:
-        formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
-                   f"+ service_charge_amount {text(service)} + tip_amount {text(tip)} "
-                   f"+ rounding_amount {text(rounding)}")
+        formula = (
+            f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
+            f"+ service_charge_amount {text(service)} + tip_amount {text(tip)} "
+            f"+ rounding_amount {text(rounding)}"
+        )
         basis = "prices include tax (prices_include_tax is true), so tax_amount is not added"
     else:
-        formula = (f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
-                   f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
-                   f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}")
+        formula = (
+            f"subtotal_amount {text(subtotal)} - discount_amount {text(discount)} "
+            f"+ tax_amount {text(tax)} + service_charge_amount {text(service)} "
+            f"+ tip_amount {text(tip)} + rounding_amount {text(rounding)}"
+        )
         basis = "tax is added on top (prices_include_tax is false)"
-    return [BatchWarning(AMOUNT_MISMATCH, path,
-                         f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}",
-                         field="total_amount")]
+    return [
+        BatchWarning(
+            AMOUNT_MISMATCH,
+            path,
+            f"total_amount is {text(amounts.total_amount)} but {formula} = {text(expected)}; {basis}",
+            field="total_amount",
+        )
+    ]
 
 
 def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
@@ -186,9 +207,11 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
         expected = -discount
         if line == expected:
             return None
-        return (f"line_amount is {_money(line, exponent)} but a combo child line has a zero price, so "
-                f"line_amount = 0 - discount_amount {_money(discount, exponent)} = "
-                f"{_money(expected, exponent)}; the combo's price belongs on the combo line")
+        return (
+            f"line_amount is {_money(line, exponent)} but a combo child line has a zero price, so "
+            f"line_amount = 0 - discount_amount {_money(discount, exponent)} = "
+            f"{_money(expected, exponent)}; the combo's price belongs on the combo line"
+        )
     # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
     quantity_places = places_of(item.quantity)
     scale = 10**quantity_places
@@ -197,17 +220,22 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
     if abs(line * scale - exact) < scale:
         return None
     expected = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
-    message = (f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
-               f"- discount_amount {item.discount_amount} = {expected}")
+    message = (
+        f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
+        f"- discount_amount {item.discount_amount} = {expected}"
+    )
     if exact % scale:
         low = exact // scale
         places = f"{exponent} decimal places" if exponent else "whole units"
-        message += (f", so line_amount is {_money(low, exponent)} or {_money(low + 1, exponent)} (the exact value "
-                    f"rounded to {places} either way)")
+        message += (
+            f", so line_amount is {_money(low, exponent)} or {_money(low + 1, exponent)} (the exact value "
+            f"rounded to {places} either way)"
+        )
     return message
 
 
 # --- combos ---------------------------------------------------------------------------------------
+
 
 def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
@@ -223,21 +251,45 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
         parent_field = f"items[{index}].parent_line_no"
         parent = lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
-            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
-                                         f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
-                                         "child line points at its combo line", field=parent_field))
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
+                    "child line points at its combo line",
+                    field=parent_field,
+                )
+            )
         elif parent is None:
-            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
-                                         f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
-                                         "combo child line points at its combo line", field=parent_field))
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
+                    "combo child line points at its combo line",
+                    field=parent_field,
+                )
+            )
         elif parent.product_type != "COMBO":
-            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
-                                         f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
-                                         f"{parent.product_type}, not COMBO", field=parent_field))
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
+                    f"{parent.product_type}, not COMBO",
+                    field=parent_field,
+                )
+            )
         if amounts.items[index].unit_price != 0:
-            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path,
-                                         f"a combo child line has a zero unit_price (the revenue sits on the combo "
-                                         f"line); this one has {item.unit_price}", field=f"items[{index}].unit_price"))
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"a combo child line has a zero unit_price (the revenue sits on the combo "
+                    f"line); this one has {item.unit_price}",
+                    field=f"items[{index}].unit_price",
+                )
+            )
     return warnings
 
 
@@ -247,8 +299,10 @@ def _is_combo_child(item: TradeItem) -> bool:
 
 # --- signs ----------------------------------------------------------------------------------------
 
-def transaction_signs(path: str, record: TradeRecord, amounts: RecordAmounts,
-                      standard_type: str | None) -> list[BatchWarning]:
+
+def transaction_signs(
+    path: str, record: TradeRecord, amounts: RecordAmounts, standard_type: str | None
+) -> list[BatchWarning]:
     """The signs the standard type asks for; nothing for an unmapped type (its meaning is unknown yet)."""
     if standard_type in NEGATIVE_TYPES:
         return negative_signs(path, record, amounts, standard_type)
@@ -264,31 +318,51 @@ def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, stand
     warnings = []
     for index, item in _counted_lines(record):
         if Decimal(item.quantity) > 0:
-            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
-                                         f"item quantities of a {standard_type} transaction are negative; this line "
-                                         f"has quantity {item.quantity}", field=f"items[{index}].quantity"))
+            warnings.append(
+                BatchWarning(
+                    SIGN_EXPECTED_NEGATIVE,
+                    path,
+                    f"item quantities of a {standard_type} transaction are negative; this line "
+                    f"has quantity {item.quantity}",
+                    field=f"items[{index}].quantity",
+                )
+            )
         line = amounts.items[index].line_amount
         if line > 0:
-            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
-                                         f"line amounts of a {standard_type} transaction are negative; this line has "
-                                         f"line_amount {_money(line, amounts.exponent)}",
-                                         field=f"items[{index}].line_amount"))
+            warnings.append(
+                BatchWarning(
+                    SIGN_EXPECTED_NEGATIVE,
+                    path,
+                    f"line amounts of a {standard_type} transaction are negative; this line has "
+                    f"line_amount {_money(line, amounts.exponent)}",
+                    field=f"items[{index}].line_amount",
+                )
+            )
     for name in NEGATIVE_AMOUNT_FIELDS:
         amount = getattr(amounts, name)
         if amount > 0:
-            warnings.append(BatchWarning(SIGN_EXPECTED_NEGATIVE, path,
-                                         f"{name} of a {standard_type} transaction is negative or zero; it is "
-                                         f"{_money(amount, amounts.exponent)}", field=name))
+            warnings.append(
+                BatchWarning(
+                    SIGN_EXPECTED_NEGATIVE,
+                    path,
+                    f"{name} of a {standard_type} transaction is negative or zero; it is "
+                    f"{_money(amount, amounts.exponent)}",
+                    field=name,
+                )
+            )
     return warnings
 
 
 def sale_quantities(path: str, record: TradeRecord) -> list[BatchWarning]:
     """SIGN_EXPECTED_POSITIVE: a SALE sells; returned items belong in a RETURN, REFUND or EXCHANGE."""
     return [
-        BatchWarning(SIGN_EXPECTED_POSITIVE, path,
-                     f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
-                     "Send returned items as a RETURN, REFUND or EXCHANGE transaction",
-                     field=f"items[{index}].quantity")
+        BatchWarning(
+            SIGN_EXPECTED_POSITIVE,
+            path,
+            f"item quantities of a SALE transaction are positive; this line has quantity {item.quantity}. "
+            "Send returned items as a RETURN, REFUND or EXCHANGE transaction",
+            field=f"items[{index}].quantity",
+        )
         for index, item in _counted_lines(record)
         if Decimal(item.quantity) < 0
     ]
@@ -300,10 +374,16 @@ def exchange_sides(path: str, record: TradeRecord) -> list[BatchWarning]:
     given = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) > 0)
     if returned and given:
         return []
-    return [BatchWarning(EXCHANGE_LINES_ONE_SIDED, path,
-                         "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
-                         f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
-                         "send a RETURN and a SALE", field="items")]
+    return [
+        BatchWarning(
+            EXCHANGE_LINES_ONE_SIDED,
+            path,
+            "an EXCHANGE has at least one returned line (negative quantity) and one new line (positive "
+            f"quantity); this one has {returned} returned and {given} new lines. Without an exchange, "
+            "send a RETURN and a SALE",
+            field="items",
+        )
+    ]
 
 
 def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
@@ -312,26 +392,37 @@ def _counted_lines(record: TradeRecord) -> Iterator[tuple[int, TradeItem]]:
 
 # --- payments -------------------------------------------------------------------------------------
 
+
 def payment_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """PAYMENT_AMOUNT_NEGATIVE: amounts are positive, the direction comes from payment_type."""
     warnings = []
     for index, (payment, amount) in enumerate(zip(record.payments, amounts.payments, strict=True)):
         if amount < 0 and payment.payment_type != SIGNED_PAYMENT_TYPE:
-            warnings.append(BatchWarning(PAYMENT_AMOUNT_NEGATIVE, path,
-                                         f"payment amounts are positive and payment_type gives the direction (REFUND "
-                                         f"for money given back); only ADJUSTMENT may be negative. This amount is "
-                                         f"{_money(amount, amounts.exponent)}", field=f"payments[{index}].amount"))
+            warnings.append(
+                BatchWarning(
+                    PAYMENT_AMOUNT_NEGATIVE,
+                    path,
+                    f"payment amounts are positive and payment_type gives the direction (REFUND "
+                    f"for money given back); only ADJUSTMENT may be negative. This amount is "
+                    f"{_money(amount, amounts.exponent)}",
+                    field=f"payments[{index}].amount",
+                )
+            )
     return warnings
 
 
-def payment_types_without_direction(path: str, record: TradeRecord,
-                                    known_payment_types: set[str]) -> list[BatchWarning]:
+def payment_types_without_direction(
+    path: str, record: TradeRecord, known_payment_types: set[str]
+) -> list[BatchWarning]:
     """PAYMENT_TYPE_UNKNOWN_DIRECTION: HQ counts a payment only once it knows its type's direction."""
     return [
-        BatchWarning(PAYMENT_TYPE_UNKNOWN_DIRECTION, path,
-                     "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
-                     "left out of payment totals until HQ records its direction; tell HQ what the value means",
-                     field=f"payments[{index}].payment_type")
+        BatchWarning(
+            PAYMENT_TYPE_UNKNOWN_DIRECTION,
+            path,
+            "HQ does not know whether this payment_type brings money in or gives it back, so the payment is "
+            "left out of payment totals until HQ records its direction; tell HQ what the value means",
+            field=f"payments[{index}].payment_type",
+        )
         for index, payment in enumerate(record.payments)
         if payment.payment_type not in known_payment_types
     ]
@@ -339,8 +430,10 @@ def payment_types_without_direction(path: str, record: TradeRecord,
 
 # --- business date --------------------------------------------------------------------------------
 
-def business_date(path: str, record: TradeRecord, standard_type: str | None, store_time_zone: str | None,
-                  workday_start: str | None) -> list[BatchWarning]:
+
+def business_date(
+    path: str, record: TradeRecord, standard_type: str | None, store_time_zone: str | None, workday_start: str | None
+) -> list[BatchWarning]:
     """BUSINESS_DATE_MISMATCH: business_date is the local date of opened_at, minus a day before workday_start.
 
     Skipped when the store master is unknown, and for records that may keep the business date of an
@@ -355,10 +448,16 @@ def business_date(path: str, record: TradeRecord, standard_type: str | None, sto
     if expected == record.business_date:
         return []
     before = "before" if local.time() < _clock(workday_start) else "at or after"
-    return [BatchWarning(BUSINESS_DATE_MISMATCH, path,
-                         f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
-                         f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
-                         f"business_date is {record.business_date.isoformat()}", field="business_date")]
+    return [
+        BatchWarning(
+            BUSINESS_DATE_MISMATCH,
+            path,
+            f"opened_at is {local:%Y-%m-%d %H:%M} in the store's time zone {store_time_zone}, {before} "
+            f"workday_start {workday_start}, so the business date is {expected.isoformat()}; "
+            f"business_date is {record.business_date.isoformat()}",
+            field="business_date",
+        )
+    ]
 
 
 def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
@@ -376,17 +475,24 @@ def _clock(hh_mm: str) -> dt.time:
 
 # --- status -----------------------------------------------------------------------------------------
 
+
 def closed_while_open(path: str, record: TradeRecord) -> list[BatchWarning]:
     """CLOSED_AT_WHILE_OPEN: closed_at is null while a transaction is OPEN (spec 2, TradeRecord)."""
     if record.status != "OPEN" or record.closed_at is None:
         return []
-    return [BatchWarning(CLOSED_AT_WHILE_OPEN, path,
-                         "closed_at is set but status is OPEN; closed_at stays null while a transaction is OPEN. "
-                         "Send closed_at once the transaction closes, with the status it closed with",
-                         field="closed_at")]
+    return [
+        BatchWarning(
+            CLOSED_AT_WHILE_OPEN,
+            path,
+            "closed_at is set but status is OPEN; closed_at stays null while a transaction is OPEN. "
+            "Send closed_at once the transaction closes, with the status it closed with",
+            field="closed_at",
+        )
+    ]
 
 
 # --- formatting -----------------------------------------------------------------------------------
+
 
 def _money(minor: int, exponent: int) -> str:
     return format_minor_units(minor, exponent)

@@ -51,13 +51,19 @@ def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.date
     for _ in range(MAX_RUNS):
         result = _reconcile_once(storage, request, now)
         if result is _RECORDS_CHANGED:
-            log.info("records of %s/%s changed during its reconciliation; running it again", request.store_id,
-                     request.business_date)
+            log.info(
+                "records of %s/%s changed during its reconciliation; running it again",
+                request.store_id,
+                request.business_date,
+            )
             continue
         if result is None or not is_stale(result, storage.get_mapping(request.partner_id).standard_code_of()):
             return result
-        log.info("the mapping changed during the reconciliation of %s/%s; running it again", request.store_id,
-                 request.business_date)
+        log.info(
+            "the mapping changed during the reconciliation of %s/%s; running it again",
+            request.store_id,
+            request.business_date,
+        )
     return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
 
 
@@ -65,16 +71,22 @@ def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: d
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
         # A close stored before the store-day kept its closes' batch_ids is known by its marker only.
-        received = (storage.close_received(request.partner_id, request.store_id, request.business_date,
-                                           request.close_batch_id)
-                    or storage.find_batch(request.partner_id, request.close_batch_id) is not None)
+        received = (
+            storage.close_received(request.partner_id, request.store_id, request.business_date, request.close_batch_id)
+            or storage.find_batch(request.partner_id, request.close_batch_id) is not None
+        )
         if not received:
             # The store-day never received it: the close is not stored yet (or its request failed). Not
             # "replaced": let the queue deliver the message again; a close that commits later is reconciled.
-            raise CloseNotCommitted(f"close {request.close_batch_id} of {request.store_id}/"
-                                    f"{request.business_date} is not committed yet")
-        log.info("reconciliation skipped: close %s of %s/%s is no longer the latest", request.close_batch_id,
-                 request.store_id, request.business_date)
+            raise CloseNotCommitted(
+                f"close {request.close_batch_id} of {request.store_id}/{request.business_date} is not committed yet"
+            )
+        log.info(
+            "reconciliation skipped: close %s of %s/%s is no longer the latest",
+            request.close_batch_id,
+            request.store_id,
+            request.business_date,
+        )
         return None
     faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
@@ -98,17 +110,31 @@ def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: d
         now_stored = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
         if now_stored is not None and now_stored.close_batch_id == request.close_batch_id:
             return _RECORDS_CHANGED
-        log.info("reconciliation result dropped: a newer close arrived for %s/%s", request.store_id,
-                 request.business_date)
+        log.info(
+            "reconciliation result dropped: a newer close arrived for %s/%s", request.store_id, request.business_date
+        )
         return None
     faults.point("reconcile.saved")
-    log.info("reconciled partner_id=%s store_id=%s business_date=%s status=%s differences=%s",
-             request.partner_id, request.store_id, request.business_date, result.status, differing)
+    log.info(
+        "reconciled partner_id=%s store_id=%s business_date=%s status=%s differences=%s",
+        request.partner_id,
+        request.store_id,
+        request.business_date,
+        result.status,
+        differing,
+    )
     return result
 
 
-def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent,
-             standard_of: dict[str, str]) -> dict:
+def _details(
+    storage: BatchMarkers,
+    request: ReconcileRequest,
+    day: ClosedDay,
+    actual,
+    expected,
+    exponent,
+    standard_of: dict[str, str],
+) -> dict:
     """What HQ knows that helps a partner find the cause of a mismatch, and the standard type each
     source code seen was resolved to (what a later mapping is compared with, see is_stale)."""
     seqs = storage.batch_seqs(request.partner_id, request.store_id, request.business_date)
@@ -122,8 +148,7 @@ def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, a
         "unmapped_source_codes": sorted(actual.unmapped_source_codes),
         "unknown_payment_types": sorted(actual.unknown_payment_types),
         "source_codes": sorted(actual.source_codes),
-        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes)
-                                if code in standard_of},
+        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes) if code in standard_of},
         "records_moved_out": day.moved_out,
     }
 

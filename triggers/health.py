@@ -43,9 +43,15 @@ def check(backend) -> Health:
             checks[name] = "unavailable"
     healthy = all(state == "ok" for state in checks.values())
     # One line per check (at most one per interval): what the backends answered, and how fast.
-    log.info("health check: %s", "ok" if healthy else "unavailable",
-             extra={"event": "health_check", **checks,  # flat: OpenTelemetry drops dict attributes
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+    log.info(
+        "health check: %s",
+        "ok" if healthy else "unavailable",
+        extra={
+            "event": "health_check",
+            **checks,  # flat: OpenTelemetry drops dict attributes
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
     return Health(200 if healthy else 503, {"status": "ok" if healthy else "unavailable", "checks": checks})
 
 
@@ -61,8 +67,9 @@ class CachedHealth:
         self._checked_at = 0.0
 
     def _fresh(self, backend) -> bool:
-        return (self._result is not None and self._backend is backend
-                and self._clock() - self._checked_at < self._interval)
+        return (
+            self._result is not None and self._backend is backend and self._clock() - self._checked_at < self._interval
+        )
 
     def get(self, backend) -> Health:
         if self._fresh(backend):

@@ -57,8 +57,10 @@ class Call:
             raise errors.payload_too_large(MAX_BODY_BYTES)
         media_type = (self.req.headers.get("content-type") or "").split(";")[0].strip().lower()
         if media_type != "application/json":
-            raise errors.invalid_payload([errors.FieldProblem("$", "send the body as Content-Type: application/json")],
-                                         "The request body must be JSON (Content-Type: application/json).")
+            raise errors.invalid_payload(
+                [errors.FieldProblem("$", "send the body as Content-Type: application/json")],
+                "The request body must be JSON (Content-Type: application/json).",
+            )
         if not body:
             raise errors.invalid_payload([errors.FieldProblem("$", "the request body is empty")])
         return body
@@ -67,12 +69,22 @@ class Call:
 Result = tuple[int, object] | tuple[int, object, dict]
 
 
-def json_response(status: int, body: object, headers: dict | None = None, *, media_type="application/json") -> func.HttpResponse:
+def json_response(
+    status: int, body: object, headers: dict | None = None, *, media_type="application/json"
+) -> func.HttpResponse:
     return func.HttpResponse(orjson.dumps(body), status_code=status, headers=headers or {}, mimetype=media_type)
 
 
-_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 413: "Content Too Large",
-           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    413: "Content Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 def problem_response(error: ApiError, request_id: str) -> func.HttpResponse:
@@ -101,8 +113,13 @@ def _request_id(req: func.HttpRequest) -> str:
     return request_id_for(req.headers.get(REQUEST_ID_HEADER))
 
 
-def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: func.Context | None = None, *,
-           authenticated: bool = True) -> func.HttpResponse:
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[Call], Result],
+    context: func.Context | None = None,
+    *,
+    authenticated: bool = True,
+) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
     partner_id = key_id = None
@@ -133,21 +150,38 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
         telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
         error_code = "SERVICE_UNAVAILABLE"
-        response = problem_response(errors.service_unavailable(
-            "Storage is temporarily unavailable; nothing was stored. Retry the same request later."), request_id)
+        response = problem_response(
+            errors.service_unavailable(
+                "Storage is temporarily unavailable; nothing was stored. Retry the same request later."
+            ),
+            request_id,
+        )
     except Exception as error:
         telemetry.log_exception(log, "unexpected error", error, **_error_fields(req, context, request_id))
         error_code = "INTERNAL_ERROR"
-        response = problem_response(ApiError(500, "INTERNAL_ERROR",
-                                             "Unexpected error; nothing is lost if you retry the same request. "
-                                             "Quote the request_id to HQ support."), request_id)
+        response = problem_response(
+            ApiError(
+                500,
+                "INTERNAL_ERROR",
+                "Unexpected error; nothing is lost if you retry the same request. Quote the request_id to HQ support.",
+            ),
+            request_id,
+        )
     if quota is not None:  # every answer once the partner is known and counted, 429 included
         response.headers.update(rate_limit_headers(quota))
     telemetry.record_request(
-        function=context.function_name if context else "", invocation_id=context.invocation_id if context else "",
-        request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,
-        duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, key_id=key_id, body=body,
-        error_code=error_code)
+        function=context.function_name if context else "",
+        invocation_id=context.invocation_id if context else "",
+        request_id=request_id,
+        method=req.method,
+        path=_path_of(req.url),
+        status=response.status_code,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        partner_id=partner_id,
+        key_id=key_id,
+        body=body,
+        error_code=error_code,
+    )
     return response
 
 
@@ -158,8 +192,10 @@ def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
     """The partner's quota in the structured-field form of draft-ietf-httpapi-ratelimit-headers-11:
     RateLimit-Policy gives the quota `q` per window of `w` seconds, RateLimit what `r` is left of it and
     the seconds `t` until the window ends."""
-    return {"RateLimit-Policy": f'"{RATE_LIMIT_POLICY}";q={quota.limit};w={access.RATE_WINDOW_SECONDS}',
-            "RateLimit": f'"{RATE_LIMIT_POLICY}";r={quota.remaining};t={quota.reset_seconds}'}
+    return {
+        "RateLimit-Policy": f'"{RATE_LIMIT_POLICY}";q={quota.limit};w={access.RATE_WINDOW_SECONDS}',
+        "RateLimit": f'"{RATE_LIMIT_POLICY}";r={quota.remaining};t={quota.reset_seconds}',
+    }
 
 
 def _authenticate(backend: Backend, address: str, presented: str | None):
@@ -176,9 +212,14 @@ def _authenticate(backend: Backend, address: str, presented: str | None):
 
 def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:
     """What support needs to find a failed request: the request id the partner was given, and where."""
-    return {"event": "http_error", "request_id": request_id, "function": context.function_name if context else "",
-            "invocation_id": context.invocation_id if context else "", "method": req.method,
-            "path": _path_of(req.url)}
+    return {
+        "event": "http_error",
+        "request_id": request_id,
+        "function": context.function_name if context else "",
+        "invocation_id": context.invocation_id if context else "",
+        "method": req.method,
+        "path": _path_of(req.url),
+    }
 
 
 def _path_of(url: str) -> str:

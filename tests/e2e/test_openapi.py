@@ -48,8 +48,7 @@ def test_the_served_document_is_valid_openapi_3_1(served):
 
 def test_the_checked_in_copy_equals_the_served_one_and_the_code(served):
     assert json.loads(CHECKED_IN.read_text(encoding="utf-8")) == served
-    assert build_document(registered()) == served, \
-        "docs/openapi.json is stale: run `make openapi`"
+    assert build_document(registered()) == served, "docs/openapi.json is stale: run `make openapi`"
 
 
 def test_every_route_of_the_app_is_documented_and_nothing_else():
