@@ -2,8 +2,9 @@
 
 The trigger decodes each message with host.json's `extensions.queues.messageEncoding` ("base64" by
 default), or its app-setting override, so the sender reads the same setting the same way
-(core.settings.host_settings) and encodes with the matching SDK policy: one source for both sides. Bodies are bytes on both sides of this class: what `send` is given (UTF-8)
-is what `receive` hands back, which is what the host gives the function (`QueueMessage.get_body()`).
+(core.settings.host_settings) and encodes with the matching SDK policy: one source for both sides.
+Bodies are bytes on both sides of this class: what `send` is given (UTF-8) is what `receive` hands
+back, which is what the host gives the function (`QueueMessage.get_body()`).
 
 A delay is the message's initial visibility timeout (the service allows at most 7 days, and it must
 stay below the time-to-live: messages are sent with an infinite time-to-live, so a reconciliation
@@ -24,6 +25,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from azure.core.exceptions import (
     AzureError,
@@ -99,7 +101,7 @@ class _Utf8DecodePolicy(BinaryBase64DecodePolicy):
         return str(content).encode("utf-8")
 
 
-def message_policies(encoding: str) -> dict:
+def message_policies(encoding: str) -> dict[str, Any]:
     """The SDK encode/decode policies for host.json's messageEncoding; both work on bytes."""
     if encoding == "base64":
         return {"message_encode_policy": BinaryBase64EncodePolicy(), "message_decode_policy": _HostBase64DecodePolicy()}
@@ -185,7 +187,7 @@ class AzureQueue:
             raise ValueError("give a storage connection string or a queue service URL, not both or neither")
         self.queue_name = queue_name
         self.message_encoding = message_encoding or host_message_encoding()
-        options = {
+        options: dict[str, Any] = {  # keyword arguments of the SDK's clients
             "retry_policy": retry_policy or fast_retry(),
             "connection_timeout": connection_timeout,
             "read_timeout": read_timeout,
@@ -197,6 +199,7 @@ class AzureQueue:
             policies = {} if raw else message_policies(self.message_encoding)
             if connection_string:
                 return QueueClient.from_connection_string(connection_string, queue, **policies, **options)
+            assert account_url is not None  # one of the two, checked above
             return QueueClient(account_url, queue, credential=credential, **policies, **options)
 
         self._client = client(queue_name)

@@ -16,9 +16,10 @@ import datetime as dt
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from backends.admin_rules import require_partner
-from core.ports import AdminError
+from core.ports import AdminError, Storage
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -37,6 +38,7 @@ from core.records import (
     TradeRecordRow,
     UnknownProduct,
     merge_moved_out,
+    result_is_stale,
 )
 from core.versions import Version, master_replaces, trade_record_replaces
 
@@ -473,9 +475,7 @@ class MemoryStorage:
             closed = self._days.get(key)
             if closed is None:
                 return None
-            reopen = closed.status != "RECEIVED" and (
-                checked_before is None or (closed.checked_at is not None and closed.checked_at < checked_before)
-            )
+            reopen = result_is_stale(closed, checked_before)
             changed = dataclasses.replace(
                 closed, revision=closed.revision + 1, moved_out=merge_moved_out(closed.moved_out, day, moved_out)
             )
@@ -489,3 +489,7 @@ class MemoryStorage:
             key = (partner_id, store_id, business_date)
             if key in self._days:
                 self._days[key] = dataclasses.replace(self._days[key], due_at=due_at)
+
+
+if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others
+    _SATISFIES_THE_PORT: type[Storage] = MemoryStorage

@@ -270,6 +270,18 @@ class ClosedDay:
     moved_out: list[dict] = field(default_factory=list)
 
 
+def result_is_stale(closed: ClosedDay, checked_before: dt.datetime | None) -> bool:
+    """Whether reopen_day drops the day's result: it has one (not RECEIVED) and it was checked before
+    `checked_before` (None: whenever it was checked). A result without a check time is kept: no adapter
+    stores one (reconcile.service always sets checked_at), and the SQLite and Cosmos DB adapters
+    compared None with a time (a TypeError) before this rule was shared; the memory storage kept it."""
+    if closed.status == "RECEIVED":
+        return False
+    if checked_before is None:
+        return True
+    return closed.checked_at is not None and closed.checked_at < checked_before
+
+
 MOVED_OUT_KEPT = 100
 
 

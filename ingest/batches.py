@@ -120,6 +120,12 @@ def _canonical_batch_id(body: bytes) -> bytes:
     return body[:start] + canonical + body[end:]
 
 
+def _after_whitespace(text: str, at: int) -> int:
+    """The index of the first character at or after `at` that is not JSON whitespace."""
+    spaces = _WHITESPACE.match(text, at)  # matches everywhere (it may match nothing)
+    return spaces.end() if spaces else at
+
+
 def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
     """(start, end, text) of the batch_id string's content (between its quotes) among the members of the
     body's object, as byte offsets; None when the body is not such an object. Reads the values it steps
@@ -128,21 +134,21 @@ def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    decoder, whitespace = json.JSONDecoder(), _WHITESPACE
+    decoder = json.JSONDecoder()
     try:
-        at = whitespace.match(text, 0).end()
+        at = _after_whitespace(text, 0)
         if text[at : at + 1] != "{":
             return None
-        at = whitespace.match(text, at + 1).end()
+        at = _after_whitespace(text, at + 1)
         while text[at : at + 1] == '"':
-            name, at = json.decoder.scanstring(text, at + 1)
-            at = whitespace.match(text, at).end() + 1  # the colon
-            start = whitespace.match(text, at).end()
+            name, at = decoder.raw_decode(text, at)  # the member name, a JSON string
+            at = _after_whitespace(text, at) + 1  # the colon
+            start = _after_whitespace(text, at)
             value, at = decoder.raw_decode(text, start)
             if name == "batch_id" and isinstance(value, str):
                 return len(text[: start + 1].encode()), len(text[: at - 1].encode()), value
-            at = whitespace.match(text, at).end()
-            at = whitespace.match(text, at + 1).end() if text[at : at + 1] == "," else at
+            at = _after_whitespace(text, at)
+            at = _after_whitespace(text, at + 1) if text[at : at + 1] == "," else at
     except (ValueError, RecursionError):
         return None
     return None
@@ -296,6 +302,8 @@ def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Batch
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
     batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
     RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""
+    if marker.store_id is None or marker.business_date is None or marker.batch_seq is None:
+        return []  # not a batch of trade records, the only kind that carries a store-day and batch_seq
     others = [
         batch_id
         for batch_id in storage.batches_with_seq(

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from core.errors import FieldProblem
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
+from ingest.problem_words import field_names
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import StringKind
@@ -121,16 +122,21 @@ def redacted(text: str) -> str:
 # --- walking the record ---------------------------------------------------------------------------
 
 
-def text_fields(model: Any, path: str | None) -> list[tuple[str | None, str]]:
+@typing.overload
+def text_fields(model: Any, path: str) -> list[tuple[str, str]]: ...
+@typing.overload
+def text_fields(model: Any, path: None) -> list[tuple[None, str]]: ...
+def text_fields(model: Any, path: str | None) -> list[tuple[Any, str]]:
     """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
     models it holds; with path None, no paths are built (None in their place)."""
-    found: list[tuple[str | None, str]] = []
+    found: list[tuple[Any, str]] = []  # paths all built, or all None (the overloads)
     _texts_of_model(model, path, found)
     return found
 
 
 def _texts_of_model(model: Any, path: str | None, found: list) -> None:
-    for name, is_text in _scanned_fields(type(model)):
+    kind: type = type(model)
+    for name, is_text in _scanned_fields(kind):
         value = getattr(model, name)
         if value is not None:
             _texts_in(value, None if path is None else f"{path}.{name}", is_text, found)
@@ -158,8 +164,7 @@ def is_model(kind: Any) -> bool:
 def field_types(model: type) -> dict[str, Any]:
     """The declared type of each field of a model, its Annotated metadata included, in field order."""
     hints = typing.get_type_hints(model, include_extras=True)
-    names = [item.name for item in dataclasses.fields(model)] if dataclasses.is_dataclass(model) else model.model_fields
-    return {name: hints[name] for name in names}
+    return {name: hints[name] for name in field_names(model)}
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from core import errors
 from core.errors import FieldProblem
-from ingest.problem_words import declared_type, held_model, is_model, words
+from ingest.problem_words import declared_type, field_names, held_model, is_model, words
 from ingest.wire.scalars import BATCH_LIMIT
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -262,9 +262,14 @@ def i_json_and_names(model: type, body: bytes) -> tuple[str | None, bool]:
 
 
 def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]) -> str | None:
-    hooks = {"parse_float": _number, "parse_int": _number, "parse_constant": _constant} if numbers else {}
-    try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=object_hook, **hooks)
+    try:  # a hook of None is json's default
+        json.loads(
+            body.decode("utf-8"),
+            object_pairs_hook=object_hook,
+            parse_float=_number if numbers else None,
+            parse_int=_number if numbers else None,
+            parse_constant=_constant if numbers else None,
+        )
     except _NotIJson as problem:
         return str(problem)
     except RecursionError:
@@ -312,7 +317,7 @@ def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str],
 def _member_fields(model: type) -> dict[str, type | None]:
     """Each member name of model, with the model it holds (alone or in a list), or None."""
     fields = {}
-    for name in model.__pydantic_fields__:
+    for name in field_names(model):
         held = held_model(declared_type(model, (name,)))
         if not is_model(held):
             held = held_model(declared_type(model, (name, 0)))
@@ -329,6 +334,12 @@ def member_names(model: type) -> frozenset[str]:
         if held is not None:
             names |= member_names(held)
     return frozenset(names)
+
+
+def list_member(raw: dict, name: str) -> list:
+    """raw[name] if it is an array, else an empty list: a refused body's members may be anything."""
+    value = raw.get(name)
+    return value if isinstance(value, list) else []
 
 
 def duplicates(values: list, array: str, field: str) -> list[FieldProblem]:

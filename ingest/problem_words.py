@@ -8,14 +8,16 @@ sent. The value sent is never quoted: it may be personal or card data (only its 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import types
 import typing
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from uuid import UUID
 
-from pydantic import AwareDatetime
+from pydantic import AwareDatetime, BaseModel
 
 from ingest.wire import scalars
 from ingest.wire.scalars import UUID_EXAMPLE
@@ -62,7 +64,7 @@ _EXPECTED = {
 _ALIASES = {name: getattr(scalars, name) for name in _EXPECTED}
 
 
-def words(item: dict, model: type) -> str:
+def words(item: Mapping[str, Any], model: type) -> str:
     """The partner's message for one pydantic error (an item of `ValidationError.errors()` with its
     input), for a body validated as `model`."""
     kind = item["type"]
@@ -237,6 +239,15 @@ def hints(model: type) -> dict:
 
 def is_model(kind: Any) -> bool:
     return isinstance(kind, type) and hasattr(kind, "__pydantic_fields__")
+
+
+def field_names(model: type) -> list[str]:
+    """The field names of a model of the wire format (a BaseModel or a pydantic dataclass), in order."""
+    if dataclasses.is_dataclass(model):
+        return [item.name for item in dataclasses.fields(model)]
+    if issubclass(model, BaseModel):
+        return list(model.model_fields)
+    raise TypeError(f"{model.__name__} is not a model of the wire format")
 
 
 def without_none(annotation: Any) -> Any:

@@ -14,7 +14,7 @@ from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
+from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
 
@@ -84,7 +84,7 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     for index, group in refused.valid_entries("modifier_groups", ModifierGroup):
         problems += _group_problems(index, group)
     for index, raw in refused.refused_entries("modifier_groups"):
-        options = raw.get("options") if isinstance(raw.get("options"), list) else []
+        options = list_member(raw, "options")
         problems += _duplicate_options(
             f"modifier_groups[{index}]",
             [readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options],

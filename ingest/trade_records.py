@@ -16,7 +16,7 @@ from typing import Protocol
 
 import orjson
 
-from core import faults
+from core import errors, faults
 from core.errors import FieldProblem
 from core.ports import (
     Admission,
@@ -33,7 +33,7 @@ from ingest import access
 from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
+from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
@@ -68,7 +68,15 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
     problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
     as an integer too, so it is bounded like an amount."""
     read = reader.read
-    totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
+    (
+        subtotal_amount,
+        discount_amount,
+        tax_amount,
+        service_charge_amount,
+        tip_amount,
+        rounding_amount,
+        total_amount,
+    ) = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
     items = []
     for i, item in enumerate(record.items):
         at = f"{path}.items[{i}]"
@@ -102,7 +110,19 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
                 "with the other payments of its payment_type in "
                 f"this record, this amount adds up to more than {reader.largest()} in absolute value",
             )
-    return RecordAmounts(reader.exponent or 0, *totals, items, payments, by_type)
+    return RecordAmounts(
+        reader.exponent or 0,
+        subtotal_amount,
+        discount_amount,
+        tax_amount,
+        service_charge_amount,
+        tip_amount,
+        rounding_amount,
+        total_amount,
+        items,
+        payments,
+        by_type,
+    )
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
@@ -155,7 +175,7 @@ def _refused_record_problems(
         problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
     if None not in (own_date, business_date) and own_date != business_date:
         problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-    items, payments = (raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments"))
+    items, payments = list_member(raw, "items"), list_member(raw, "payments")
     problems += duplicates(
         [readable(item.get("line_no"), int) if isinstance(item, dict) else object() for item in items],
         f"{path}.items",
@@ -190,7 +210,7 @@ def require_store_master(storage: MasterReads, partner_id: str, store_id: str) -
     """Currency and country checks need the store's master data, which PUT /stores sends first."""
     store = storage.get_store(partner_id, store_id)
     if store is None:
-        raise_if_any(
+        raise errors.invalid_payload(
             [
                 FieldProblem(
                     "store_id",
@@ -261,7 +281,13 @@ def _finish_resent(
     storage: Reconciliations, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None, delay_seconds: int
 ) -> None:
     """A batch received before (a retry): reopen what its first attempt changed, in case it failed before."""
-    if stored is None or stored.kind != "trade-records" or stored.changes is None or stored.store_id is None:
+    if (
+        stored is None
+        or stored.kind != "trade-records"
+        or stored.changes is None
+        or stored.store_id is None
+        or stored.business_date is None
+    ):
         return
     reopen_changed_days(
         storage,

@@ -219,10 +219,10 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
     exact = quantity * money.unit_price - discount * scale
     if abs(line * scale - exact) < scale:
         return None
-    expected = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
+    expected_text = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
     message = (
         f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "
-        f"- discount_amount {item.discount_amount} = {expected}"
+        f"- discount_amount {item.discount_amount} = {expected_text}"
     )
     if exact % scale:
         low = exact // scale
@@ -249,7 +249,7 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
     for index in children:
         item = record.items[index]
         parent_field = f"items[{index}].parent_line_no"
-        parent = lines.get(item.parent_line_no)
+        parent = None if item.parent_line_no is None else lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
             warnings.append(
                 BatchWarning(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import enum
 import logging
 from typing import Protocol
 
@@ -26,8 +27,14 @@ log = logging.getLogger("pos.reconcile")
 # beyond this many back-to-back changes, the mapping upload's own re-run (or the sweep) covers the day.
 MAX_RUNS = 3
 
-# _reconcile_once's answer when the day's records changed during the run (its result was not saved).
-_RECORDS_CHANGED = object()
+
+class _Rerun(enum.Enum):
+    """_reconcile_once's answer when the day's records changed during the run (its result was not saved)."""
+
+    RECORDS_CHANGED = enum.auto()
+
+
+_RECORDS_CHANGED = _Rerun.RECORDS_CHANGED
 
 
 class ReconcileStorage(Reconciliations, BatchMarkers, TradeRecordReads, MasterReads, Protocol):
@@ -47,7 +54,7 @@ def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.date
     at that moment is still RECEIVED and so not re-run: if the mapping changed after this run read it,
     the run starts again, so the result kept always uses the mapping in effect after it was saved. Records
     accepted during the run change the day's revision, so the result is not saved and the run starts again."""
-    result = None
+    result: ClosedDay | _Rerun | None = None
     for _ in range(MAX_RUNS):
         result = _reconcile_once(storage, request, now)
         if result is _RECORDS_CHANGED:
@@ -67,7 +74,9 @@ def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.date
     return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
 
 
-def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
+def _reconcile_once(
+    storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None
+) -> ClosedDay | _Rerun | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
         # A close stored before the store-day kept its closes' batch_ids is known by its marker only.
@@ -90,6 +99,8 @@ def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: d
         return None
     faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
+    if exponent is None:  # cannot happen: a close is accepted only in its store's ISO 4217 currency
+        raise ValueError(f"close {day.close_batch_id} is in {day.currency!r}, which has no minor units")
     day_totals = storage.store_day_totals(request.partner_id, request.store_id, request.business_date)
     faults.point("reconcile.totals_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()

@@ -1,7 +1,8 @@
 """Shared HTTP glue for the thin handlers: request ids, keys, rate limit, bodies, problem documents.
 
-Every handler is `handle(req, action)`: the action gets a Call (the backend, the authenticated
-partner, the body) and returns (status, body). Errors become RFC 9457 problem documents with the
+Every handler is `handle(req, action)`: the action gets a PartnerCall (the backend, the authenticated
+partner, the body) and returns (status, body); `handle(..., authenticated=False)` gives it a Call, which
+has no partner. Errors become RFC 9457 problem documents with the
 specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed, nor
 logged: a failure is logged by exception type, causes and frames, never by its message.
 """
@@ -13,6 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal, overload
 from urllib.parse import unquote
 
 import azure.functions as func
@@ -35,9 +37,10 @@ log = logging.getLogger("pos.api")
 
 @dataclass
 class Call:
+    """What a handler's action gets: the request, the backend and the request's id."""
+
     req: func.HttpRequest
     backend: Backend
-    partner: Partner | None
     request_id: str
 
     @property
@@ -64,6 +67,13 @@ class Call:
         if not body:
             raise errors.invalid_payload([errors.FieldProblem("$", "the request body is empty")])
         return body
+
+
+@dataclass
+class PartnerCall(Call):
+    """A partner's call: its API key was checked, counted against its quota, and names `partner`."""
+
+    partner: Partner
 
 
 Result = tuple[int, object] | tuple[int, object, dict]
@@ -113,9 +123,25 @@ def _request_id(req: func.HttpRequest) -> str:
     return request_id_for(req.headers.get(REQUEST_ID_HEADER))
 
 
+@overload
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[PartnerCall], Result],
+    context: func.Context | None = None,
+    *,
+    authenticated: Literal[True] = True,
+) -> func.HttpResponse: ...
+@overload
 def handle(
     req: func.HttpRequest,
     action: Callable[[Call], Result],
+    context: func.Context | None = None,
+    *,
+    authenticated: Literal[False],
+) -> func.HttpResponse: ...
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[Any], Result],  # as the overloads say: a PartnerCall when authenticated, else a Call
     context: func.Context | None = None,
     *,
     authenticated: bool = True,
@@ -140,7 +166,8 @@ def handle(
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
             access.note_key_use(backend.storage, owner)
-        status, body, *extra = action(Call(req, backend, partner, request_id))
+        call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
+        status, body, *extra = action(call)
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
     except ApiError as error:

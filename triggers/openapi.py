@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
@@ -166,7 +166,9 @@ OPERATIONS = {
 
 def _schemas() -> dict:
     models = {op.request for op in OPERATIONS.values() if op.request} | {op.response for op in OPERATIONS.values()}
-    pairs = [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)]
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (model, "validation") for model in sorted(models, key=lambda m: m.__name__)
+    ]
     pairs.append((Problem, "validation"))
     _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
     schemas = document["$defs"]

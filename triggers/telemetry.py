@@ -129,7 +129,9 @@ def exception_fields(error: BaseException) -> dict:
     where each was raised, never a message. Messages can quote what a partner sent (pydantic's
     ValidationError quotes input values, a KeyError its key, a library error a card number), and
     log.exception() would print them, and send them to Application Insights, for every chained cause."""
-    chain, seen, current = [], set(), error
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
     while current is not None and id(current) not in seen and len(chain) < _MAX_CHAIN:
         seen.add(id(current))
         chain.append(current)
@@ -219,15 +221,14 @@ def record_reconciliation(result, *, invocation_id: str, partner_id: str, durati
         "partner_id": partner_id,
         "duration_ms": round(duration_ms, 1),
     }
-    if result is None:
-        fields["status"] = "SKIPPED"  # a newer close replaced the one this message named
-    else:
+    status = "SKIPPED" if result is None else result.status  # SKIPPED: a newer close replaced the one named
+    fields["status"] = status
+    if result is not None:
         fields.update(
-            status=result.status,
             store_id=result.store_id,
             business_date=result.business_date.isoformat(),
             differences=result.differences,
             trade_record_count=(result.actual or {}).get("trade_record_count"),
         )
-    RECONCILIATIONS.add(1, {"status": fields["status"]})
-    logging.getLogger("pos.reconcile").info("reconciliation %s", fields["status"], extra=fields)
+    RECONCILIATIONS.add(1, {"status": status})
+    logging.getLogger("pos.reconcile").info("reconciliation %s", status, extra=fields)

@@ -13,7 +13,7 @@ from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import close_id, partner_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
-from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out
+from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out, result_is_stale
 
 
 def closed_day_of(item: dict) -> ClosedDay:
@@ -136,7 +136,7 @@ class Closes:
         checked_before: dt.datetime | None = None,
     ) -> ClosedDay | None:
         def reopens(closed: ClosedDay) -> bool:
-            return closed.status != "RECEIVED" and (checked_before is None or closed.checked_at < checked_before)
+            return result_is_stale(closed, checked_before)
 
         def changed(current: dict | None) -> dict | None:
             if current is None:

@@ -10,7 +10,7 @@ import datetime as dt
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import closed_day_of, to_json
 from core.clock import to_utc_text, to_utc_text_or_none
-from core.records import ClosedDay, RecordMove, StoreDay, merge_moved_out
+from core.records import ClosedDay, RecordMove, StoreDay, merge_moved_out, result_is_stale
 
 
 def _reopened(day: ClosedDay, due_at: dt.datetime) -> ClosedDay:
@@ -73,7 +73,7 @@ class SqliteResults:
             if row is None:
                 return None
             closed = closed_day_of(row)
-            reopen = closed.status != "RECEIVED" and (checked_before is None or closed.checked_at < checked_before)
+            reopen = result_is_stale(closed, checked_before)
             db.execute(
                 "UPDATE closed_days SET revision = revision + 1, moved_out = ? "
                 "WHERE partner_id = ? AND store_id = ? AND business_date = ?",

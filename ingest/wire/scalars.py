@@ -11,7 +11,7 @@ import enum
 import functools
 import re
 import zoneinfo
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from uuid import UUID
 
 import langcodes
@@ -218,9 +218,14 @@ BatchId = Annotated[
 ]
 MasterStatus = Literal["ACTIVE", "INACTIVE"]
 ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]
-TaxCategory = Literal[code_list("tax-categories").codes]  # type: ignore[valid-type]
-OrderType = Literal[code_list("order-types").codes]  # type: ignore[valid-type]
-PaymentMethod = Literal[code_list("payment-methods").codes]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the codes are read from reference/data when the app starts: text to a type checker
+    TaxCategory = str
+    OrderType = str
+    PaymentMethod = str
+else:
+    TaxCategory = Literal[code_list("tax-categories").codes]
+    OrderType = Literal[code_list("order-types").codes]
+    PaymentMethod = Literal[code_list("payment-methods").codes]
 TradeStatus = Literal["OPEN", "COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"]
 
 

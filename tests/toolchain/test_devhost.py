@@ -235,7 +235,7 @@ def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch
     seen: dict = {}
 
     def handler(req: func.HttpRequest) -> func.HttpResponse:
-        seen["same"] = req.get_body() is read[-1] and Call(req, None, None, "r").json_body() is read[-1]
+        seen["same"] = req.get_body() is read[-1] and Call(req, None, "r").json_body() is read[-1]
         return func.HttpResponse(b"{}", status_code=202, mimetype="application/json")
 
     table = FunctionTable(http=[HttpFunction("take", frozenset({"POST"}), "take", re.compile("take"), 1, handler)])
