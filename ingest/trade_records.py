@@ -35,7 +35,8 @@ from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeat
 from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
-from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
+from ingest.trade_rules import record_warnings
+from ingest.trade_rules.common import LineAmounts, RecordAmounts
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning

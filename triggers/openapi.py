@@ -26,7 +26,7 @@ from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
 from ingest.data_protection import PROTECTION_WARNING_CODES
 from ingest.payment_ids import PAYMENT_ID_WARNING_CODES
-from ingest.trade_rules import WARNING_CODES
+from ingest.trade_rules.common import WARNING_CODES
 from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
 from ingest.wire.responses import (
     BatchResponse,

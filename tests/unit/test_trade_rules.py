@@ -1,4 +1,4 @@
-"""The recording-rule warnings of trade records (ingest/trade_rules.py), rule by rule.
+"""The recording-rule warnings of trade records (ingest/trade_rules/), rule by rule.
 
 Records come from a builder whose amounts are consistent by construction (computed here from
 quantities, prices and parts in minor units); each test breaks one thing and derives the figure it
@@ -21,7 +21,8 @@ from core.money import format_minor_units
 from ingest.amounts import MoneyReader
 from ingest.batches import BATCH_WARNING_CODES, BatchOutcome
 from ingest.trade_records import read_amounts
-from ingest.trade_rules import (
+from ingest.trade_rules import record_warnings
+from ingest.trade_rules.common import (
     AMOUNT_MISMATCH,
     BUSINESS_DATE_MISMATCH,
     CLOSED_AT_WHILE_OPEN,
@@ -34,7 +35,6 @@ from ingest.trade_rules import (
     SIGN_EXPECTED_NEGATIVE,
     SIGN_EXPECTED_POSITIVE,
     WARNING_CODES,
-    record_warnings,
 )
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
