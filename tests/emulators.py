@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from backends.cosmos.storage import CosmosStorage
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator

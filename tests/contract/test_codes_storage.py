@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
 from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH

@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from backends.cosmos import keys, markers
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay
 from core.settings import Settings

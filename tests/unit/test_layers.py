@@ -205,3 +205,16 @@ def test_the_graph_sees_late_imports_relative_imports_and_cycles(tmp_path):
     assert app_packages(tmp_path) == {"core", "ingest", "reconcile", "triggers"}
     assert cycles(graph) == [["ingest.rules", "ingest.wire"]]
     assert graph["function_app"] == {"triggers.blueprints"}
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_of_the_app_is_over_400_lines():
+    """Small modules (issue 16): a module that grows past the limit is split by concern."""
+    long = {
+        module: lines
+        for module, file in _module_files(ROOT).items()
+        if (lines := len(file.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

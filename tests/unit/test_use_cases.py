@@ -12,7 +12,7 @@ import datetime as dt
 import orjson
 import pytest
 
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
 from core import reconcile_messages
 from core.clock import utc_now
 from core.records import Partner
