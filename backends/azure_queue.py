@@ -2,8 +2,9 @@
 
 The trigger decodes each message with host.json's `extensions.queues.messageEncoding` ("base64" by
 default), or its app-setting override, so the sender reads the same setting the same way
-(core.settings.host_settings) and encodes with the matching SDK policy: one source for both sides. Bodies are bytes on both sides of this class: what `send` is given (UTF-8)
-is what `receive` hands back, which is what the host gives the function (`QueueMessage.get_body()`).
+(core.settings.host_settings) and encodes with the matching SDK policy: one source for both sides.
+Bodies are bytes on both sides of this class: what `send` is given (UTF-8) is what `receive` hands
+back, which is what the host gives the function (`QueueMessage.get_body()`).
 
 A delay is the message's initial visibility timeout (the service allows at most 7 days, and it must
 stay below the time-to-live: messages are sent with an infinite time-to-live, so a reconciliation
@@ -21,14 +22,27 @@ import logging
 import math
 import os
 import threading
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Any
 
-from azure.core.exceptions import (AzureError, ClientAuthenticationError, HttpResponseError, ResourceExistsError,
-                                   ResourceNotFoundError, ServiceRequestError, ServiceResponseError)
-from azure.storage.queue import (BinaryBase64DecodePolicy, BinaryBase64EncodePolicy, ExponentialRetry, QueueClient,
-                                 QueueMessage)
+from azure.core.exceptions import (
+    AzureError,
+    ClientAuthenticationError,
+    HttpResponseError,
+    ResourceExistsError,
+    ResourceNotFoundError,
+    ServiceRequestError,
+    ServiceResponseError,
+)
+from azure.storage.queue import (
+    BinaryBase64DecodePolicy,
+    BinaryBase64EncodePolicy,
+    ExponentialRetry,
+    QueueClient,
+    QueueMessage,
+)
 
 from core.ports import BackendUnavailable
 from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
@@ -54,6 +68,7 @@ def fast_retry() -> ExponentialRetry:
 
 
 # -- encoding ---------------------------------------------------------------------------------------
+
 
 class Undecodable(bytes):
     """The raw text of a message that is not in the agreed encoding (someone else wrote it)."""
@@ -86,7 +101,7 @@ class _Utf8DecodePolicy(BinaryBase64DecodePolicy):
         return str(content).encode("utf-8")
 
 
-def message_policies(encoding: str) -> dict:
+def message_policies(encoding: str) -> dict[str, Any]:
     """The SDK encode/decode policies for host.json's messageEncoding; both work on bytes."""
     if encoding == "base64":
         return {"message_encode_policy": BinaryBase64EncodePolicy(), "message_decode_policy": _HostBase64DecodePolicy()}
@@ -96,6 +111,7 @@ def message_policies(encoding: str) -> dict:
 
 
 # -- messages and errors ----------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class AzureQueueMessage:
@@ -112,7 +128,7 @@ class AzureQueueMessage:
         return not isinstance(self.body, Undecodable)
 
     @classmethod
-    def of(cls, message: QueueMessage) -> "AzureQueueMessage":
+    def of(cls, message: QueueMessage) -> AzureQueueMessage:
         content = message.content
         body = content if isinstance(content, bytes) else str(content or "").encode("utf-8")
         inserted = int(message.inserted_on.timestamp() * 1_000_000) if message.inserted_on else 0
@@ -144,6 +160,7 @@ def _service(what: str) -> Iterator[None]:
 
 # -- the queue --------------------------------------------------------------------------------------
 
+
 class AzureQueue:
     """DelayedQueue on Azure Storage, plus the consumer side the local host and `hq` need
     (QueueConsumer[AzureQueueMessage]).
@@ -153,15 +170,28 @@ class AzureQueue:
     host does for the trigger's connection.
     """
 
-    def __init__(self, queue_name: str, *, connection_string: str | None = None, account_url: str | None = None,
-                 credential=None, message_encoding: str | None = None, retry_policy=None,
-                 create_queues: bool = True, connection_timeout: float = 5, read_timeout: float = 30) -> None:
+    def __init__(
+        self,
+        queue_name: str,
+        *,
+        connection_string: str | None = None,
+        account_url: str | None = None,
+        credential=None,
+        message_encoding: str | None = None,
+        retry_policy=None,
+        create_queues: bool = True,
+        connection_timeout: float = 5,
+        read_timeout: float = 30,
+    ) -> None:
         if bool(connection_string) == bool(account_url):
             raise ValueError("give a storage connection string or a queue service URL, not both or neither")
         self.queue_name = queue_name
         self.message_encoding = message_encoding or host_message_encoding()
-        options = {"retry_policy": retry_policy or fast_retry(), "connection_timeout": connection_timeout,
-                   "read_timeout": read_timeout}
+        options: dict[str, Any] = {  # keyword arguments of the SDK's clients
+            "retry_policy": retry_policy or fast_retry(),
+            "connection_timeout": connection_timeout,
+            "read_timeout": read_timeout,
+        }
         if connection_string:  # "UseDevelopmentStorage=true" as the Functions tools read it; the SDK does not
             connection_string = storage_connection_string(connection_string)
 
@@ -169,6 +199,7 @@ class AzureQueue:
             policies = {} if raw else message_policies(self.message_encoding)
             if connection_string:
                 return QueueClient.from_connection_string(connection_string, queue, **policies, **options)
+            assert account_url is not None  # one of the two, checked above
             return QueueClient(account_url, queue, credential=credential, **policies, **options)
 
         self._client = client(queue_name)
@@ -180,8 +211,7 @@ class AzureQueue:
         self._ready_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ,
-                      **options) -> "AzureQueue":
+    def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ, **options) -> AzureQueue:
         """The Functions conventions for the trigger's connection (`AzureWebJobsStorage`): the setting
         itself holds a connection string; else `AzureWebJobsStorage__queueServiceUri` (or
         `__accountName`) names the account and a managed identity signs in (`__clientId` picks a
@@ -193,8 +223,10 @@ class AzureQueue:
         if not account_url and account:
             account_url = f"https://{account}.queue.core.windows.net"
         if not account_url:
-            raise ValueError(f"POS_BACKEND=azure needs {CONNECTION} (a connection string) or "
-                             f"{CONNECTION}__queueServiceUri (managed identity)")
+            raise ValueError(
+                f"POS_BACKEND=azure needs {CONNECTION} (a connection string) or "
+                f"{CONNECTION}__queueServiceUri (managed identity)"
+            )
         from azure.identity import DefaultAzureCredential
 
         client_id = environ.get(f"{CONNECTION}__clientId", "").strip() or None
@@ -233,8 +265,9 @@ class AzureQueue:
                 self._send(body, delay_seconds)
 
     def _send(self, body: str, delay_seconds: int) -> None:
-        self._client.send_message(body.encode("utf-8"), visibility_timeout=self._delay(delay_seconds),
-                                  time_to_live=NEVER_EXPIRES)
+        self._client.send_message(
+            body.encode("utf-8"), visibility_timeout=self._delay(delay_seconds), time_to_live=NEVER_EXPIRES
+        )
 
     def _delay(self, delay_seconds: int) -> int:
         delay = max(int(math.ceil(delay_seconds)), 0)
@@ -263,8 +296,13 @@ class AzureQueue:
             message = AzureQueueMessage.of(received)
             if message.decodable:
                 return message
-            log.error("message %s on %s is not %s-encoded; moved to %s", message.message_id, self.queue_name,
-                      self.message_encoding, self.poison_name)
+            log.error(
+                "message %s on %s is not %s-encoded; moved to %s",
+                message.message_id,
+                self.queue_name,
+                self.message_encoding,
+                self.poison_name,
+            )
             self.move_to_poison(message)
 
     def delete(self, message: AzureQueueMessage) -> None:
@@ -344,7 +382,7 @@ class AzureQueue:
                         self._poison.delete_message(received.id, received.pop_receipt)
                     replayed += 1
                     if first_only:
-                        passed.extend(page[index + 1:])
+                        passed.extend(page[index + 1 :])
                         return replayed
         finally:
             self._show_again(passed)

@@ -13,11 +13,13 @@ from backends.queues import open_reconcile_queue
 from core.ports import DelayedQueue, Storage
 from core.settings import Settings
 
+
 @dataclass(frozen=True)
 class Backend:
     settings: Settings
     storage: Storage
     queue: DelayedQueue
+
 
 def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
@@ -29,6 +31,7 @@ def open_storage(settings: Settings) -> Storage:
 
         return CosmosStorage.from_settings(settings)
     raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
+
 
 def open_backend(settings: Settings) -> Backend:
     # The Azure SDKs log every HTTP request at INFO; our own log lines say what matters.

@@ -4,6 +4,7 @@ by stage. Runs of the service and of its floor alternate, so that a noisy neighb
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -23,22 +24,22 @@ def run(cfg: Config, tmp: Path) -> dict:
     for index, body in enumerate(bodies):
         fresh()
         if index % 2:  # alternate which goes first
-            floor_s, _ = timed(lambda: floors.accept(floor_db, body))
+            floor_s, _ = timed(partial(floors.accept, floor_db, body))
             fresh()
-            service_s, outcome = timed(lambda: service.post_trade_records(body))
+            service_s, outcome = timed(partial(service.post_trade_records, body))
         else:
-            service_s, outcome = timed(lambda: service.post_trade_records(body))
+            service_s, outcome = timed(partial(service.post_trade_records, body))
             fresh()
-            floor_s, _ = timed(lambda: floors.accept(floor_db, body))
+            floor_s, _ = timed(partial(floors.accept, floor_db, body))
         if outcome.http_status != 202 or outcome.record_count != cfg.records:
             raise RuntimeError(f"the service did not accept the batch: {outcome.as_dict()}")
         warnings += len(outcome.warnings)
         fresh()
-        again_s, again = timed(lambda: service.post_trade_records(body))
+        again_s, again = timed(partial(service.post_trade_records, body))
         if not again.replayed or again.warnings:
             raise RuntimeError(f"a resend was not answered ALREADY_RECEIVED: {again.as_dict()}")
         fresh()
-        again_floor_s, known = timed(lambda: floors.resend(floor_db, body))
+        again_floor_s, known = timed(partial(floors.resend, floor_db, body))
         if not known:
             raise RuntimeError("the floor's resend did not find its marker")
         if index < warmup:
@@ -50,18 +51,21 @@ def run(cfg: Config, tmp: Path) -> dict:
     # What the floor is made of: the parse alone and the write alone, on the last body.
     for _ in range(max(3, cfg.repeat // 3)):
         body = bodies[-1]
-        seconds, document = timed(lambda: orjson.loads(body))
+        seconds, document = timed(partial(orjson.loads, body))
         parse_ms.append(ms(seconds))
     scratch = floors.connect(tmp / "accept" / "floor-write.sqlite3")
-    for copy, body in enumerate(bodies[-max(3, cfg.repeat // 3):]):
-        document = orjson.loads(body)
-        rows = [("bench", record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]]
 
-        def write():
-            scratch.execute("BEGIN IMMEDIATE")
-            scratch.executemany("INSERT INTO records VALUES (?, ?, ?)", rows)
-            scratch.execute("COMMIT")
-        write_ms.append(ms(timed(write)[0]))
+    def write(rows: list[tuple[str, str, str]]) -> None:
+        scratch.execute("BEGIN IMMEDIATE")
+        scratch.executemany("INSERT INTO records VALUES (?, ?, ?)", rows)
+        scratch.execute("COMMIT")
+
+    for body in bodies[-max(3, cfg.repeat // 3) :]:
+        document = orjson.loads(body)
+        rows = [
+            ("bench", record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]
+        ]
+        write_ms.append(ms(timed(partial(write, rows))[0]))
     stages = _accept_stages(service, bodies[-1], max(3, cfg.repeat // 3))
     service_summary, floor_summary = summary(service_ms), summary(floor_ms)
     resend_summary, resend_floor_summary = summary(resend_ms), summary(resend_floor_ms)
@@ -99,22 +103,37 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
     paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
-    amounts = [read_amounts(path, record, MoneyReader(record.currency))
-               for path, record in zip(paths, batch.trade_records)]
+    amounts = [
+        read_amounts(path, record, MoneyReader(record.currency))
+        for path, record in zip(paths, batch.trade_records, strict=True)
+    ]
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
         "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
         "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
         "amounts: places, range, minor units": lambda: [
             read_amounts(path, record, MoneyReader(record.currency))
-            for path, record in zip(paths, batch.trade_records)],
+            for path, record in zip(paths, batch.trade_records, strict=True)
+        ],
         "data protection (card numbers, member_id)": lambda: [
-            protection_problems(path, record, store.country_code) for path, record in zip(paths, batch.trade_records)],
+            protection_problems(path, record, store.country_code)
+            for path, record in zip(paths, batch.trade_records, strict=True)
+        ],
         "recording rules (warnings)": lambda: [
-            record_warnings(path, record, money, standard_of.get(record.source_transaction_type), known_payment_types,
-                            store.time_zone, store.workday_start)
-            for path, record, money in zip(paths, batch.trade_records, amounts)],
-        "rows and stored documents": lambda: [_row(record, money) for record, money in zip(batch.trade_records, amounts)],
+            record_warnings(
+                path,
+                record,
+                money,
+                standard_of.get(record.source_transaction_type),
+                known_payment_types,
+                store.time_zone,
+                store.workday_start,
+            )
+            for path, record, money in zip(paths, batch.trade_records, amounts, strict=True)
+        ],
+        "rows and stored documents": lambda: [
+            _row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)
+        ],
     }
     figures = {}
     for name, stage in stages.items():
@@ -124,4 +143,3 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
             samples.append(ms(timed(stage)[0]))
         figures[name] = summary(samples)
     return figures
-

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import azure.functions as func
 
-from triggers import auth_failures, http
-from triggers.auth_failures import FailureLimiter
 from backends.factory import Backend
 from core.settings import Settings
+from triggers import auth_failures, http
+from triggers.auth_failures import FailureLimiter
 
 DEFAULT_LIMIT = 60
 
@@ -48,13 +48,13 @@ class CountingStorage:
         def counted(*args, **kwargs):
             self.calls += 1
             return attribute(*args, **kwargs)
+
         return counted
 
 
 def _request(address: str) -> func.HttpRequest:
     headers = {"x-functions-key": "posk_" + secrets.token_urlsafe(32), "x-forwarded-for": f"{address}:50432"}
-    return func.HttpRequest("GET", "http://localhost/pos/v1/mappings/transaction-types", headers=headers,
-                            body=b"")
+    return func.HttpRequest("GET", "http://localhost/pos/v1/mappings/transaction-types", headers=headers, body=b"")
 
 
 def _flood(storage: CountingStorage, limiter: FailureLimiter, addresses: list[str]) -> dict:
@@ -68,8 +68,12 @@ def _flood(storage: CountingStorage, limiter: FailureLimiter, addresses: list[st
         status = http.handle(request, lambda call: (200, {})).status_code
         statuses[status] = statuses.get(status, 0) + 1
     cpu = time.process_time() - started
-    return {"requests": len(requests), "statuses": statuses, "storage_calls": storage.calls - before_calls,
-            "cpu_us_per_request": round(cpu / len(requests) * 1e6, 1)}
+    return {
+        "requests": len(requests),
+        "statuses": statuses,
+        "storage_calls": storage.calls - before_calls,
+        "cpu_us_per_request": round(cpu / len(requests) * 1e6, 1),
+    }
 
 
 def run(count: int, limit: int = DEFAULT_LIMIT) -> dict:
@@ -90,8 +94,14 @@ def run(count: int, limit: int = DEFAULT_LIMIT) -> dict:
         finally:
             auth_failures.limiter = saved_limiter
             http.current_backend = saved_backend
-    return {"limit_per_minute": limit, "up_to_the_limit": reaching, "over_the_limit": one_address,
-            "limit_off": off, "every_request_a_new_address": many, "limiter_memory": _limiter_memory()}
+    return {
+        "limit_per_minute": limit,
+        "up_to_the_limit": reaching,
+        "over_the_limit": one_address,
+        "limit_off": off,
+        "every_request_a_new_address": many,
+        "limiter_memory": _limiter_memory(),
+    }
 
 
 def _address(index: int) -> str:
@@ -107,8 +117,11 @@ def _limiter_memory() -> dict:
         limiter.accepted(f"{index:064x}")
     current, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"addresses_kept": limiter.tracked_addresses(), "traced_mb": round(current / 2**20, 2),
-            "traced_peak_mb": round(peak / 2**20, 2)}
+    return {
+        "addresses_kept": limiter.tracked_addresses(),
+        "traced_mb": round(current / 2**20, 2),
+        "traced_peak_mb": round(peak / 2**20, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
-
 # --- the store --------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class StoreProfile:
@@ -50,16 +50,32 @@ PROFILES = {
 MODIFIER_GROUPS = {
     "G-EXTRA-CHEESE": ("Extra cheese", [("O-CHEDDAR", "Extra cheddar", 75), ("O-SWISS", "Extra Swiss", 75)]),
     "G-BACON": ("Bacon", [("O-BACON", "Bacon strips", 125)]),
-    "G-HOLD": ("Hold an ingredient", [("O-NO-ONION", "No onions", 0), ("O-NO-PICKLE", "No pickles", 0),
-                                       ("O-NO-SAUCE", "No sauce", 0)]),
-    "G-SAUCE": ("Dipping sauce", [("O-BBQ", "BBQ sauce", 0), ("O-RANCH", "Ranch dip", 50),
-                                   ("O-HONEY-MUSTARD", "Honey mustard", 50)]),
+    "G-HOLD": (
+        "Hold an ingredient",
+        [("O-NO-ONION", "No onions", 0), ("O-NO-PICKLE", "No pickles", 0), ("O-NO-SAUCE", "No sauce", 0)],
+    ),
+    "G-SAUCE": (
+        "Dipping sauce",
+        [("O-BBQ", "BBQ sauce", 0), ("O-RANCH", "Ranch dip", 50), ("O-HONEY-MUSTARD", "Honey mustard", 50)],
+    ),
     "G-MILK": ("Milk", [("O-OAT", "Oat milk", 60), ("O-SOY", "Soy milk", 60)]),
-    "G-COMBO-SIDE": ("Combo side", [("P-FRIES-M", "Fries (M)", 0), ("P-ONION-RINGS", "Onion Rings upgrade", 100),
-                                     ("P-SALAD", "Side Salad upgrade", 50)]),
-    "G-COMBO-DRINK": ("Combo drink", [("P-COLA-M", "Cola (M)", 0), ("P-LEMONADE", "Lemonade", 30),
-                                       ("P-SHAKE-VAN", "Vanilla Shake upgrade", 150),
-                                       ("P-SHAKE-CHOC", "Chocolate Shake upgrade", 150)]),
+    "G-COMBO-SIDE": (
+        "Combo side",
+        [
+            ("P-FRIES-M", "Fries (M)", 0),
+            ("P-ONION-RINGS", "Onion Rings upgrade", 100),
+            ("P-SALAD", "Side Salad upgrade", 50),
+        ],
+    ),
+    "G-COMBO-DRINK": (
+        "Combo drink",
+        [
+            ("P-COLA-M", "Cola (M)", 0),
+            ("P-LEMONADE", "Lemonade", 30),
+            ("P-SHAKE-VAN", "Vanilla Shake upgrade", 150),
+            ("P-SHAKE-CHOC", "Chocolate Shake upgrade", 150),
+        ],
+    ),
 }
 
 # product_id: (name, product_type, price in cents, modifier groups)
@@ -101,8 +117,13 @@ SIDES_AND_DRINKS = [p for p, (_, kind, _, _) in PRODUCTS.items() if kind in ("SI
 COMBO_IDS = list(COMBOS)
 
 # source code: (standard code, name); the mapping the bench partner uploads
-MAPPING = {"S01": ("SALE", "Sale"), "R01": ("REFUND", "Refund"), "RT1": ("RETURN", "Return"),
-           "EX1": ("EXCHANGE", "Exchange"), "V01": ("VOID", "Void")}
+MAPPING = {
+    "S01": ("SALE", "Sale"),
+    "R01": ("REFUND", "Refund"),
+    "RT1": ("RETURN", "Return"),
+    "EX1": ("EXCHANGE", "Exchange"),
+    "V01": ("VOID", "Void"),
+}
 REVENUE_STANDARD_CODES = {"SALE", "REFUND", "RETURN", "EXCHANGE"}
 PAYMENT_DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
 # (source code, cumulative weight): mostly sales

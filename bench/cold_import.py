@@ -14,7 +14,6 @@ from pathlib import Path
 from bench import ROOT
 from bench.measure import Config, ratio, summary
 
-
 _IMPORTTIME = re.compile(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)")
 
 
@@ -25,8 +24,9 @@ def _import_run(module: str) -> tuple[float, dict[str, tuple[int, int, int]]]:
     env.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
     code = f"import {module}" if module else "pass"
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     wall = time.perf_counter() - started
     if done.returncode:
         raise RuntimeError(f"python -c '{code}' failed:\n{done.stderr[-3000:]}")
@@ -55,10 +55,17 @@ def run(cfg: Config, tmp: Path) -> dict:
     app_import = statistics.median(c for _, c in runs["function_app"])
     floor_import = statistics.median(c for _, c in runs["azure.functions"])
     median_table = sorted(tables, key=lambda t: t.get("function_app", (0, 0, 0))[1])[len(tables) // 2]
-    heaviest = sorted(((name, cum / 1000, own / 1000) for name, (own, cum, depth) in median_table.items()
-                       if depth <= 2 and name != "function_app"), key=lambda item: -item[1])[:15]
-    own_heaviest = sorted(((name, own / 1000) for name, (own, cum, depth) in median_table.items()),
-                          key=lambda item: -item[1])[:15]
+    heaviest = sorted(
+        (
+            (name, cum / 1000, own / 1000)
+            for name, (own, cum, depth) in median_table.items()
+            if depth <= 2 and name != "function_app"
+        ),
+        key=lambda item: -item[1],
+    )[:15]
+    own_heaviest = sorted(
+        ((name, own / 1000) for name, (own, cum, depth) in median_table.items()), key=lambda item: -item[1]
+    )[:15]
     return {
         "function_app_import_ms": summary([c for _, c in runs["function_app"]]),
         "function_app_process_wall_ms": summary([w for w, _ in runs["function_app"]]),
@@ -66,10 +73,10 @@ def run(cfg: Config, tmp: Path) -> dict:
         "bare_interpreter_wall_ms": summary([w for w, _ in runs[""]]),
         "ratio": ratio(app_import, floor_import),
         "floor_explained": "the floor is `import azure.functions` alone, which any Functions app needs; both "
-                           "are -X importtime cumulative figures of a fresh interpreter (the bare interpreter's "
-                           "own start is reported beside them)",
-        "heaviest_imports_ms": [{"module": name, "cumulative_ms": round(cum, 1), "self_ms": round(own, 1)}
-                                for name, cum, own in heaviest],
+        "are -X importtime cumulative figures of a fresh interpreter (the bare interpreter's "
+        "own start is reported beside them)",
+        "heaviest_imports_ms": [
+            {"module": name, "cumulative_ms": round(cum, 1), "self_ms": round(own, 1)} for name, cum, own in heaviest
+        ],
         "heaviest_self_ms": [{"module": name, "self_ms": round(own, 1)} for name, own in own_heaviest],
     }
-

@@ -30,8 +30,7 @@ CREATE TABLE IF NOT EXISTS batches (
 
 def connect(path: Path, schema: str | None = FLOOR_SCHEMA) -> sqlite3.Connection:
     """A connection as backends/sqlite/database.py opens them: autocommit, WAL, synchronous NORMAL."""
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                 check_same_thread=False)
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -43,13 +42,15 @@ def connect(path: Path, schema: str | None = FLOOR_SCHEMA) -> sqlite3.Connection
 def accept(connection: sqlite3.Connection, body: bytes, partner_id: str = "bench") -> int:
     """Parse, then store every record as JSON text and the marker in one transaction; the record count."""
     document = orjson.loads(body)
-    rows = [(partner_id, record["trade_record_id"], orjson.dumps(record).decode())
-            for record in document["trade_records"]]
+    rows = [
+        (partner_id, record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]
+    ]
     connection.execute("BEGIN IMMEDIATE")
     try:
         connection.executemany("INSERT INTO records VALUES (?, ?, ?)", rows)
-        connection.execute("INSERT INTO batches VALUES (?, ?, ?)",
-                           (partner_id, document["batch_id"], hashlib.sha256(body).hexdigest()))
+        connection.execute(
+            "INSERT INTO batches VALUES (?, ?, ?)", (partner_id, document["batch_id"], hashlib.sha256(body).hexdigest())
+        )
     except BaseException:
         connection.execute("ROLLBACK")
         raise
@@ -61,8 +62,9 @@ def resend(connection: sqlite3.Connection, body: bytes, partner_id: str = "bench
     """A known batch_id answered from its marker: parse, digest, one lookup. True when known."""
     batch_id = orjson.loads(body)["batch_id"]
     digest = hashlib.sha256(body).hexdigest()
-    row = connection.execute("SELECT body_digest FROM batches WHERE partner_id = ? AND batch_id = ?",
-                             (partner_id, batch_id)).fetchone()
+    row = connection.execute(
+        "SELECT body_digest FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id)
+    ).fetchone()
     return row is not None and row[0] == digest
 
 

@@ -34,8 +34,9 @@ def child(freeze: bool, batches: int) -> dict:
     if not freeze:
         gc.freeze = lambda: None  # function_app.py's call becomes a no-op
     data_dir = Path(tempfile.mkdtemp(prefix="gc-freeze-"))
-    os.environ.update(POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false",
-                      RATE_LIMIT_PER_MINUTE="0")
+    os.environ.update(
+        POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false", RATE_LIMIT_PER_MINUTE="0"
+    )
     import azure.functions as func
 
     import function_app
@@ -61,8 +62,12 @@ def child(freeze: bool, batches: int) -> dict:
             pauses.append((info["generation"], (time.perf_counter() - collecting.pop("started")) * 1000))
 
     def accept(body: bytes) -> float:
-        request = func.HttpRequest("POST", "http://localhost/pos/v1/trade-records", body=body,
-                                   headers={"x-functions-key": key, "content-type": "application/json"})
+        request = func.HttpRequest(
+            "POST",
+            "http://localhost/pos/v1/trade-records",
+            body=body,
+            headers={"x-functions-key": key, "content-type": "application/json"},
+        )
         started = time.perf_counter()
         response = user_code(request, Context())
         elapsed = (time.perf_counter() - started) * 1000
@@ -77,14 +82,24 @@ def child(freeze: bool, batches: int) -> dict:
         times = list(pool.map(accept, bodies[WARM_UP:]))
         gc.callbacks.remove(on_collection)
     full = [ms for generation, ms in pauses if generation == 2]
-    return {"freeze": freeze, "ms": times, "frozen_objects": gc.get_freeze_count(), "full_collection_ms": full,
-            "collection_ms": sum(ms for _, ms in pauses)}
+    return {
+        "freeze": freeze,
+        "ms": times,
+        "frozen_objects": gc.get_freeze_count(),
+        "full_collection_ms": full,
+        "collection_ms": sum(ms for _, ms in pauses),
+    }
 
 
 def run_child(freeze: bool, batches: int) -> dict:
-    ran = subprocess.run([sys.executable, "-m", "bench.gc_freeze", "--child", "on" if freeze else "off",
-                          "--batches", str(batches)], cwd=ROOT, capture_output=True, text=True, timeout=900,
-                         env={**os.environ, "PYTHONHASHSEED": "0"})
+    ran = subprocess.run(
+        [sys.executable, "-m", "bench.gc_freeze", "--child", "on" if freeze else "off", "--batches", str(batches)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
     if ran.returncode != 0:
         raise RuntimeError(ran.stderr)
     return json.loads(ran.stdout.strip().splitlines()[-1])
@@ -105,15 +120,19 @@ def measure(rounds: int, batches: int) -> dict:
     for freeze, results in runs.items():
         samples = [ms for result in results for ms in result["ms"]]
         report["with freeze" if freeze else "without"] = {
-            "accepts": len(samples), "p50_ms": round(statistics.median(samples), 1),
-            "p90_ms": round(percentile(samples, 0.9), 1), "p99_ms": round(percentile(samples, 0.99), 1),
+            "accepts": len(samples),
+            "p50_ms": round(statistics.median(samples), 1),
+            "p90_ms": round(percentile(samples, 0.9), 1),
+            "p99_ms": round(percentile(samples, 0.99), 1),
             "max_ms": round(max(samples), 1),
             "p50_ms_per_run": [round(statistics.median(result["ms"]), 1) for result in results],
             "frozen_objects": results[0]["frozen_objects"],
             "full_collections": sum(len(result["full_collection_ms"]) for result in results),
-            "full_collection_p50_ms": round(statistics.median(
-                [ms for result in results for ms in result["full_collection_ms"]] or [0]), 2),
-            "collection_ms_per_accept": round(sum(result["collection_ms"] for result in results) / len(samples), 2)}
+            "full_collection_p50_ms": round(
+                statistics.median([ms for result in results for ms in result["full_collection_ms"]] or [0]), 2
+            ),
+            "collection_ms_per_accept": round(sum(result["collection_ms"] for result in results) / len(samples), 2),
+        }
     return report
 
 

@@ -36,8 +36,9 @@ class Service:
         return post_trade_records(self.storage, NullQueue(), self.partner, body, 0)
 
 
-def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = None,
-                 partner_id: str = PARTNER_ID) -> Service:
+def open_service(
+    data_dir: Path, currency: str = "USD", store_id: str | None = None, partner_id: str = PARTNER_ID
+) -> Service:
     """A partner with its store set up on a SqliteStorage in data_dir (the same set-up a partner
     does over HTTP: PUT /stores, PUT /products, PUT /mappings/transaction-types)."""
     from backends.sqlite.storage import SqliteStorage
@@ -47,13 +48,15 @@ def open_service(data_dir: Path, currency: str = "USD", store_id: str | None = N
 
     storage = SqliteStorage(data_dir)
     store_id = store_id or catalogue.profile_for(currency).store_id
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)
     if storage.unregistered(partner_id, {store_id}):
         storage.register_stores(partner_id, [store_id], now)
-    for outcome in (put_stores(storage, partner, generate.stores_body(currency, store_id)),
-                    put_products(storage, partner, generate.products_body(currency)),
-                    put_mapping(storage, NullQueue(), partner, generate.mapping_body())):
+    for outcome in (
+        put_stores(storage, partner, generate.stores_body(currency, store_id)),
+        put_products(storage, partner, generate.products_body(currency)),
+        put_mapping(storage, NullQueue(), partner, generate.mapping_body()),
+    ):
         if outcome.warnings:
             raise RuntimeError(f"set-up answered warnings: {outcome.as_dict()}")
     return Service(storage, partner, store_id, currency)
@@ -64,5 +67,5 @@ def issue_key(storage, partner_id: str = PARTNER_ID) -> str:
     from ingest.access import new_key
 
     key = new_key()
-    storage.add_key(partner_id, key.key_id, key.key_hash, dt.datetime.now(dt.timezone.utc))
+    storage.add_key(partner_id, key.key_id, key.key_hash, dt.datetime.now(dt.UTC))
     return key.secret

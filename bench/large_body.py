@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -33,16 +34,25 @@ def memory_probe(kind: str, data_dir: Path, body_path: Path) -> dict:
     before = rss_kib()
     call(body)
     after = rss_kib()
-    return {"rss_before_kib": before["VmRSS"], "rss_peak_kib": after["VmHWM"], "rss_after_kib": after["VmRSS"],
-            "peak_growth_x_body": (after["VmHWM"] - before["VmRSS"]) * 1024 / len(body)}
+    return {
+        "rss_before_kib": before["VmRSS"],
+        "rss_peak_kib": after["VmHWM"],
+        "rss_after_kib": after["VmRSS"],
+        "peak_growth_x_body": (after["VmHWM"] - before["VmRSS"]) * 1024 / len(body),
+    }
 
 
 def _probe(kind: str, tmp: Path, body: bytes) -> dict:
     work = Path(tempfile.mkdtemp(prefix=f"probe-{kind}-", dir=tmp))
     body_path = work / "body.json"
     body_path.write_bytes(body)
-    done = subprocess.run([sys.executable, "-m", "bench.run", "--memory-probe", kind, str(work), str(body_path)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--memory-probe", kind, str(work), str(body_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode:
         raise RuntimeError(f"memory probe failed:\n{done.stderr[-3000:]}")
     return orjson.loads(done.stdout.strip().splitlines()[-1])
@@ -55,13 +65,13 @@ def run(cfg: Config, tmp: Path) -> dict:
     size = len(bodies[0])
     records = len(orjson.loads(bodies[0])["trade_records"])
     service_ms, floor_ms = [], []
-    for index, body in enumerate(bodies[:cfg.large_repeat + 1]):
+    for index, body in enumerate(bodies[: cfg.large_repeat + 1]):
         fresh()
-        service_s, outcome = timed(lambda: service.post_trade_records(body))
+        service_s, outcome = timed(partial(service.post_trade_records, body))
         if outcome.http_status != 202 or outcome.warnings:
             raise RuntimeError(f"the large body was not accepted cleanly: {outcome.as_dict()}")
         fresh()
-        floor_s, _ = timed(lambda: floors.accept(floor_db, body))
+        floor_s, _ = timed(partial(floors.accept, floor_db, body))
         if index:  # the first is a warm-up
             service_ms.append(ms(service_s))
             floor_ms.append(ms(floor_s))
@@ -85,8 +95,7 @@ def run(cfg: Config, tmp: Path) -> dict:
             "service_rss_probe": service_rss,
             "floor_rss_probe": floor_rss,
             "note": "tracemalloc sees Python allocations only (not pydantic-core's Rust heap nor SQLite's); "
-                    "the RSS figure is the peak RSS growth (VmHWM reset just before) of a fresh interpreter "
-                    "accepting the body once after a small warm-up batch, so it sees every allocation",
+            "the RSS figure is the peak RSS growth (VmHWM reset just before) of a fresh interpreter "
+            "accepting the body once after a small warm-up batch, so it sees every allocation",
         },
     }
-

@@ -11,8 +11,8 @@ import os
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -31,12 +31,24 @@ class Config:
     seed: int
 
     @classmethod
-    def make(cls, quick: bool, repeat: int | None, seed: int) -> "Config":
+    def make(cls, quick: bool, repeat: int | None, seed: int) -> Config:
         if quick:
             return cls(True, repeat or 1, 100, 2, 1, 4, 300_000, 1, (500, 1000, 2000), 1, 1, seed)
         repeat = repeat or int(os.environ.get("BENCH_REPEAT") or 15)
-        return cls(False, repeat, 500, max(10, 2 * repeat), max(3, repeat // 2), 4, 5_000_000,
-                   max(3, repeat // 3), (1_000, 10_000, 100_000), max(3, repeat // 3), max(3, repeat // 3), seed)
+        return cls(
+            False,
+            repeat,
+            500,
+            max(10, 2 * repeat),
+            max(3, repeat // 2),
+            4,
+            5_000_000,
+            max(3, repeat // 3),
+            (1_000, 10_000, 100_000),
+            max(3, repeat // 3),
+            max(3, repeat // 3),
+            seed,
+        )
 
 
 def ms(seconds: float) -> float:

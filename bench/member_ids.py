@@ -36,17 +36,36 @@ SEED = 20261122
 # Published test card numbers: Stripe (docs.stripe.com/testing), Adyen (docs.adyen.com test card
 # numbers and its POS test cards), Braintree, and the PayPal/Worldpay lists the issue quotes.
 TEST_CARDS = {
-    "Visa": ("4111111111111111", "4012888888881881", "4242424242424242", "4000056655665556",
-             "4111 1111 4555 1142", "4988 4388 4388 4305", "4222222222222"),
-    "Mastercard": ("5555555555554444", "2223003122003222", "5105105105105100", "5200828282828210",
-                   "5555 3412 4444 1115", "2222 4000 7000 0005", "5413 3300 8909 9999"),
+    "Visa": (
+        "4111111111111111",
+        "4012888888881881",
+        "4242424242424242",
+        "4000056655665556",
+        "4111 1111 4555 1142",
+        "4988 4388 4388 4305",
+        "4222222222222",
+    ),
+    "Mastercard": (
+        "5555555555554444",
+        "2223003122003222",
+        "5105105105105100",
+        "5200828282828210",
+        "5555 3412 4444 1115",
+        "2222 4000 7000 0005",
+        "5413 3300 8909 9999",
+    ),
     "American Express": ("378282246310005", "371449635398431", "3700 0000 0000 002", "3700 0000 0100 018"),
     "Discover": ("6011111111111117", "6011000990139424", "6445 6445 6445 6445", "6011 6011 6011 6611"),
     "JCB": ("3530111333300000", "3566002020360505", "3569 9900 1009 5841"),
     "Diners Club": ("36227206271667", "3056930009020004", "3600 6666 3333 44", "38520000023237"),
     "UnionPay": ("6200000000000005", "6205500000000000004", "6243 0300 0000 0001", "6250 9460 0000 0016"),
-    "Maestro": ("6759649826438453", "6304000000000000", "6771 7980 2100 0008", "6799 9989 0000 0099 990",
-                "6000 0707 3616 9237 003"),
+    "Maestro": (
+        "6759649826438453",
+        "6304000000000000",
+        "6771 7980 2100 0008",
+        "6799 9989 0000 0099 990",
+        "6000 0707 3616 9237 003",
+    ),
 }
 
 
@@ -68,6 +87,7 @@ def member_id_refused(value: str, country_code: str | None) -> bool:
 
 # --- sequence numbers ------------------------------------------------------------------------------
 
+
 def sequence_numbers(count: int, rng: random.Random, run: int = 10) -> list[str]:
     """Runs of `run` consecutive numbers from random starting points, 6 to 12 digits; half of the runs
     zero-padded to their width (leading zeros), half without."""
@@ -76,7 +96,7 @@ def sequence_numbers(count: int, rng: random.Random, run: int = 10) -> list[str]
         width = rng.randint(6, 12)
         padded = rng.random() < 0.5
         low = 0 if padded else 10 ** (width - 1)
-        start = rng.randrange(low, 10 ** width - run)
+        start = rng.randrange(low, 10**width - run)
         numbers += [str(n).zfill(width) if padded else str(n) for n in range(start, start + run)]
     return numbers[:count]
 
@@ -98,8 +118,7 @@ def measure_sequences(count: int, countries=SEQUENCE_COUNTRIES) -> dict[str, Tal
 
 # --- phone numbers ---------------------------------------------------------------------------------
 
-NUMBER_TYPES = [getattr(PhoneNumberType, name) for name in dir(PhoneNumberType)
-                if name.isupper() and name != "UNKNOWN"]
+NUMBER_TYPES = [getattr(PhoneNumberType, name) for name in dir(PhoneNumberType) if name.isupper() and name != "UNKNOWN"]
 
 
 def example_numbers() -> list[tuple[str, str]]:
@@ -133,6 +152,7 @@ def measure_phone_examples() -> tuple[Tally, Tally]:
 
 # --- national IDs in bare digits -------------------------------------------------------------------
 
+
 def measure_bare_resident_ids(count: int) -> Tally:
     rng = random.Random(SEED)
     tally = Tally()
@@ -146,6 +166,7 @@ def measure_bare_resident_ids(count: int) -> Tally:
 
 
 # --- card numbers ----------------------------------------------------------------------------------
+
 
 def measure_test_cards() -> Tally:
     tally = Tally()
@@ -184,7 +205,7 @@ def measure_outside_ranges(count: int) -> tuple[Tally, Tally, int]:
         drawn += 1
         if card_network(number) is not None:
             continue
-        for tally, written in ((plain, number), (grouped, " ".join(number[i:i + 4] for i in range(0, length, 4)))):
+        for tally, written in ((plain, number), (grouped, " ".join(number[i : i + 4] for i in range(0, length, 4)))):
             tally.total += 1
             if contains_card_number(written):
                 tally.refused += 1
@@ -194,16 +215,22 @@ def measure_outside_ranges(count: int) -> tuple[Tally, Tally, int]:
 
 # --- report ----------------------------------------------------------------------------------------
 
+
 def report(sequences: int, bare_ids: int, outside: int) -> str:
     lines = [f"Sequence numbers ({sequences} per store country, 6 to 12 digits, runs of 10 from random starts):"]
     for country, tally in measure_sequences(sequences).items():
-        lines.append(f"  {country}: refused {tally.share(tally.refused)}, MEMBER_ID_MAY_BE_PHONE "
-                     f"{tally.share(tally.warned)}")
+        lines.append(
+            f"  {country}: refused {tally.share(tally.refused)}, MEMBER_ID_MAY_BE_PHONE {tally.share(tally.warned)}"
+        )
     every, written = measure_phone_examples()
-    lines.append("phonenumbers' example numbers (every region and type, INTERNATIONAL and NATIONAL, store in "
-                 "the number's region):")
-    lines.append(f"  all: refused {every.share(every.refused)}; the rest accepted with MEMBER_ID_MAY_BE_PHONE "
-                 f"{every.share(every.warned)}")
+    lines.append(
+        "phonenumbers' example numbers (every region and type, INTERNATIONAL and NATIONAL, store in "
+        "the number's region):"
+    )
+    lines.append(
+        f"  all: refused {every.share(every.refused)}; the rest accepted with MEMBER_ID_MAY_BE_PHONE "
+        f"{every.share(every.warned)}"
+    )
     lines.append(f"  written with + or punctuation: refused {written.share(written.refused)}")
     lines.append("  misses: " + ", ".join(f"{region} {text!r} ({how})" for region, text, how in every.misses))
     ids = measure_bare_resident_ids(bare_ids)
@@ -211,10 +238,12 @@ def report(sequences: int, bare_ids: int, outside: int) -> str:
     cards = measure_test_cards()
     lines.append(f"Published test card numbers refused: {cards.share(cards.refused)}; misses: {cards.misses}")
     plain, grouped, drawn = measure_outside_ranges(outside)
-    lines.append(f"Random Luhn-valid numbers outside the networks' ranges refused: {plain.share(plain.refused)} "
-                 f"({drawn} drawn: {100 * (drawn - plain.total) / drawn:.1f} % of random Luhn-valid 13-19 digit "
-                 f"numbers lie in a range); grouped by four: {grouped.share(grouped.refused)} (whole groups inside "
-                 "the run forming a network's card number)")
+    lines.append(
+        f"Random Luhn-valid numbers outside the networks' ranges refused: {plain.share(plain.refused)} "
+        f"({drawn} drawn: {100 * (drawn - plain.total) / drawn:.1f} % of random Luhn-valid 13-19 digit "
+        f"numbers lie in a range); grouped by four: {grouped.share(grouped.refused)} (whole groups inside "
+        "the run forming a network's card number)"
+    )
     return "\n".join(lines)
 
 
@@ -222,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller samples (the test's)")
     quick = parser.parse_args(argv).quick
-    print(report(sequences=2_000 if quick else 100_000, bare_ids=2_000 if quick else 100_000,
-                 outside=2_000 if quick else 100_000))
+    print(
+        report(
+            sequences=2_000 if quick else 100_000,
+            bare_ids=2_000 if quick else 100_000,
+            outside=2_000 if quick else 100_000,
+        )
+    )
     return 0
 
 

@@ -93,15 +93,25 @@ def _post_all(port: int, path: str, headers: dict, bodies: list[bytes], clients:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - began
-    return {"latencies_ms": latencies, "wall_s": wall, "statuses": dict(statuses), "warnings": warnings[0],
-            "errors": errors}
+    return {
+        "latencies_ms": latencies,
+        "wall_s": wall,
+        "statuses": dict(statuses),
+        "warnings": warnings[0],
+        "errors": errors,
+    }
 
 
 def _http_figures(run: dict, records: int) -> dict:
     ok = run["statuses"].get(202, 0)
-    return {**summary(run["latencies_ms"]), "records_per_s": ok * records / run["wall_s"] if run["wall_s"] else None,
-            "wall_s": run["wall_s"], "statuses": run["statuses"], "warnings": run["warnings"],
-            "errors": run["errors"][:5]}
+    return {
+        **summary(run["latencies_ms"]),
+        "records_per_s": ok * records / run["wall_s"] if run["wall_s"] else None,
+        "wall_s": run["wall_s"],
+        "statuses": run["statuses"],
+        "warnings": run["warnings"],
+        "errors": run["errors"][:5],
+    }
 
 
 def _large_over_http(port: int, path: str, headers: dict, bodies: list[bytes], pid: int) -> dict:
@@ -114,14 +124,22 @@ def _large_over_http(port: int, path: str, headers: dict, bodies: list[bytes], p
         after = rss_kib(pid)
         if run["statuses"] != {202: 1} or run["warnings"]:
             raise RuntimeError(f"a large body was not accepted cleanly: {run}")
-        samples.append({"latency_ms": run["latencies_ms"][0], "rss_before_kib": before["VmRSS"],
-                        "rss_peak_kib": after["VmHWM"], "rss_after_kib": after["VmRSS"],
-                        "peak_growth_x_body": (after["VmHWM"] - before["VmRSS"]) * 1024 / len(body)})
-    return {"latency": summary([sample["latency_ms"] for sample in samples]),
-            # The first large body meets a process that has only seen a small batch; later ones reuse the
-            # memory the allocator kept from it, so their growth understates the need.
-            "peak_growth_x_body": samples[0]["peak_growth_x_body"],
-            "samples": samples}
+        samples.append(
+            {
+                "latency_ms": run["latencies_ms"][0],
+                "rss_before_kib": before["VmRSS"],
+                "rss_peak_kib": after["VmHWM"],
+                "rss_after_kib": after["VmRSS"],
+                "peak_growth_x_body": (after["VmHWM"] - before["VmRSS"]) * 1024 / len(body),
+            }
+        )
+    return {
+        "latency": summary([sample["latency_ms"] for sample in samples]),
+        # The first large body meets a process that has only seen a small batch; later ones reuse the
+        # memory the allocator kept from it, so their growth understates the need.
+        "peak_growth_x_body": samples[0]["peak_growth_x_body"],
+        "samples": samples,
+    }
 
 
 def run(cfg: Config, tmp: Path) -> dict:
@@ -132,33 +150,49 @@ def run(cfg: Config, tmp: Path) -> dict:
     warmup = 2
     bodies = generate.batch_bodies(warmup + count_1 + count_4, cfg.records, seed=cfg.seed, tag="H")
     small = generate.batch_bodies(1, 20, seed=cfg.seed, tag="S", first_seq=len(bodies) + 1)
-    large = generate.batch_bodies(cfg.large_repeat, None, target_bytes=cfg.large_bytes, seed=cfg.seed, tag="L",
-                                  first_seq=len(bodies) + 2)
+    large = generate.batch_bodies(
+        cfg.large_repeat, None, target_bytes=cfg.large_bytes, seed=cfg.seed, tag="L", first_seq=len(bodies) + 2
+    )
     headers = {"Content-Type": "application/json", "x-functions-key": key}
     results: dict = {"records": cfg.records, "body_bytes": len(bodies[-1]), "large_body_bytes": len(large[0])}
 
     host_port = free_port()
-    env = {**os.environ, "POS_DATA_DIR": str(data), "PORT": str(host_port), "POS_CREATE_DEMO_PARTNER": "false",
-           "RATE_LIMIT_PER_MINUTE": "0", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "POS_DATA_DIR": str(data),
+        "PORT": str(host_port),
+        "POS_CREATE_DEMO_PARTNER": "false",
+        "RATE_LIMIT_PER_MINUTE": "0",
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
     floor_port = free_port()
     floor_dir = tmp / "http-floor"
     floor_dir.mkdir()
 
     runs: dict = {"service": {}, "floor": {}}
-    with _process([sys.executable, "-m", "devhost"], env, host_port, tmp / "host.log", "/pos/v1/health") as host, \
-            _process([sys.executable, "-m", "bench.floor_server", str(floor_port), str(floor_dir)], env, floor_port,
-                     tmp / "floor.log", "/") as floor:
-        for name, port, path, pid in (("service", host_port, "/pos/v1/trade-records", host.pid),
-                                      ("floor", floor_port, "/trade-records", floor.pid)):
+    with (
+        _process([sys.executable, "-m", "devhost"], env, host_port, tmp / "host.log", "/pos/v1/health") as host,
+        _process(
+            [sys.executable, "-m", "bench.floor_server", str(floor_port), str(floor_dir)],
+            env,
+            floor_port,
+            tmp / "floor.log",
+            "/",
+        ) as floor,
+    ):
+        for name, port, path, pid in (
+            ("service", host_port, "/pos/v1/trade-records", host.pid),
+            ("floor", floor_port, "/trade-records", floor.pid),
+        ):
             _post_all(port, path, headers, small, 1)  # a small warm-up, so that the large body meets a lean process
             runs[name]["large"] = _large_over_http(port, path, headers, large, pid)
             _post_all(port, path, headers, bodies[:warmup], 1)
         # Alternate service and floor in halves so that both meet the same neighbours.
-        one = bodies[warmup:warmup + count_1]
-        four = bodies[warmup + count_1:]
+        one = bodies[warmup : warmup + count_1]
+        four = bodies[warmup + count_1 :]
         targets = {"service": (host_port, "/pos/v1/trade-records"), "floor": (floor_port, "/trade-records")}
-        for order, half in ((("service", "floor"), one[:len(one) // 2]), (("floor", "service"), one[len(one) // 2:])):
+        for order, half in ((("service", "floor"), one[: len(one) // 2]), (("floor", "service"), one[len(one) // 2 :])):
             for name in order:
                 if half:
                     runs[name].setdefault("one", []).append(_post_all(*targets[name], headers, half, 1))
@@ -168,25 +202,33 @@ def run(cfg: Config, tmp: Path) -> dict:
 
     for name in ("service", "floor"):
         parts = runs[name]["one"]
-        merged = {"latencies_ms": [value for part in parts for value in part["latencies_ms"]],
-                  "wall_s": sum(part["wall_s"] for part in parts),
-                  "statuses": {status: sum(part["statuses"].get(status, 0) for part in parts)
-                               for part in parts for status in part["statuses"]},
-                  "warnings": sum(part["warnings"] for part in parts),
-                  "errors": [error for part in parts for error in part["errors"]]}
-        results[name] = {"clients_1": _http_figures(merged, cfg.records),
-                         f"clients_{cfg.http_clients}": _http_figures(runs[name]["four"], cfg.records),
-                         "large": runs[name]["large"]}
+        merged = {
+            "latencies_ms": [value for part in parts for value in part["latencies_ms"]],
+            "wall_s": sum(part["wall_s"] for part in parts),
+            "statuses": {
+                status: sum(part["statuses"].get(status, 0) for part in parts)
+                for part in parts
+                for status in part["statuses"]
+            },
+            "warnings": sum(part["warnings"] for part in parts),
+            "errors": [error for part in parts for error in part["errors"]],
+        }
+        results[name] = {
+            "clients_1": _http_figures(merged, cfg.records),
+            f"clients_{cfg.http_clients}": _http_figures(runs[name]["four"], cfg.records),
+            "large": runs[name]["large"],
+        }
     for clients in (1, cfg.http_clients):
         key_name = f"clients_{clients}"
         service, floor = results["service"][key_name], results["floor"][key_name]
-        results[f"ratio_{key_name}"] = {"p50": ratio(service["median_ms"], floor["median_ms"]),
-                                        "p99": ratio(service["p99_ms"], floor["p99_ms"]),
-                                        "records_per_s": ratio(floor["records_per_s"] or 0, service["records_per_s"] or 0)}
+        results[f"ratio_{key_name}"] = {
+            "p50": ratio(service["median_ms"], floor["median_ms"]),
+            "p99": ratio(service["p99_ms"], floor["p99_ms"]),
+            "records_per_s": ratio(floor["records_per_s"] or 0, service["records_per_s"] or 0),
+        }
     for name in ("service", "floor"):
         for key_name in ("clients_1", f"clients_{cfg.http_clients}"):
             figures = results[name][key_name]
             if figures["statuses"] != {202: figures["n"]} or figures["warnings"]:
                 raise RuntimeError(f"HTTP {name} {key_name}: not every request was accepted cleanly: {figures}")
     return results
-

@@ -41,9 +41,10 @@ def profile(cfg: Config, tmp: Path, out_dir: Path) -> list[Path]:
         for _ in range(min(repeat, 3)):
             reconcile(recon_service.storage, request)
 
-    for name, first, second in (("accept", lambda: accept_many(bodies[1:repeat + 1]),
-                                 lambda: accept_many(bodies[repeat + 1:])),
-                                ("reconcile", reconcile_many, reconcile_many)):
+    for name, first, second in (
+        ("accept", lambda: accept_many(bodies[1 : repeat + 1]), lambda: accept_many(bodies[repeat + 1 :])),
+        ("reconcile", reconcile_many, reconcile_many),
+    ):
         fresh()
         profiler = Profiler(interval=0.0005)
         profiler.start()
@@ -61,16 +62,21 @@ def profile(cfg: Config, tmp: Path, out_dir: Path) -> list[Path]:
         stats.stream = stats_out
         stats.sort_stats("cumulative").print_stats(30)
         path = out_dir / f"profile-{name}.txt"
-        what = (f"{repeat} accepts of {cfg.records}-record batches" if name == "accept"
-                else f"{min(repeat, 3)} reconciliations of {size:,} transactions")
-        path.write_text(f"# Profile: {what}\n\n{ranked}\n\n## pyinstrument: call tree, share of wall time "
-                        f"(library frames folded)\n\n{tree}\n\n## cProfile: cumulative\n\n{stats_out.getvalue()}")
+        what = (
+            f"{repeat} accepts of {cfg.records}-record batches"
+            if name == "accept"
+            else f"{min(repeat, 3)} reconciliations of {size:,} transactions"
+        )
+        path.write_text(
+            f"# Profile: {what}\n\n{ranked}\n\n## pyinstrument: call tree, share of wall time "
+            f"(library frames folded)\n\n{tree}\n\n## cProfile: cumulative\n\n{stats_out.getvalue()}"
+        )
         written.append(path)
     return written
 
 
 def _c_name(function: str) -> str:
-    """"<method 'execute' of 'sqlite3.Connection' objects>" -> "sqlite3.Connection.execute"."""
+    """ "<method 'execute' of 'sqlite3.Connection' objects>" -> "sqlite3.Connection.execute"."""
     method = re.fullmatch(r"<method '(.+)' of '(.+)' objects>", function)
     if method:
         return f"{method.group(2)}.{method.group(1)}"
@@ -88,8 +94,11 @@ def _ranked(stats, top: int = 25) -> str:
         module = module.replace(str(ROOT) + "/", "")
         module = re.sub(r".*/(site-packages|lib/python3\.\d+)/", r"\1/", module)
         by_module[module] += entry[2]
-    lines = [f"## cProfile: own time by function (total {total:.3f} s under the profiler)", "",
-             "share    own s  calls      function"]
+    lines = [
+        f"## cProfile: own time by function (total {total:.3f} s under the profiler)",
+        "",
+        "share    own s  calls      function",
+    ]
     for (file, line, function), (_, calls, own, _, _) in by_function:
         where = file.replace(str(ROOT) + "/", "")
         where = re.sub(r".*/(site-packages|lib/python3\.\d+)/", r"\1/", where)
@@ -99,4 +108,3 @@ def _ranked(stats, top: int = 25) -> str:
     for module, own in sorted(by_module.items(), key=lambda item: -item[1])[:15]:
         lines.append(f"{own / total:6.1%}  {own:6.3f}  {module}")
     return "\n".join(lines)
-

@@ -8,6 +8,7 @@ import datetime as dt
 import hashlib
 import math
 from collections import defaultdict
+from functools import partial
 from pathlib import Path
 
 import orjson
@@ -26,34 +27,57 @@ def _rows(records: list[dict], exponent: int) -> list:
         payments: dict[str, int] = defaultdict(int)
         for payment in record["payments"]:
             payments[payment["payment_type"]] += int(payment["amount"].replace(".", ""))
-        rows.append(TradeRecordRow(
-            trade_record_id=record["trade_record_id"], version=record["version"],
-            last_modified_at=dt.datetime.fromisoformat(record["last_modified_at"]), store_id=record["store_id"],
-            business_date=dt.date.fromisoformat(record["business_date"]),
-            source_transaction_type=record["source_transaction_type"], item_rows=len(record["items"]),
-            payment_rows=len(record["payments"]), total_minor=int(record["total_amount"].replace(".", "")),
-            tax_minor=int(record["tax_amount"].replace(".", "")), tip_minor=int(record["tip_amount"].replace(".", "")),
-            payments_minor=dict(payments), document_json=orjson.dumps(record).decode()))
+        rows.append(
+            TradeRecordRow(
+                trade_record_id=record["trade_record_id"],
+                version=record["version"],
+                last_modified_at=dt.datetime.fromisoformat(record["last_modified_at"]),
+                store_id=record["store_id"],
+                business_date=dt.date.fromisoformat(record["business_date"]),
+                source_transaction_type=record["source_transaction_type"],
+                item_rows=len(record["items"]),
+                payment_rows=len(record["payments"]),
+                total_minor=int(record["total_amount"].replace(".", "")),
+                tax_minor=int(record["tax_amount"].replace(".", "")),
+                tip_minor=int(record["tip_amount"].replace(".", "")),
+                payments_minor=dict(payments),
+                document_json=orjson.dumps(record).decode(),
+            )
+        )
     return rows
 
 
 def load_store_day(service: harness.Service, size: int, business_date: dt.date, seed: int):
     """size records of one store-day saved in batches of 500 through SqliteStorage.save_trade_records,
     and a daily close with their control totals through the daily close use case; the reconcile request."""
+    from core.reconcile_reruns import request_for
     from core.records import BatchMarker
     from ingest.daily_close import post_daily_close
-    from core.reconcile_reruns import request_for
 
     exponent = catalogue.profile_for(service.currency).exponent
     everything = []
     for seq, start in enumerate(range(0, size, generate.BATCH_LIMIT), start=1):
-        records = generate.trade_records(min(generate.BATCH_LIMIT, size - start), seed=seed, currency=service.currency,
-                                         store_id=service.store_id, business_date=business_date, start=start)
+        records = generate.trade_records(
+            min(generate.BATCH_LIMIT, size - start),
+            seed=seed,
+            currency=service.currency,
+            store_id=service.store_id,
+            business_date=business_date,
+            start=start,
+        )
         everything += records
         body = generate.dumps(generate.trade_batch(records, batch_seq=seq, seed=seed))
-        marker = BatchMarker(service.partner.partner_id, generate.batch_uuid(seed, "recon", business_date, seq),
-                             "trade-records", len(records), hashlib.sha256(body).hexdigest(),
-                             dt.datetime.now(dt.timezone.utc), service.store_id, business_date, seq)
+        marker = BatchMarker(
+            service.partner.partner_id,
+            generate.batch_uuid(seed, "recon", business_date, seq),
+            "trade-records",
+            len(records),
+            hashlib.sha256(body).hexdigest(),
+            dt.datetime.now(dt.UTC),
+            service.store_id,
+            business_date,
+            seq,
+        )
         if service.storage.save_trade_records(marker, _rows(records, exponent)).existing is not None:
             raise RuntimeError("the store-day was loaded before")
     batches = math.ceil(size / generate.BATCH_LIMIT)
@@ -69,49 +93,68 @@ def run(cfg: Config, tmp: Path) -> dict:
     from reconcile.service import reconcile
 
     service = harness.open_service(tmp / "reconcile")
-    revenue_codes = sorted(code for code, (standard, _) in catalogue.MAPPING.items()
-                           if standard in catalogue.REVENUE_STANDARD_CODES)
+    revenue_codes = sorted(
+        code for code, (standard, _) in catalogue.MAPPING.items() if standard in catalogue.REVENUE_STANDARD_CODES
+    )
     floor_sql = floors.reconcile_sql(revenue_codes, catalogue.PAYMENT_DIRECTIONS)
     int_sql = floors.reconcile_int_sql(revenue_codes)
     floor_db = floors.connect(tmp / "reconcile" / "pos.sqlite3", schema=None)
-    results: dict = {"sizes": {}, "floor_sql": floor_sql,
-                     "floor_explained": "one SELECT over the store-day's rows of the service's own trade_records "
-                                        "table (same database, same index): COUNT and SUMs of the integer "
-                                        "minor-unit columns, net sales as a SUM with CASE on the revenue source "
-                                        "codes, the payment total as a SUM over json_each(payments) times each "
-                                        "payment type's direction. It does not collect the unmapped codes, "
-                                        "unknown payment types, batch_seqs or write the result, which the "
-                                        "service also does."}
+
+    def fetch_one(sql: str, args: tuple) -> tuple:
+        return floor_db.execute(sql, args).fetchone()
+
+    results: dict = {
+        "sizes": {},
+        "floor_sql": floor_sql,
+        "floor_explained": "one SELECT over the store-day's rows of the service's own trade_records "
+        "table (same database, same index): COUNT and SUMs of the integer "
+        "minor-unit columns, net sales as a SUM with CASE on the revenue source "
+        "codes, the payment total as a SUM over json_each(payments) times each "
+        "payment type's direction. It does not collect the unmapped codes, "
+        "unknown payment types, batch_seqs or write the result, which the "
+        "service also does.",
+    }
     exponent = catalogue.profile_for(service.currency).exponent
     days = {}
     for number, size in enumerate(cfg.recon_sizes):
         business_date = generate.DEFAULT_DATE + dt.timedelta(days=number)
-        setup_s, (request, expected) = timed(lambda: load_store_day(service, size, business_date, cfg.seed))
-        days[size] = {"request": request, "expected": expected, "setup_s": setup_s,
-                      "args": (*revenue_codes, service.partner.partner_id, service.store_id, business_date.isoformat()),
-                      "repeat": cfg.recon_repeat_largest if size == max(cfg.recon_sizes) and not cfg.quick
-                      else cfg.repeat, "service": [], "floor": [], "int": []}
+        setup_s, (request, expected) = timed(partial(load_store_day, service, size, business_date, cfg.seed))
+        days[size] = {
+            "request": request,
+            "expected": expected,
+            "setup_s": setup_s,
+            "args": (*revenue_codes, service.partner.partner_id, service.store_id, business_date.isoformat()),
+            "repeat": cfg.recon_repeat_largest if size == max(cfg.recon_sizes) and not cfg.quick else cfg.repeat,
+            "service": [],
+            "floor": [],
+            "int": [],
+        }
     # Rounds over every size, so that a noisy neighbour slows all sizes alike (the scaling stays honest).
     for index in range(max(day["repeat"] for day in days.values()) + 1):
         for size, day in days.items():
             if index > day["repeat"]:
                 continue
             fresh()
-            service_s, result = timed(lambda: reconcile(service.storage, day["request"]))
+            service_s, result = timed(partial(reconcile, service.storage, day["request"]))
             fresh()
-            floor_s, row = timed(lambda: floor_db.execute(floor_sql, day["args"]).fetchone())
+            floor_s, row = timed(partial(fetch_one, floor_sql, day["args"]))
             fresh()
-            int_s, _ = timed(lambda: floor_db.execute(int_sql, day["args"]).fetchone())
+            int_s, _ = timed(partial(fetch_one, int_sql, day["args"]))
             if result is None or result.status != "MATCHED":
                 raise RuntimeError(f"{size} transactions did not reconcile to MATCHED: {result}")
-            floor_totals = {"trade_record_count": row[0], "item_row_count": row[1], "payment_row_count": row[2],
-                            "net_sales_amount": money_text(row[3], exponent),
-                            "tax_amount": money_text(row[4], exponent),
-                            "tip_amount": money_text(row[5], exponent),
-                            "payment_total_amount": money_text(row[6], exponent)}
+            floor_totals = {
+                "trade_record_count": row[0],
+                "item_row_count": row[1],
+                "payment_row_count": row[2],
+                "net_sales_amount": money_text(row[3], exponent),
+                "tax_amount": money_text(row[4], exponent),
+                "tip_amount": money_text(row[5], exponent),
+                "payment_total_amount": money_text(row[6], exponent),
+            }
             if floor_totals != day["expected"] or result.actual != day["expected"]:
-                raise RuntimeError(f"totals differ: expected {day['expected']}, service {result.actual}, "
-                                   f"floor {floor_totals}")
+                raise RuntimeError(
+                    f"totals differ: expected {day['expected']}, service {result.actual}, floor {floor_totals}"
+                )
             if index:  # the first round is a warm-up
                 day["service"].append(ms(service_s))
                 day["floor"].append(ms(floor_s))
@@ -134,8 +177,7 @@ def run(cfg: Config, tmp: Path) -> dict:
         "floor_per_1k_largest_over_smallest": ratio(largest["floor_ms_per_1k"], smallest["floor_ms_per_1k"]),
         "ratio_largest_over_smallest": ratio(largest["ratio"], smallest["ratio"]),
         "note": "time per 1k transactions at the largest size over the same at the smallest: 1.0 is linear; "
-                "the ratio to the floor at the largest over the same at the smallest cancels the machine's "
-                "own non-linearity (caches) and most of its noise",
+        "the ratio to the floor at the largest over the same at the smallest cancels the machine's "
+        "own non-linearity (caches) and most of its noise",
     }
     return results
-

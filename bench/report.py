@@ -65,81 +65,156 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
     rows = []
 
     def add(name, service, floor, ratio_text, target="", verdict=None):
-        rows.append({"benchmark": name, "service": service, "floor": floor, "ratio": ratio_text, "target": target,
-                     "met": verdict})
+        rows.append(
+            {
+                "benchmark": name,
+                "service": service,
+                "floor": floor,
+                "ratio": ratio_text,
+                "target": target,
+                "met": verdict,
+            }
+        )
 
     accept = results.get("accept")
     if accept:
-        add(f"accept {accept['records']} records in-process ({accept['body_bytes'] / 1e6:.2f} MB), median",
-            fmt_ms(accept["service"]["median_ms"]), fmt_ms(accept["floor"]["median_ms"]), fmt_x(accept["ratio"]),
-            "<= 2.5x", accept["ratio"] <= 2.5)
+        add(
+            f"accept {accept['records']} records in-process ({accept['body_bytes'] / 1e6:.2f} MB), median",
+            fmt_ms(accept["service"]["median_ms"]),
+            fmt_ms(accept["floor"]["median_ms"]),
+            fmt_x(accept["ratio"]),
+            "<= 2.5x",
+            accept["ratio"] <= 2.5,
+        )
         parse_floor = accept["floor_parts"]["orjson_loads"]["median_ms"]
         for stage, figures in accept.get("stages", {}).items():
             # each stage against the floor's parse (orjson.loads of the same body)
-            add(f"  stage: {stage}", fmt_ms(figures["median_ms"]), fmt_ms(parse_floor),
-                fmt_x(ratio(figures["median_ms"], parse_floor)))
+            add(
+                f"  stage: {stage}",
+                fmt_ms(figures["median_ms"]),
+                fmt_ms(parse_floor),
+                fmt_x(ratio(figures["median_ms"], parse_floor)),
+            )
         resend = accept["resend"]
-        add("resend of a known batch_id, median", fmt_ms(resend["service"]["median_ms"]),
-            fmt_ms(resend["floor"]["median_ms"]), fmt_x(resend["ratio"]),
-            f"{resend['fraction_of_first_send']:.0%} of first send")
+        add(
+            "resend of a known batch_id, median",
+            fmt_ms(resend["service"]["median_ms"]),
+            fmt_ms(resend["floor"]["median_ms"]),
+            fmt_x(resend["ratio"]),
+            f"{resend['fraction_of_first_send']:.0%} of first send",
+        )
     http_results = results.get("http")
     if http_results:
         for clients in (1, cfg.http_clients):
             key = f"clients_{clients}"
             service, floor = http_results["service"][key], http_results["floor"][key]
             ratios = http_results[f"ratio_{key}"]
-            add(f"HTTP {http_results['records']} records, {clients} client{'s' if clients > 1 else ''}: p50",
-                fmt_ms(service["median_ms"]), fmt_ms(floor["median_ms"]), fmt_x(ratios["p50"]))
-            add(f"HTTP {clients} client{'s' if clients > 1 else ''}: p99 (n={service['n']})",
-                fmt_ms(service["p99_ms"]), fmt_ms(floor["p99_ms"]), fmt_x(ratios["p99"]),
-                "p99 <= 150 ms" if clients == 1 else "", service["p99_ms"] <= 150 if clients == 1 else None)
-            add(f"HTTP {clients} client{'s' if clients > 1 else ''}: records/s",
-                f"{service['records_per_s']:,.0f}/s", f"{floor['records_per_s']:,.0f}/s",
-                fmt_x(ratios["records_per_s"]))
+            add(
+                f"HTTP {http_results['records']} records, {clients} client{'s' if clients > 1 else ''}: p50",
+                fmt_ms(service["median_ms"]),
+                fmt_ms(floor["median_ms"]),
+                fmt_x(ratios["p50"]),
+            )
+            add(
+                f"HTTP {clients} client{'s' if clients > 1 else ''}: p99 (n={service['n']})",
+                fmt_ms(service["p99_ms"]),
+                fmt_ms(floor["p99_ms"]),
+                fmt_x(ratios["p99"]),
+                "p99 <= 150 ms" if clients == 1 else "",
+                service["p99_ms"] <= 150 if clients == 1 else None,
+            )
+            add(
+                f"HTTP {clients} client{'s' if clients > 1 else ''}: records/s",
+                f"{service['records_per_s']:,.0f}/s",
+                f"{floor['records_per_s']:,.0f}/s",
+                fmt_x(ratios["records_per_s"]),
+            )
     large = results.get("large")
     if large:
         memory = large["memory"]
-        add(f"{large['body_bytes'] / 1e6:.2f} MB body ({large['records']} records) in-process, median",
-            fmt_ms(large["service"]["median_ms"]), fmt_ms(large["floor"]["median_ms"]), fmt_x(large["ratio"]))
-        add("  peak memory, tracemalloc, x body", f"{memory['service_tracemalloc_peak_x_body']:.1f}x",
-            f"{memory['floor_tracemalloc_peak_x_body']:.1f}x", fmt_x(memory["tracemalloc_ratio"]),
-            "<= 10x body", memory["service_tracemalloc_peak_x_body"] <= 10)
+        add(
+            f"{large['body_bytes'] / 1e6:.2f} MB body ({large['records']} records) in-process, median",
+            fmt_ms(large["service"]["median_ms"]),
+            fmt_ms(large["floor"]["median_ms"]),
+            fmt_x(large["ratio"]),
+        )
+        add(
+            "  peak memory, tracemalloc, x body",
+            f"{memory['service_tracemalloc_peak_x_body']:.1f}x",
+            f"{memory['floor_tracemalloc_peak_x_body']:.1f}x",
+            fmt_x(memory["tracemalloc_ratio"]),
+            "<= 10x body",
+            memory["service_tracemalloc_peak_x_body"] <= 10,
+        )
         if memory["service_rss_peak_growth_x_body"] is not None:
-            add("  peak RSS growth, fresh process, x body", f"{memory['service_rss_peak_growth_x_body']:.1f}x",
+            add(
+                "  peak RSS growth, fresh process, x body",
+                f"{memory['service_rss_peak_growth_x_body']:.1f}x",
                 f"{memory['floor_rss_peak_growth_x_body']:.1f}x",
                 fmt_x(ratio(memory["service_rss_peak_growth_x_body"], memory["floor_rss_peak_growth_x_body"])),
-                "<= 10x body", memory["service_rss_peak_growth_x_body"] <= 10)
+                "<= 10x body",
+                memory["service_rss_peak_growth_x_body"] <= 10,
+            )
     if http_results:
         service_large, floor_large = http_results["service"]["large"], http_results["floor"]["large"]
-        add(f"{http_results['large_body_bytes'] / 1e6:.2f} MB body over HTTP, median",
-            fmt_ms(service_large["latency"]["median_ms"]), fmt_ms(floor_large["latency"]["median_ms"]),
-            fmt_x(ratio(service_large["latency"]["median_ms"], floor_large["latency"]["median_ms"])))
-        add("  host RSS peak growth, x body", f"{service_large['peak_growth_x_body']:.1f}x",
+        add(
+            f"{http_results['large_body_bytes'] / 1e6:.2f} MB body over HTTP, median",
+            fmt_ms(service_large["latency"]["median_ms"]),
+            fmt_ms(floor_large["latency"]["median_ms"]),
+            fmt_x(ratio(service_large["latency"]["median_ms"], floor_large["latency"]["median_ms"])),
+        )
+        add(
+            "  host RSS peak growth, x body",
+            f"{service_large['peak_growth_x_body']:.1f}x",
             f"{floor_large['peak_growth_x_body']:.1f}x",
-            fmt_x(ratio(service_large["peak_growth_x_body"], floor_large["peak_growth_x_body"])), "<= 10x body",
-            service_large["peak_growth_x_body"] <= 10)
+            fmt_x(ratio(service_large["peak_growth_x_body"], floor_large["peak_growth_x_body"])),
+            "<= 10x body",
+            service_large["peak_growth_x_body"] <= 10,
+        )
     recon = results.get("reconcile")
     if recon:
         largest = max(int(size) for size in recon["sizes"])
         for size, figures in recon["sizes"].items():
             is_largest = int(size) == largest
-            add(f"reconcile {int(size):,} transactions, median", fmt_ms(figures["service"]["median_ms"]),
-                fmt_ms(figures["floor"]["median_ms"]), fmt_x(figures["ratio"]),
-                "<= 1.5x" if is_largest else "", figures["ratio"] <= 1.5 if is_largest else None)
-            add(f"  per 1k transactions at {int(size):,}", fmt_ms(figures["service_ms_per_1k"]),
-                fmt_ms(figures["floor_ms_per_1k"]), "")
+            add(
+                f"reconcile {int(size):,} transactions, median",
+                fmt_ms(figures["service"]["median_ms"]),
+                fmt_ms(figures["floor"]["median_ms"]),
+                fmt_x(figures["ratio"]),
+                "<= 1.5x" if is_largest else "",
+                figures["ratio"] <= 1.5 if is_largest else None,
+            )
+            add(
+                f"  per 1k transactions at {int(size):,}",
+                fmt_ms(figures["service_ms_per_1k"]),
+                fmt_ms(figures["floor_ms_per_1k"]),
+                "",
+            )
         scaling = recon["scaling"]["service_per_1k_largest_over_smallest"]
-        add("  scaling: per-1k time largest / smallest", f"{scaling:.2f}",
+        add(
+            "  scaling: per-1k time largest / smallest",
+            f"{scaling:.2f}",
             f"{recon['scaling']['floor_per_1k_largest_over_smallest']:.2f}",
-            f"{recon['scaling']['ratio_largest_over_smallest']:.2f}", "linear (~1)", scaling <= 1.5)
+            f"{recon['scaling']['ratio_largest_over_smallest']:.2f}",
+            "linear (~1)",
+            scaling <= 1.5,
+        )
     imports = results.get("import")
     if imports:
-        add("cold import of function_app (-X importtime), median", fmt_ms(imports["function_app_import_ms"]["median_ms"]),
-            fmt_ms(imports["azure_functions_import_ms"]["median_ms"]), fmt_x(imports["ratio"]), "<= 1 s",
-            imports["function_app_import_ms"]["median_ms"] <= 1000)
-        add("  fresh interpreter wall: import function_app / bare",
+        add(
+            "cold import of function_app (-X importtime), median",
+            fmt_ms(imports["function_app_import_ms"]["median_ms"]),
+            fmt_ms(imports["azure_functions_import_ms"]["median_ms"]),
+            fmt_x(imports["ratio"]),
+            "<= 1 s",
+            imports["function_app_import_ms"]["median_ms"] <= 1000,
+        )
+        add(
+            "  fresh interpreter wall: import function_app / bare",
             fmt_ms(imports["function_app_process_wall_ms"]["median_ms"]),
-            fmt_ms(imports["bare_interpreter_wall_ms"]["median_ms"]), "")
+            fmt_ms(imports["bare_interpreter_wall_ms"]["median_ms"]),
+            "",
+        )
     return rows
 
 
@@ -152,16 +227,20 @@ def render_table(rows: list[dict], markdown: bool = False) -> str:
         if markdown and name == "benchmark" and row[name].startswith("  "):
             return "· " + row[name].strip()  # Markdown drops the indent of a detail row
         return str(row[name])
+
     if markdown:
         lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
         lines += ["| " + " | ".join(cell(row, name).replace("|", "\\|") for name in headers) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(name), *(len(cell(row, name)) for row in rows)) for name in headers]
-    lines = ["  ".join(name.ljust(width) for name, width in zip(headers, widths)),
-             "  ".join("-" * width for width in widths)]
-    lines += ["  ".join(cell(row, name).ljust(width) for name, width in zip(headers, widths)) for row in rows]
+    lines = [
+        "  ".join(name.ljust(width) for name, width in zip(headers, widths, strict=True)),
+        "  ".join("-" * width for width in widths),
+    ]
+    lines += [
+        "  ".join(cell(row, name).ljust(width) for name, width in zip(headers, widths, strict=True)) for row in rows
+    ]
     return "\n".join(lines)
-
 
 
 def write_results(out: Path, document: dict) -> None:

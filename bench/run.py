@@ -32,22 +32,40 @@ from bench.measure import Config
 from bench.report import RESULTS_DIR, machine_info, render_table, table_rows, write_results
 
 # name in --only -> the benchmark's run(cfg, tmp), in the order they run and appear in the table's file
-BENCHMARKS = {"accept": accept.run, "http": over_http.run, "large": large_body.run, "reconcile": reconciliation.run,
-              "import": cold_import.run}
+BENCHMARKS = {
+    "accept": accept.run,
+    "http": over_http.run,
+    "large": large_body.run,
+    "reconcile": reconciliation.run,
+    "import": cold_import.run,
+}
 
 
 def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one repetition and small sizes (a smoke test)")
     parser.add_argument("--repeat", type=int, default=None, help="repetitions (default $BENCH_REPEAT or 15)")
-    parser.add_argument("--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {','.join(BENCHMARKS)}")
+    parser.add_argument(
+        "--only", default=",".join(BENCHMARKS), help=f"comma-separated subset of {','.join(BENCHMARKS)}"
+    )
     parser.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
-    parser.add_argument("--out", type=Path, default=None,
-                        help="results file (default bench/results/latest.json; quick runs: bench/results/quick.json)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="results file (default bench/results/latest.json; quick runs: bench/results/quick.json)",
+    )
     parser.add_argument("--profile", action="store_true", help="also profile accept and reconcile")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    parser.add_argument("--show", type=Path, nargs="?", const=RESULTS_DIR / "latest.json", default=None,
-                        metavar="RESULTS", help="print the table of a results file (default latest.json) and exit")
+    parser.add_argument(
+        "--show",
+        type=Path,
+        nargs="?",
+        const=RESULTS_DIR / "latest.json",
+        default=None,
+        metavar="RESULTS",
+        help="print the table of a results file (default latest.json) and exit",
+    )
     parser.add_argument("--memory-probe", nargs=3, metavar=("KIND", "DIR", "BODY"), help=argparse.SUPPRESS)
     return parser
 
@@ -55,9 +73,11 @@ def _arguments() -> argparse.ArgumentParser:
 def _show(path: Path, markdown: bool) -> None:
     document = orjson.loads(path.read_bytes())
     machine = document["machine"]
-    print(f"{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, "
-          f"SQLite {machine['sqlite']}; {document['date']}; load average {machine['load_average_start'][0]:.2f} "
-          f"-> {machine['load_average_end'][0]:.2f}\n")
+    print(
+        f"{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, "
+        f"SQLite {machine['sqlite']}; {document['date']}; load average {machine['load_average_start'][0]:.2f} "
+        f"-> {machine['load_average_end'][0]:.2f}\n"
+    )
     print(render_table(document["table"], markdown=markdown))
 
 
@@ -96,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     machine["load_average_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     rows = table_rows(results, cfg)
     document = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine,
         "config": asdict(cfg),
         "elapsed_s": time.perf_counter() - started,
@@ -105,11 +125,15 @@ def main(argv: list[str] | None = None) -> int:
         "profiles": written,
     }
     write_results(out, document)
-    print(f"{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, SQLite {machine['sqlite']}; "
-          f"{document['date']}; load {machine['load_average_start'][0]:.2f} -> {machine['load_average_end'][0]:.2f}")
+    print(
+        f"{machine['cpu_model']}, {machine['cores']} cores, Python {machine['python']}, SQLite {machine['sqlite']}; "
+        f"{document['date']}; load {machine['load_average_start'][0]:.2f} -> {machine['load_average_end'][0]:.2f}"
+    )
     print(render_table(rows, markdown=args.markdown))
-    print(f"\n{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} written in {document['elapsed_s']:.0f} s"
-          + (f"; profiles: {', '.join(written)}" if written else ""))
+    print(
+        f"\n{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out} written in {document['elapsed_s']:.0f} s"
+        + (f"; profiles: {', '.join(written)}" if written else "")
+    )
     return 0
 
 

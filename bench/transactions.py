@@ -68,8 +68,13 @@ class _Line:
 
 def _modifier(group_id: str, option: tuple, profile: StoreProfile) -> dict:
     option_id, name, cents = option
-    return {"group_id": group_id, "option_id": option_id, "option_name": name, "quantity": "1",
-            "price_delta": money_text(profile.price(cents), profile.exponent)}
+    return {
+        "group_id": group_id,
+        "option_id": option_id,
+        "option_name": name,
+        "quantity": "1",
+        "price_delta": money_text(profile.price(cents), profile.exponent),
+    }
 
 
 def _order_lines(rng: random.Random, profile: StoreProfile) -> list[_Line]:
@@ -123,20 +128,24 @@ def _items(lines: list[_Line], profile: StoreProfile, order_type: str, sign: int
     items = []
     for number, line in enumerate(lines, start=1):
         quantity = sign * line.quantity
-        items.append({
-            "line_no": number,
-            "parent_line_no": None if line.parent is None else line.parent + 1,
-            "product_id": line.product_id,
-            "product_name": PRODUCTS[line.product_id][0] if line.product_id in PRODUCTS else COMBOS[line.product_id][0],
-            "product_type": line.product_type,
-            "quantity": str(quantity),
-            "unit_price": money(line.unit_price),
-            "discount_amount": money(sign * line.discount),
-            "line_amount": money(quantity * line.unit_price - sign * line.discount),
-            "tax_category": category,
-            "modifiers": list(line.modifiers),
-            "is_voided": line.voided,
-        })
+        items.append(
+            {
+                "line_no": number,
+                "parent_line_no": None if line.parent is None else line.parent + 1,
+                "product_id": line.product_id,
+                "product_name": PRODUCTS[line.product_id][0]
+                if line.product_id in PRODUCTS
+                else COMBOS[line.product_id][0],
+                "product_type": line.product_type,
+                "quantity": str(quantity),
+                "unit_price": money(line.unit_price),
+                "discount_amount": money(sign * line.discount),
+                "line_amount": money(quantity * line.unit_price - sign * line.discount),
+                "tax_category": category,
+                "modifiers": list(line.modifiers),
+                "is_voided": line.voided,
+            }
+        )
     return items
 
 
@@ -153,9 +162,15 @@ def _taxes(base: int, profile: StoreProfile, order_type: str) -> tuple[int, list
             taxable = abs(base)
         sign = -1 if base < 0 else 1
         total += sign * tax
-        lines.append({"tax_code": code, "tax_rate": rate,
-                      "taxable_amount": money_text(sign * taxable, profile.exponent),
-                      "tax_amount": money_text(sign * tax, profile.exponent), "is_inclusive": inclusive})
+        lines.append(
+            {
+                "tax_code": code,
+                "tax_rate": rate,
+                "taxable_amount": money_text(sign * taxable, profile.exponent),
+                "tax_amount": money_text(sign * tax, profile.exponent),
+                "is_inclusive": inclusive,
+            }
+        )
     return total, lines
 
 
@@ -163,16 +178,33 @@ def _iso(moment: dt.datetime) -> str:
     return moment.isoformat()
 
 
-def _sale_payments(rng: random.Random, record_id: str, total: int, tip: int, order_type: str, platform: str | None,
-                   paid_at: str, profile: StoreProfile) -> list[dict]:
+def _sale_payments(
+    rng: random.Random,
+    record_id: str,
+    total: int,
+    tip: int,
+    order_type: str,
+    platform: str | None,
+    paid_at: str,
+    profile: StoreProfile,
+) -> list[dict]:
     """Payments of a sale: amounts positive and adding up to total; the tip rides on a card payment."""
     money = lambda minor: money_text(minor, profile.exponent)  # noqa: E731
     payments: list[dict] = []
 
-    def pay(payment_type: str, method: str, amount: int, detail: str | None = None, tip_amount: int | None = None,
-            last4: bool = False) -> None:
-        payment = {"payment_id": f"{record_id}-P{len(payments) + 1}", "payment_type": payment_type,
-                   "payment_method": method}
+    def pay(
+        payment_type: str,
+        method: str,
+        amount: int,
+        detail: str | None = None,
+        tip_amount: int | None = None,
+        last4: bool = False,
+    ) -> None:
+        payment = {
+            "payment_id": f"{record_id}-P{len(payments) + 1}",
+            "payment_type": payment_type,
+            "payment_method": method,
+        }
         if detail is not None:
             payment["payment_method_detail"] = detail
         if last4:
@@ -205,13 +237,26 @@ def _sale_payments(rng: random.Random, record_id: str, total: int, tip: int, ord
         cash = profile.price(500)
         pay("SALE", "CASH", cash, tip_amount=0)
         total -= cash
-    pay("SALE", rng.choice(("CREDIT_CARD", "CREDIT_CARD", "DEBIT_CARD")), total, rng.choice(CARD_NETWORKS), tip,
-        last4=True)
+    pay(
+        "SALE",
+        rng.choice(("CREDIT_CARD", "CREDIT_CARD", "DEBIT_CARD")),
+        total,
+        rng.choice(CARD_NETWORKS),
+        tip,
+        last4=True,
+    )
     return payments
 
 
-def trade_record(index: int, seed: int, profile: StoreProfile, business_date: dt.date, store_id: str, id_prefix: str,
-            extra_orders: int) -> dict:
+def trade_record(
+    index: int,
+    seed: int,
+    profile: StoreProfile,
+    business_date: dt.date,
+    store_id: str,
+    id_prefix: str,
+    extra_orders: int,
+) -> dict:
     rng = random.Random(f"{seed}:{index}")
     source = _weighted(rng, TRANSACTION_MIX)
     order_type = _weighted(rng, ORDER_TYPES)
@@ -237,16 +282,19 @@ def trade_record(index: int, seed: int, profile: StoreProfile, business_date: dt
         lines += order
     if source == "S01" and rng.random() < 0.04:  # an item rung up and deleted before checkout
         product_id = rng.choice(SIDES_AND_DRINKS)
-        lines.append(_Line(product_id, PRODUCTS[product_id][1], 1, profile.price(PRODUCTS[product_id][2]),
-                           voided=True))
+        lines.append(_Line(product_id, PRODUCTS[product_id][1], 1, profile.price(PRODUCTS[product_id][2]), voided=True))
 
     platform = rng.choice(PLATFORMS) if order_type == "DELIVERY" else None
     guests = None
     if order_type == "DINE_IN":
         guests = rng.choice((1, 1, 2, 2, 2, 3, 4)) if rng.random() < 0.97 else rng.randrange(6, 11)
-    order_source = {"DINE_IN": rng.choice(("POS", "POS", "KIOSK")), "TO_GO": rng.choice(("POS", "KIOSK")),
-                    "DRIVE_THRU": "POS", "DELIVERY": "DELIVERY_PLATFORM",
-                    "PICK_UP": rng.choice(("MOBILE_APP", "WEB"))}[order_type]
+    order_source = {
+        "DINE_IN": rng.choice(("POS", "POS", "KIOSK")),
+        "TO_GO": rng.choice(("POS", "KIOSK")),
+        "DRIVE_THRU": "POS",
+        "DELIVERY": "DELIVERY_PLATFORM",
+        "PICK_UP": rng.choice(("MOBILE_APP", "WEB")),
+    }[order_type]
     member_id = f"M-{rng.randrange(1, 10**6):06d}" if rng.random() < 0.25 else None
 
     subtotal = sum(line.amount for line in lines if line.parent is None and not line.voided)
@@ -254,7 +302,9 @@ def trade_record(index: int, seed: int, profile: StoreProfile, business_date: dt
     service = (subtotal - discount) * 18 // 100 if guests and guests >= 6 else 0  # large party service charge
     base = subtotal - discount + service
     tip = 0
-    if profile.currency == "USD" and (order_type == "DINE_IN" and rng.random() < 0.5 or platform and rng.random() < 0.7):
+    if profile.currency == "USD" and (
+        order_type == "DINE_IN" and rng.random() < 0.5 or platform and rng.random() < 0.7
+    ):
         tip = (base * rng.choice((10, 15, 18, 20)) // 100) // 25 * 25
     original_id = None
     sign = 1
@@ -287,21 +337,46 @@ def trade_record(index: int, seed: int, profile: StoreProfile, business_date: dt
     paid_at = closed_at
     if source in ("R01", "RT1"):
         subtotal, discount, tax, total = -subtotal, -discount, -tax, -(base + (0 if included else tax))
-        tax_lines = [{**line, "taxable_amount": money(-minor_units(line["taxable_amount"])),
-                      "tax_amount": money(-minor_units(line["tax_amount"]))} for line in tax_lines]
+        tax_lines = [
+            {
+                **line,
+                "taxable_amount": money(-minor_units(line["taxable_amount"])),
+                "tax_amount": money(-minor_units(line["tax_amount"])),
+            }
+            for line in tax_lines
+        ]
         method = rng.choice(("CREDIT_CARD", "CASH"))
-        payments = [{"payment_id": f"{record_id}-P1", "payment_type": "REFUND", "payment_method": method,
-                     **({"payment_method_detail": rng.choice(CARD_NETWORKS), "card_last4": f"{rng.randrange(10000):04d}"}
-                        if method == "CREDIT_CARD" else {}),
-                     "amount": money(-total), "tip_amount": money(0), "paid_at": paid_at,
-                     "original_payment_id": f"{original_id}-P1"}]
+        payments = [
+            {
+                "payment_id": f"{record_id}-P1",
+                "payment_type": "REFUND",
+                "payment_method": method,
+                **(
+                    {"payment_method_detail": rng.choice(CARD_NETWORKS), "card_last4": f"{rng.randrange(10000):04d}"}
+                    if method == "CREDIT_CARD"
+                    else {}
+                ),
+                "amount": money(-total),
+                "tip_amount": money(0),
+                "paid_at": paid_at,
+                "original_payment_id": f"{original_id}-P1",
+            }
+        ]
     elif source == "EX1":
         if total == 0:
             payments = []
         else:
-            payments = [{"payment_id": f"{record_id}-P1", "payment_type": "SALE" if total > 0 else "REFUND",
-                         "payment_method": "CASH", "amount": money(abs(total)), "tip_amount": money(0),
-                         "paid_at": paid_at, "original_payment_id": None}]
+            payments = [
+                {
+                    "payment_id": f"{record_id}-P1",
+                    "payment_type": "SALE" if total > 0 else "REFUND",
+                    "payment_method": "CASH",
+                    "amount": money(abs(total)),
+                    "tip_amount": money(0),
+                    "paid_at": paid_at,
+                    "original_payment_id": None,
+                }
+            ]
     else:
         payments = _sale_payments(rng, record_id, total, tip, order_type, platform, paid_at, profile)
 
@@ -336,4 +411,3 @@ def trade_record(index: int, seed: int, profile: StoreProfile, business_date: dt
         "payments": payments,
         "tax_lines": tax_lines,
     }
-

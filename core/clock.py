@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def utc_now() -> dt.datetime:

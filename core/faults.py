@@ -39,48 +39,83 @@ class FaultPoint:
 
 POINTS: tuple[FaultPoint, ...] = (
     # -- a batch acceptance (ingest/batches.py accept, every write endpoint) --
-    FaultPoint("batch.validated", "the request is valid and its batch_id was not known; nothing is written yet",
-               BATCH_FLOWS),
+    FaultPoint(
+        "batch.validated", "the request is valid and its batch_id was not known; nothing is written yet", BATCH_FLOWS
+    ),
     # -- a daily close: the queue message first, then the close and its marker --
-    FaultPoint("close.before_enqueue", "the close is valid and its batch_id unknown; nothing sent or written",
-               ("daily-close",)),
+    FaultPoint(
+        "close.before_enqueue", "the close is valid and its batch_id unknown; nothing sent or written", ("daily-close",)
+    ),
     FaultPoint("close.enqueued", "the reconciliation message is sent; the close is not stored", ("daily-close",)),
     # -- master data on Cosmos DB: one item at a time (SQLite writes a batch in one transaction) --
-    FaultPoint("cosmos.master_written", "one store, product or modifier group is written; the others of the "
-                                        "batch may not be", ("stores", "products"), "cosmos"),
+    FaultPoint(
+        "cosmos.master_written",
+        "one store, product or modifier group is written; the others of the batch may not be",
+        ("stores", "products"),
+        "cosmos",
+    ),
     # -- trade records on Cosmos DB: per record, then per batch --
-    FaultPoint("cosmos.version_entry", "a record's version entry moved forward; the record is not written",
-               ("trade-records",), "cosmos"),
-    FaultPoint("cosmos.record", "the record is written in its store-day; the store-days it left are not buried",
-               ("trade-records",), "cosmos"),
-    FaultPoint("cosmos.tombstone", "a tombstone is written where the record was; the version entry still lists "
-                                   "that store-day to clean", ("trade-records",), "cosmos"),
-    FaultPoint("cosmos.cleanup", "the version entry's list of store-days to clean is cleared", ("trade-records",),
-               "cosmos"),
-    FaultPoint("cosmos.batch_entry", "the batch entry (read by batch_seqs) is written; the marker is not",
-               ("trade-records",), "cosmos"),
+    FaultPoint(
+        "cosmos.version_entry",
+        "a record's version entry moved forward; the record is not written",
+        ("trade-records",),
+        "cosmos",
+    ),
+    FaultPoint(
+        "cosmos.record",
+        "the record is written in its store-day; the store-days it left are not buried",
+        ("trade-records",),
+        "cosmos",
+    ),
+    FaultPoint(
+        "cosmos.tombstone",
+        "a tombstone is written where the record was; the version entry still lists that store-day to clean",
+        ("trade-records",),
+        "cosmos",
+    ),
+    FaultPoint(
+        "cosmos.cleanup", "the version entry's list of store-days to clean is cleared", ("trade-records",), "cosmos"
+    ),
+    FaultPoint(
+        "cosmos.batch_entry",
+        "the batch entry (read by batch_seqs) is written; the marker is not",
+        ("trade-records",),
+        "cosmos",
+    ),
     # -- every batch, in the adapters --
-    FaultPoint("storage.data_written", "all the batch's data (records, close, mapping, masters) is written; the "
-                                       "marker is not committed (SQLite: inside the one transaction that holds "
-                                       "both)", BATCH_FLOWS),
-    FaultPoint("cosmos.marker_committed", "the marker is created; the adapter has not returned", BATCH_FLOWS,
-               "cosmos"),
+    FaultPoint(
+        "storage.data_written",
+        "all the batch's data (records, close, mapping, masters) is written; the "
+        "marker is not committed (SQLite: inside the one transaction that holds "
+        "both)",
+        BATCH_FLOWS,
+    ),
+    FaultPoint("cosmos.marker_committed", "the marker is created; the adapter has not returned", BATCH_FLOWS, "cosmos"),
     FaultPoint("batch.before_response", "data and marker are committed; the answer is not sent", BATCH_FLOWS),
-    FaultPoint("records.saved", "the trade records and their marker are committed; the store-days they changed "
-                                "are not reopened", ("trade-records",)),
-    FaultPoint("records.reopened", "a store-day the batch changed is back to RECEIVED; its reconciliation message "
-                                   "is not sent", ("trade-records",)),
-    FaultPoint("mapping.before_rerun", "the mapping and its marker are committed; the days it changes are not "
-                                       "re-enqueued", ("mappings",)),
+    FaultPoint(
+        "records.saved",
+        "the trade records and their marker are committed; the store-days they changed are not reopened",
+        ("trade-records",),
+    ),
+    FaultPoint(
+        "records.reopened",
+        "a store-day the batch changed is back to RECEIVED; its reconciliation message is not sent",
+        ("trade-records",),
+    ),
+    FaultPoint(
+        "mapping.before_rerun",
+        "the mapping and its marker are committed; the days it changes are not re-enqueued",
+        ("mappings",),
+    ),
     # -- a reconciliation (reconcile/service.py, run by the queue trigger) --
     FaultPoint("reconcile.close_read", "the close is read; nothing else", ("reconcile",)),
-    FaultPoint("reconcile.totals_read", "the store-day's totals are read; the mapping and directions are not",
-               ("reconcile",)),
+    FaultPoint(
+        "reconcile.totals_read", "the store-day's totals are read; the mapping and directions are not", ("reconcile",)
+    ),
     FaultPoint("reconcile.before_save", "the result is computed; it is not saved", ("reconcile",)),
     FaultPoint("reconcile.saved", "the result is saved; the queue message is not deleted", ("reconcile",)),
     # -- the sweep of overdue closes (timer trigger) --
-    FaultPoint("sweep.enqueued", "an overdue close's message is re-sent; its due time is not moved",
-               ("sweep",)),
+    FaultPoint("sweep.enqueued", "an overdue close's message is re-sent; its due time is not moved", ("sweep",)),
 )
 
 NAMES = frozenset(point.name for point in POINTS)
@@ -149,8 +184,7 @@ def disarm(name: str | None = None) -> None:
 
 
 @contextlib.contextmanager
-def injected(name: str, *, times: int = 1, skip: int = 0,
-             action: Callable[[], None] | None = None) -> Iterator[Fault]:
+def injected(name: str, *, times: int = 1, skip: int = 0, action: Callable[[], None] | None = None) -> Iterator[Fault]:
     """Arm `name` for the duration of the block; the Fault tells how often it was reached and fired."""
     fault = arm(name, times=times, skip=skip, action=action)
     try:

@@ -90,8 +90,9 @@ class BatchMarkers(Protocol):
     def find_batch(self, partner_id: str, batch_id: str) -> BatchMarker | None: ...
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]: ...
 
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]:
         """The batch_ids (canonical) of at most `limit` trade record batches of the store-day that have
         batch_seq: read before each such batch is accepted, so it reads those entries only, however
         many batches the day has."""
@@ -102,8 +103,9 @@ class BatchWrites(Protocol):
     """A partner's write batches, each saved with its marker (the marker last, create-if-absent)."""
 
     def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None: ...
-    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
-                      groups: list[ModifierGroupMaster]) -> BatchMarker | None: ...
+    def save_products(
+        self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
+    ) -> BatchMarker | None: ...
     def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
         """Replace the partner's mapping, unless the partner already uploaded a mapping with this batch_id:
         then nothing changes and its marker is returned (re-created when it is gone), as for a close."""
@@ -179,8 +181,14 @@ class Reconciliations(Protocol):
         replaced it or its records changed meanwhile."""
         ...
 
-    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
-                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+    def reopen_day(
+        self,
+        partner_id: str,
+        day: StoreDay,
+        due_at: dt.datetime,
+        moved_out: list[RecordMove],
+        checked_before: dt.datetime | None = None,
+    ) -> ClosedDay | None:
         """Accepted records changed the store-day: count the change (revision + 1), keep the records that
         moved out of it (`moved_out`; a record moving back in, i.e. a move to this day, leaves the list),
         and put a day that has a result (MATCHED or MISMATCHED) back to RECEIVED, due at `due_at`; with
@@ -192,8 +200,17 @@ class Reconciliations(Protocol):
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
 
 
-class Storage(PartnerAdmin, Admission, Reachable, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads,
-              Reconciliations, Protocol):
+class Storage(
+    PartnerAdmin,
+    Admission,
+    Reachable,
+    BatchMarkers,
+    BatchWrites,
+    MasterReads,
+    TradeRecordReads,
+    Reconciliations,
+    Protocol,
+):
     """Every role: what a storage adapter implements and the composition root opens."""
 
 
@@ -237,12 +254,15 @@ class QueueConsumer(Protocol[Message]):
     def poison_messages(self) -> list[Message]:
         """The poisoned messages, oldest first, without hiding them; Azure shows at most its peek limit."""
         ...
+
     def poison_count(self) -> int:
         """How many messages are poisoned (Azure: approximate, as the service reports it)."""
         ...
+
     def replay_poison(self, message_id: str) -> bool:
         """Put one poisoned message back on the queue, visible now; False when there is none by that id."""
         ...
+
     def replay_all_poison(self) -> int:
         """Put every poisoned message back on the queue; returns how many."""
         ...

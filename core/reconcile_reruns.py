@@ -38,8 +38,9 @@ def is_stale(day: ClosedDay, standard_of: dict[str, str]) -> bool | None:
     return any(standard_of.get(code) != used.get(code) for code in details.get("source_codes", []))
 
 
-def rerun_after_mapping(storage: MappingRerunStorage, queue: DelayedQueue, partner_id: str,
-                        changed_codes: set[str]) -> int:
+def rerun_after_mapping(
+    storage: MappingRerunStorage, queue: DelayedQueue, partner_id: str, changed_codes: set[str]
+) -> int:
     """Reconcile again every checked day of the partner whose result resolved a source code otherwise
     than the mapping in effect now; days not yet checked will use it anyway.
 
@@ -61,8 +62,15 @@ def rerun_after_mapping(storage: MappingRerunStorage, queue: DelayedQueue, partn
     return count
 
 
-def reopen_changed_days(storage: Reconciliations, queue: DelayedQueue, partner_id: str, batch_day: StoreDay,
-                        changes: RecordChanges, delay_seconds: int, checked_before: dt.datetime | None = None) -> int:
+def reopen_changed_days(
+    storage: Reconciliations,
+    queue: DelayedQueue,
+    partner_id: str,
+    batch_day: StoreDay,
+    changes: RecordChanges,
+    delay_seconds: int,
+    checked_before: dt.datetime | None = None,
+) -> int:
     """Put back to RECEIVED every store-day with a result whose records a batch changed (the batch's own day
     when one of its records was newer, and each day a record moved out of), and send its message, delayed.
 

@@ -75,18 +75,35 @@ class RecordChanges:
         return days
 
     def as_json(self) -> dict:
-        return {"newer": self.newer, "moves": [
-            [move.trade_record_id, move.left.store_id, move.left.business_date.isoformat(), move.to.store_id,
-             move.to.business_date.isoformat()] for move in self.moves]}
+        return {
+            "newer": self.newer,
+            "moves": [
+                [
+                    move.trade_record_id,
+                    move.left.store_id,
+                    move.left.business_date.isoformat(),
+                    move.to.store_id,
+                    move.to.business_date.isoformat(),
+                ]
+                for move in self.moves
+            ],
+        }
 
     @classmethod
     def from_json(cls, data: dict | None) -> RecordChanges | None:
         if not data:
             return None
-        return cls(data["newer"], tuple(
-            RecordMove(record_id, StoreDay(left_store, dt.date.fromisoformat(left_date)),
-                       StoreDay(to_store, dt.date.fromisoformat(to_date)))
-            for record_id, left_store, left_date, to_store, to_date in data["moves"]))
+        return cls(
+            data["newer"],
+            tuple(
+                RecordMove(
+                    record_id,
+                    StoreDay(left_store, dt.date.fromisoformat(left_date)),
+                    StoreDay(to_store, dt.date.fromisoformat(to_date)),
+                )
+                for record_id, left_store, left_date, to_store, to_date in data["moves"]
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -253,6 +270,18 @@ class ClosedDay:
     moved_out: list[dict] = field(default_factory=list)
 
 
+def result_is_stale(closed: ClosedDay, checked_before: dt.datetime | None) -> bool:
+    """Whether reopen_day drops the day's result: it has one (not RECEIVED) and it was checked before
+    `checked_before` (None: whenever it was checked). A result without a check time is kept: no adapter
+    stores one (reconcile.service always sets checked_at), and the SQLite and Cosmos DB adapters
+    compared None with a time (a TypeError) before this rule was shared; the memory storage kept it."""
+    if closed.status == "RECEIVED":
+        return False
+    if checked_before is None:
+        return True
+    return closed.checked_at is not None and closed.checked_at < checked_before
+
+
 MOVED_OUT_KEPT = 100
 
 
@@ -262,8 +291,11 @@ def merge_moved_out(kept: list[dict], day: StoreDay, moves: Iterable[RecordMove]
     entries = {entry["trade_record_id"]: entry for entry in kept}
     for move in moves:
         if move.left == day and move.to != day:
-            entries[move.trade_record_id] = {"trade_record_id": move.trade_record_id, "to_store_id": move.to.store_id,
-                                             "to_business_date": move.to.business_date.isoformat()}
+            entries[move.trade_record_id] = {
+                "trade_record_id": move.trade_record_id,
+                "to_store_id": move.to.store_id,
+                "to_business_date": move.to.business_date.isoformat(),
+            }
         elif move.to == day:
             entries.pop(move.trade_record_id, None)
     return list(entries.values())[:MOVED_OUT_KEPT]

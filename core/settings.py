@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
@@ -33,8 +33,9 @@ AZURITE_PORTS = {"Blob": 10000, "Queue": 10001, "Table": 10002}
 
 def development_storage(host: str = "127.0.0.1", ports: dict[str, int] = AZURITE_PORTS) -> str:
     """The connection string of Azurite's development account at `host` on `ports`."""
-    endpoints = "".join(f"{service}Endpoint=http://{host}:{port}/{DEVELOPMENT_ACCOUNT};"
-                        for service, port in ports.items())
+    endpoints = "".join(
+        f"{service}Endpoint=http://{host}:{port}/{DEVELOPMENT_ACCOUNT};" for service, port in ports.items()
+    )
     return f"DefaultEndpointsProtocol=http;AccountName={DEVELOPMENT_ACCOUNT};AccountKey={DEVELOPMENT_KEY};{endpoints}"
 
 
@@ -79,7 +80,7 @@ def host_settings(path: Path = HOST_JSON, environ: Mapping[str, str] | None = No
     environ = os.environ if environ is None else environ
     for name, value in environ.items():
         if name.lower().startswith(HOST_OVERRIDE_PREFIX.lower()) and len(name) > len(HOST_OVERRIDE_PREFIX):
-            _override(settings, name[len(HOST_OVERRIDE_PREFIX):].split("__"), value)
+            _override(settings, name[len(HOST_OVERRIDE_PREFIX) :].split("__"), value)
     return settings
 
 
@@ -153,7 +154,7 @@ class Settings:
     log_level: str
 
     @classmethod
-    def from_env(cls) -> "Settings":
+    def from_env(cls) -> Settings:
         data_dir = Path(os.environ.get("POS_DATA_DIR") or ".data")
         if not data_dir.is_absolute():
             data_dir = Path.cwd() / data_dir

@@ -16,11 +16,17 @@ import os
 import signal
 import sys
 import threading
-
 from pathlib import Path
 
-from core.settings import (EXAMPLE_SETTINGS_FILE, LOCAL_SETTINGS_FILE, Settings, host_settings, load_local_settings,
-                           queue_settings, route_prefix)
+from core.settings import (
+    EXAMPLE_SETTINGS_FILE,
+    LOCAL_SETTINGS_FILE,
+    Settings,
+    host_settings,
+    load_local_settings,
+    queue_settings,
+    route_prefix,
+)
 
 DEMO_PARTNER = "demo"
 DEMO_STORE = "DEMO-001"
@@ -36,20 +42,33 @@ def _create_demo_partner(storage) -> None:
     now = utc_now()
     storage.add_partner(DEMO_PARTNER, "Demo partner", now)
     storage.register_stores(DEMO_PARTNER, [DEMO_STORE], now)
-    print(f"Created demo partner '{DEMO_PARTNER}' with store {DEMO_STORE} registered.\n"
-          f"Issue its API key with:  .venv/bin/python -m hq key issue {DEMO_PARTNER}", flush=True)
+    print(
+        f"Created demo partner '{DEMO_PARTNER}' with store {DEMO_STORE} registered.\n"
+        f"Issue its API key with:  .venv/bin/python -m hq key issue {DEMO_PARTNER}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m devhost", description=__doc__)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port (default $PORT or 7071)")
-    parser.add_argument("--emulators", action="store_true",
-                        help="start the Cosmos DB and Azurite emulators (in memory) and use the Azure backend")
-    parser.add_argument("--settings", type=Path, default=LOCAL_SETTINGS_FILE,
-                        help="the local.settings.json to read (default: the project's)")
-    parser.add_argument("--strict", action="store_true",
-                        help="like `func start`: settings only from that file and the environment, no defaults")
+    parser.add_argument(
+        "--emulators",
+        action="store_true",
+        help="start the Cosmos DB and Azurite emulators (in memory) and use the Azure backend",
+    )
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        default=LOCAL_SETTINGS_FILE,
+        help="the local.settings.json to read (default: the project's)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="like `func start`: settings only from that file and the environment, no defaults",
+    )
     args = parser.parse_args(argv)
     if args.strict and args.emulators:
         parser.error("--strict takes its addresses from the settings; start the emulators with `make emulators`")
@@ -74,12 +93,22 @@ def _start_emulators() -> list:
     print("Starting the Cosmos DB and Azurite emulators (data in memory, gone when the host stops) ...", flush=True)
     cosmos = start_cosmos_emulator(work / "cosmos.log")
     azurite = start_azurite(work)
-    os.environ.update({"POS_BACKEND": "azure", "COSMOS_ENDPOINT": cosmos.endpoint, "COSMOS_KEY": cosmos.key,
-                       "COSMOS_CREATE_CONTAINERS": "true", "AzureWebJobsStorage": azurite.connection_string})
-    print(f"  Cosmos DB emulator at {cosmos.endpoint}, Azurite queues at {azurite.queue_endpoint}\n"
-          "  For hq in another terminal (the emulators' published development keys):\n"
-          f"  export POS_BACKEND=azure COSMOS_ENDPOINT={cosmos.endpoint} COSMOS_KEY='{cosmos.key}' "
-          f"AzureWebJobsStorage='{azurite.connection_string}'", flush=True)
+    os.environ.update(
+        {
+            "POS_BACKEND": "azure",
+            "COSMOS_ENDPOINT": cosmos.endpoint,
+            "COSMOS_KEY": cosmos.key,
+            "COSMOS_CREATE_CONTAINERS": "true",
+            "AzureWebJobsStorage": azurite.connection_string,
+        }
+    )
+    print(
+        f"  Cosmos DB emulator at {cosmos.endpoint}, Azurite queues at {azurite.queue_endpoint}\n"
+        "  For hq in another terminal (the emulators' published development keys):\n"
+        f"  export POS_BACKEND=azure COSMOS_ENDPOINT={cosmos.endpoint} COSMOS_KEY='{cosmos.key}' "
+        f"AzureWebJobsStorage='{azurite.connection_string}'",
+        flush=True,
+    )
     return [cosmos, azurite]
 
 
@@ -91,23 +120,27 @@ def _arm_faults() -> None:
         from core import faults
 
         armed = faults.arm_from_text(text)
-        print("FAULT INJECTION IS ON (POS_FAULTS): " + ", ".join(f"{f.name} x{f.times}" for f in armed),
-              file=sys.stderr, flush=True)
+        print(
+            "FAULT INJECTION IS ON (POS_FAULTS): " + ", ".join(f"{f.name} x{f.times}" for f in armed),
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _where_data_is(settings: Settings, emulators: bool) -> str:
     if settings.backend != "azure":
         return f"backend sqlite, data in {settings.data_dir}"
     where = "in the emulators' memory, gone when the host stops" if emulators else "kept by that account"
-    return (f"backend azure: Cosmos DB {settings.cosmos_endpoint} database {settings.cosmos_database}, "
-            f"data {where}")
+    return f"backend azure: Cosmos DB {settings.cosmos_endpoint} database {settings.cosmos_database}, data {where}"
 
 
 def _reconciliation_line(delay_seconds: int) -> str:
     """Said at start: a newcomer who pushes a day otherwise waits 15 minutes without knowing why."""
     minutes = f" ({delay_seconds / 60:g} min)" if delay_seconds >= 120 else ""
-    return (f"Daily closes are reconciled {delay_seconds} s{minutes} after they arrive (RECONCILE_DELAY_SECONDS).\n"
-            "  Reconcile one now with: .venv/bin/python -m hq reconcile run PARTNER_ID STORE_ID DATE")
+    return (
+        f"Daily closes are reconciled {delay_seconds} s{minutes} after they arrive (RECONCILE_DELAY_SECONDS).\n"
+        "  Reconcile one now with: .venv/bin/python -m hq reconcile run PARTNER_ID STORE_ID DATE"
+    )
 
 
 class StrictSettingsError(Exception):
@@ -188,8 +221,10 @@ def _serve_with_settings(args) -> int:
     if settings.create_demo_partner:
         _create_demo_partner(backend.storage)
     stop = threading.Event()
-    runners = [QueueTriggerRunner(f, _trigger_queue(settings, f, args.strict), queue_settings(host), stop)
-               for f in table.queues]
+    runners = [
+        QueueTriggerRunner(f, _trigger_queue(settings, f, args.strict), queue_settings(host), stop)
+        for f in table.queues
+    ]
     runners += [TimerTriggerRunner(f, stop) for f in table.timers]
 
     try:

@@ -23,13 +23,21 @@ ACCOUNT = DEVELOPMENT_ACCOUNT
 # Azurite's published development key: the emulator accepts only this one; it protects nothing.
 ACCOUNT_KEY = DEVELOPMENT_KEY
 # In memory; any client API version (the Functions host and the SDKs may be newer than the emulator).
-COMMON_OPTIONS = ["--inMemoryPersistence", "--extentMemoryLimit", "64", "--silent", "--skipApiVersionCheck",
-                  "--disableTelemetry"]
+COMMON_OPTIONS = [
+    "--inMemoryPersistence",
+    "--extentMemoryLimit",
+    "64",
+    "--silent",
+    "--skipApiVersionCheck",
+    "--disableTelemetry",
+]
 
 
 def connection_string(port: int) -> str:
-    return (f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
-            f"QueueEndpoint=http://127.0.0.1:{port}/{ACCOUNT};")
+    return (
+        f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};"
+        f"QueueEndpoint=http://127.0.0.1:{port}/{ACCOUNT};"
+    )
 
 
 @dataclass(frozen=True)
@@ -57,9 +65,22 @@ def standard_command() -> list[str]:
     """Blob, queue and table on Azurite's standard ports (10000-10002), as UseDevelopmentStorage=true names them."""
     if not AZURITE.exists():
         raise RuntimeError(f"{AZURITE} is missing: run `make install` (npm ci) to install the emulators")
-    return [str(AZURITE), "--blobHost", "127.0.0.1", "--blobPort", str(AZURITE_PORTS["Blob"]),
-            "--queueHost", "127.0.0.1", "--queuePort", str(AZURITE_PORTS["Queue"]),
-            "--tableHost", "127.0.0.1", "--tablePort", str(AZURITE_PORTS["Table"]), *COMMON_OPTIONS]
+    return [
+        str(AZURITE),
+        "--blobHost",
+        "127.0.0.1",
+        "--blobPort",
+        str(AZURITE_PORTS["Blob"]),
+        "--queueHost",
+        "127.0.0.1",
+        "--queuePort",
+        str(AZURITE_PORTS["Queue"]),
+        "--tableHost",
+        "127.0.0.1",
+        "--tablePort",
+        str(AZURITE_PORTS["Table"]),
+        *COMMON_OPTIONS,
+    ]
 
 
 def _answers(port: int) -> bool:
@@ -68,8 +89,8 @@ def _answers(port: int) -> bool:
     from azure.storage.queue import LinearRetry, QueueServiceClient
 
     service = QueueServiceClient.from_connection_string(
-        connection_string(port), retry_policy=LinearRetry(retry_total=0),
-        connection_timeout=1, read_timeout=2)
+        connection_string(port), retry_policy=LinearRetry(retry_total=0), connection_timeout=1, read_timeout=2
+    )
     with contextlib.suppress(AzureError):
         list(service.list_queues(results_per_page=1))
         return True
@@ -86,7 +107,11 @@ def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
         # cwd is a scratch directory: Azurite writes nothing to the project even if it writes debug files.
         process = subprocess.Popen(
             [str(AZURITE_QUEUE), "--queueHost", "127.0.0.1", "--queuePort", str(port), *COMMON_OPTIONS],
-            cwd=work_dir, stdout=log_path.open("wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            cwd=work_dir,
+            stdout=log_path.open("wb"),
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         emulator = Azurite(port, process, log_path)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and process.poll() is None:

@@ -26,12 +26,17 @@ def main() -> int:
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     # Their own output goes to this terminal: an address already in use shows there.
-    processes = {"Azurite": subprocess.Popen(azurite_command(), stdin=subprocess.DEVNULL),
-                 "Cosmos DB emulator": subprocess.Popen(cosmos_command(STANDARD_PORT), stdin=subprocess.DEVNULL)}
+    processes = {
+        "Azurite": subprocess.Popen(azurite_command(), stdin=subprocess.DEVNULL),
+        "Cosmos DB emulator": subprocess.Popen(cosmos_command(STANDARD_PORT), stdin=subprocess.DEVNULL),
+    }
     ports = ", ".join(f"{service.lower()} {port}" for service, port in AZURITE_PORTS.items())
-    print(f"Azurite on 127.0.0.1 ({ports}); Cosmos DB emulator on https://127.0.0.1:{STANDARD_PORT}\n"
-          "Now, in another terminal: `func start` (or `make run`) with local.settings.json copied from\n"
-          "local.settings.json.example. Ctrl+C stops both; their data is in memory only.", flush=True)
+    print(
+        f"Azurite on 127.0.0.1 ({ports}); Cosmos DB emulator on https://127.0.0.1:{STANDARD_PORT}\n"
+        "Now, in another terminal: `func start` (or `make run`) with local.settings.json copied from\n"
+        "local.settings.json.example. Ctrl+C stops both; their data is in memory only.",
+        flush=True,
+    )
     try:
         while not stop.wait(0.5):
             exited = [name for name, process in processes.items() if process.poll() is not None]

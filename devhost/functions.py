@@ -14,8 +14,8 @@ import os
 import re
 import sys
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import azure.functions as func
 
@@ -81,18 +81,24 @@ def _compile(template: str) -> tuple[re.Pattern, int]:
 
 def resolve(expression: str) -> str:
     """Replace %NAME% with the app setting NAME, as the Functions host does in bindings."""
+
     def setting(matched: re.Match) -> str:
         name = matched.group(1)
         if name not in os.environ:
             raise ValueError(f"binding expression %{name}% names an app setting that is not set")
         return os.environ[name]
+
     return SETTING_EXPRESSION.sub(setting, expression or "")
 
 
 def binding_setting_names(functions: Iterable) -> set[str]:
     """The app settings that the functions' bindings name as %NAME%: the host resolves them at start."""
-    return {name for function in functions for raw in function.get_raw_bindings()
-            for name in SETTING_EXPRESSION.findall(raw)}
+    return {
+        name
+        for function in functions
+        for raw in function.get_raw_bindings()
+        for name in SETTING_EXPRESSION.findall(raw)
+    }
 
 
 SCRIPT_MODULE = "function_app"  # the worker's default script, function_app.py at the app's root
@@ -127,8 +133,9 @@ def read_functions(functions: Iterable) -> FunctionTable:
             methods = frozenset(str(getattr(m, "value", m)).upper() for m in (trigger.methods or ["GET", "POST"]))
             table.http.append(HttpFunction(name, methods, template, pattern, literals, handler))
         elif kind == "queueTrigger":
-            table.queues.append(QueueFunction(name, resolve(trigger.queue_name), handler,
-                                              trigger.connection or "AzureWebJobsStorage"))
+            table.queues.append(
+                QueueFunction(name, resolve(trigger.queue_name), handler, trigger.connection or "AzureWebJobsStorage")
+            )
         elif kind == "timerTrigger":
             table.timers.append(TimerFunction(name, resolve(trigger.schedule), bool(trigger.run_on_startup), handler))
         else:

@@ -12,9 +12,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import azure.functions as func
 import orjson
 
+from devhost.functions import FunctionTable, invoke
 from triggers.http import REQUEST_ID_HEADER, loggable_path, request_id_for
 from triggers.telemetry import log_exception
-from devhost.functions import FunctionTable, invoke
 
 # The Functions front end refuses bodies over 100 MB before the app sees them; so does this host.
 HOST_BODY_LIMIT = 100 * 1024 * 1024
@@ -22,15 +22,28 @@ log = logging.getLogger("pos.devhost")
 
 
 # Answers of the host itself (no function reached), by status: the code of their problem document.
-_HOST_CODES = {400: "BAD_REQUEST", 404: "NOT_FOUND", 413: "PAYLOAD_TOO_LARGE", 414: "URI_TOO_LONG",
-               431: "HEADERS_TOO_LARGE", 500: "INTERNAL_ERROR", 501: "NOT_IMPLEMENTED",
-               505: "HTTP_VERSION_NOT_SUPPORTED"}
+_HOST_CODES = {
+    400: "BAD_REQUEST",
+    404: "NOT_FOUND",
+    413: "PAYLOAD_TOO_LARGE",
+    414: "URI_TOO_LONG",
+    431: "HEADERS_TOO_LARGE",
+    500: "INTERNAL_ERROR",
+    501: "NOT_IMPLEMENTED",
+    505: "HTTP_VERSION_NOT_SUPPORTED",
+}
 
 
 def _problem(status: int, code: str, detail: str, request_id: str) -> tuple[int, dict[str, str], bytes]:
     """A problem document from the host itself; it carries a request id like the app's own answers."""
-    body = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status, "code": code,
-            "detail": detail, "request_id": request_id}
+    body = {
+        "type": "about:blank",
+        "title": HTTPStatus(status).phrase,
+        "status": status,
+        "code": code,
+        "detail": detail,
+        "request_id": request_id,
+    }
     return status, {"Content-Type": "application/problem+json", REQUEST_ID_HEADER: request_id}, orjson.dumps(body)
 
 
@@ -70,30 +83,45 @@ class FunctionsHttpServer(ThreadingHTTPServer):
         self.prefix = prefix.strip("/")
         super().__init__(address, _Handler)
 
-    def dispatch(self, method: str, target: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def dispatch(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, str], bytes]:
         split = urlsplit(target)
         path = route_path(split.path)
         request_id = request_id_for(headers.get(REQUEST_ID_HEADER))
         if self.prefix:
             if path != self.prefix and not path.startswith(self.prefix + "/"):
                 return self._refused(method, split.path, request_id, "No such resource.")
-            path = path[len(self.prefix):].strip("/")
+            path = path[len(self.prefix) :].strip("/")
         matches = self.table.match(path)
         function, route_params = next(((f, p) for f, p in matches if method in f.methods), (None, None))
         if function is None:
-            return self._refused(method, split.path, request_id, "No such resource." if not matches else
-                                 f"{method} is not supported here; use {', '.join(sorted(matches[0][0].methods))}.")
+            return self._refused(
+                method,
+                split.path,
+                request_id,
+                "No such resource."
+                if not matches
+                else f"{method} is not supported here; use {', '.join(sorted(matches[0][0].methods))}.",
+            )
         # The function sees the request id the host answers with (the caller's when it is plain).
         headers = {**headers, REQUEST_ID_HEADER: request_id}
         host = headers.get("host", "127.0.0.1")
-        request = func.HttpRequest(method, f"http://{host}{target}", headers=headers,
-                                   params=dict(parse_qsl(split.query)), route_params=route_params, body=body)
+        request = func.HttpRequest(
+            method,
+            f"http://{host}{target}",
+            headers=headers,
+            params=dict(parse_qsl(split.query)),
+            route_params=route_params,
+            body=body,
+        )
         try:
             response = invoke(function.name, function.handler, request)
         except Exception as error:
             log_exception(log, f"function {function.name} raised", error, request_id=request_id)
-            return _problem(500, "INTERNAL_ERROR", "The function failed; quote the request_id to HQ support.",
-                            request_id)
+            return _problem(
+                500, "INTERNAL_ERROR", "The function failed; quote the request_id to HQ support.", request_id
+            )
         out = {name: value for name, value in response.headers.items()}
         if response.mimetype and not any(k.lower() == "content-type" for k in out):
             out["Content-Type"] = response.mimetype
@@ -103,9 +131,19 @@ class FunctionsHttpServer(ThreadingHTTPServer):
     def _refused(method: str, raw_path: str, request_id: str, detail: str) -> tuple[int, dict[str, str], bytes]:
         """A 404 of the host itself, logged like the app's answers so that its request id leads somewhere."""
         path = loggable_path(raw_path.lstrip("/"))
-        log.info("%s %s -> 404", method, path, extra={"event": "http_request", "request_id": request_id,
-                                                       "method": method, "path": path, "status": 404,
-                                                       "code": "NOT_FOUND"})
+        log.info(
+            "%s %s -> 404",
+            method,
+            path,
+            extra={
+                "event": "http_request",
+                "request_id": request_id,
+                "method": method,
+                "path": path,
+                "status": 404,
+                "code": "NOT_FOUND",
+            },
+        )
         return _problem(404, "NOT_FOUND", detail, request_id)
 
 
@@ -124,12 +162,26 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = self._read_body(headers)
         except _TooLarge:
-            self._send(*_problem(413, "PAYLOAD_TOO_LARGE", "The request body is too large.",
-                                 request_id_for(headers.get(REQUEST_ID_HEADER))), close=True)
+            self._send(
+                *_problem(
+                    413,
+                    "PAYLOAD_TOO_LARGE",
+                    "The request body is too large.",
+                    request_id_for(headers.get(REQUEST_ID_HEADER)),
+                ),
+                close=True,
+            )
             return
         except (ValueError, ConnectionError):
-            self._send(*_problem(400, "INVALID_PAYLOAD", "The request body could not be read.",
-                                 request_id_for(headers.get(REQUEST_ID_HEADER))), close=True)
+            self._send(
+                *_problem(
+                    400,
+                    "INVALID_PAYLOAD",
+                    "The request body could not be read.",
+                    request_id_for(headers.get(REQUEST_ID_HEADER)),
+                ),
+                close=True,
+            )
             return
         self._send(*self.server.dispatch(self.command, self.path, forwarded_for(headers, self.client_address), body))
 
@@ -142,8 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
         # would send the body without a status line or headers.
         if getattr(self, "request_version", "HTTP/0.9") in ("HTTP/0.9", ""):
             self.request_version = "HTTP/1.1"
-        self._send(*_problem(status, _HOST_CODES[status], f"{HTTPStatus(status).phrase}.", request_id_for(given)),
-                   close=True)
+        self._send(
+            *_problem(status, _HOST_CODES[status], f"{HTTPStatus(status).phrase}.", request_id_for(given)), close=True
+        )
 
     def _read_body(self, headers: dict[str, str]) -> bytes:
         if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -180,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
 
-    def log_message(self, format: str, *args) -> None:  # the app logs each request itself
+    def log_message(self, *_args) -> None:  # the app logs each request itself
         pass
 
 

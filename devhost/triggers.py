@@ -15,10 +15,10 @@ from azure.functions.queue import QueueMessage  # the worker's class: it carries
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from triggers.telemetry import log_exception
 from core.ports import QueueConsumer
 from core.settings import host_value
 from devhost.functions import QueueFunction, TimerFunction, invoke
+from triggers.telemetry import log_exception
 
 log = logging.getLogger("pos.devhost")
 
@@ -32,8 +32,9 @@ def _timespan_seconds(text: str, default: float) -> float:
 
 
 class QueueTriggerRunner(threading.Thread):
-    def __init__(self, function: QueueFunction, queue: QueueConsumer, queue_settings: dict,
-                 stop: threading.Event) -> None:
+    def __init__(
+        self, function: QueueFunction, queue: QueueConsumer, queue_settings: dict, stop: threading.Event
+    ) -> None:
         super().__init__(name=f"queue:{function.name}", daemon=True)
         self.function = function
         self.queue = queue
@@ -60,14 +61,26 @@ class QueueTriggerRunner(threading.Thread):
         # The body as the host hands it over: the bytes the sender wrote (SqliteQueue keeps text).
         body = message.body if isinstance(message.body, bytes) else message.body.encode()
         try:
-            invoke(self.function.name, self.function.handler,
-                   QueueMessage(id=message.message_id, body=body, pop_receipt=message.pop_receipt,
-                                dequeue_count=message.dequeue_count))
+            invoke(
+                self.function.name,
+                self.function.handler,
+                QueueMessage(
+                    id=message.message_id,
+                    body=body,
+                    pop_receipt=message.pop_receipt,
+                    dequeue_count=message.dequeue_count,
+                ),
+            )
         except Exception as error:
             # Types and frames only: the message of a reconciliation's failure could quote stored data.
-            log_exception(log, f"function {self.function.name} failed on message {message.message_id} "
-                               f"(attempt {message.dequeue_count} of {self.max_dequeue})", error,
-                          message_id=message.message_id, dequeue_count=message.dequeue_count)
+            log_exception(
+                log,
+                f"function {self.function.name} failed on message {message.message_id} "
+                f"(attempt {message.dequeue_count} of {self.max_dequeue})",
+                error,
+                message_id=message.message_id,
+                dequeue_count=message.dequeue_count,
+            )
             if message.dequeue_count >= self.max_dequeue:
                 self.queue.move_to_poison(message)
                 log.error("message %s moved to %s", message.message_id, self.queue.poison_name)
@@ -85,10 +98,10 @@ class TimerTriggerRunner(threading.Thread):
     def run(self) -> None:
         if self.function.run_on_startup:
             self._fire(past_due=False)
-        schedule = croniter(self.function.schedule, dt.datetime.now(dt.timezone.utc), second_at_beginning=True)
+        schedule = croniter(self.function.schedule, dt.datetime.now(dt.UTC), second_at_beginning=True)
         while not self.stop_event.is_set():
             due = schedule.get_next(dt.datetime)
-            wait = (due - dt.datetime.now(dt.timezone.utc)).total_seconds()
+            wait = (due - dt.datetime.now(dt.UTC)).total_seconds()
             if self.stop_event.wait(max(wait, 0)):
                 return
             self._fire(past_due=wait < -1)

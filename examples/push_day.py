@@ -38,8 +38,15 @@ import requests
 
 EXIT_MATCHED, EXIT_NOT_MATCHED, EXIT_HTTP_ERROR = 0, 1, 2
 FINAL_STATUSES = ("MATCHED", "MISMATCHED")
-TOTAL_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count", "net_sales_amount", "tax_amount",
-                "tip_amount", "payment_total_amount")
+TOTAL_FIELDS = (
+    "trade_record_count",
+    "item_row_count",
+    "payment_row_count",
+    "net_sales_amount",
+    "tax_amount",
+    "tip_amount",
+    "payment_total_amount",
+)
 DEFAULT_DAY_DIR = Path(__file__).resolve().parent / "day"
 MAX_RATE_LIMIT_RETRIES = 5
 
@@ -94,6 +101,7 @@ def _pretty(response: requests.Response) -> str:
 
 # --- the day's requests -----------------------------------------------------------------------------
 
+
 def load_bodies(path: Path) -> list[dict]:
     """A data file holds one request body, or a list of them (several batches of one store-day)."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -105,16 +113,21 @@ def plan_requests(day_dir: Path) -> list[tuple[str, str, str, dict]]:
     if not day_dir.is_dir():
         raise SystemExit(f"error: day directory not found: {day_dir}")
     steps: list[tuple[str, str, str, dict]] = []
-    for name, path in (("stores.json", "stores"), ("products.json", "products"),
-                       ("mapping.json", "mappings/transaction-types")):
+    for name, path in (
+        ("stores.json", "stores"),
+        ("products.json", "products"),
+        ("mapping.json", "mappings/transaction-types"),
+    ):
         file = day_dir / name
         if not file.exists():
             raise SystemExit(f"error: {file} is missing")
         steps += [("PUT", path, f"PUT /{path} ({name})", body) for body in load_bodies(file)]
     for file in sorted(day_dir.glob("trade-records-*.json")):
         for body in sorted(load_bodies(file), key=lambda b: (b["store_id"], b["business_date"], b["batch_seq"])):
-            label = (f"POST /trade-records {body['store_id']} {body['business_date']} "
-                     f"batch_seq={body['batch_seq']} ({file.name})")
+            label = (
+                f"POST /trade-records {body['store_id']} {body['business_date']} "
+                f"batch_seq={body['batch_seq']} ({file.name})"
+            )
             steps.append(("POST", "trade-records", label, body))
     closes = sorted(day_dir.glob("daily-close-*.json"))
     if not closes:
@@ -133,34 +146,41 @@ def push(client: Client, steps: list[tuple[str, str, str, dict]]) -> list[tuple[
         response = client.call(method, path, body)
         result = response.json()
         warnings = result.get("warnings") or []
-        print(f"{label} -> {response.status_code} {result.get('status')} "
-              f"record_count={result.get('record_count')} warnings={len(warnings)}")
+        print(
+            f"{label} -> {response.status_code} {result.get('status')} "
+            f"record_count={result.get('record_count')} warnings={len(warnings)}"
+        )
         for warning in warnings:
             print(f"    warning {warning.get('code')} at {warning.get('path')}: {warning.get('message')}")
         if path == "daily-close":
             closed_days.append((body["store_id"], body["business_date"]))
             if result.get("status") == "ALREADY_RECEIVED":
-                print("    this daily close was received before: its earlier result stands "
-                      "(run with --fresh-batch-ids to reconcile again)")
+                print(
+                    "    this daily close was received before: its earlier result stands "
+                    "(run with --fresh-batch-ids to reconcile again)"
+                )
     return closed_days
 
 
 # --- waiting for the reconciliation -------------------------------------------------------------------
 
-def wait_for_results(client: Client, days: list[tuple[str, str]], timeout: float,
-                     interval: float) -> dict[tuple[str, str], dict]:
+
+def wait_for_results(
+    client: Client, days: list[tuple[str, str]], timeout: float, interval: float
+) -> dict[tuple[str, str], dict]:
     started = time.monotonic()
     results: dict[tuple[str, str], dict] = {}
-    print(f"waiting for reconciliation of {len(days)} store-day(s), polling every {interval:g}s "
-          f"(timeout {timeout:g}s)")
+    print(f"waiting for reconciliation of {len(days)} store-day(s), polling every {interval:g}s (timeout {timeout:g}s)")
     while True:
         for store_id, business_date in days:
             if results.get((store_id, business_date), {}).get("status") not in FINAL_STATUSES:
                 response = client.call("GET", f"daily-close/{store_id}/{business_date}")
                 results[(store_id, business_date)] = response.json()
         elapsed = time.monotonic() - started
-        states = "; ".join(f"{store_id} {business_date} {results[(store_id, business_date)].get('status')}"
-                           for store_id, business_date in days)
+        states = "; ".join(
+            f"{store_id} {business_date} {results[(store_id, business_date)].get('status')}"
+            for store_id, business_date in days
+        )
         print(f"  [{elapsed:5.0f}s] {states}")
         if all(result.get("status") in FINAL_STATUSES for result in results.values()):
             return results
@@ -198,15 +218,19 @@ def report(day: tuple[str, str], result: dict, timeout: float) -> bool:
 def explain_wait(client: Client, days: list[tuple[str, str]], results: dict[tuple[str, str], dict]) -> None:
     """Why a day has no result yet, and what to do: the service reconciles a day only after a delay."""
     print()
-    print("Why no result yet: the service reconciles a store-day RECONCILE_DELAY_SECONDS after its daily close "
-          "(900 s, 15 minutes, unless the service sets it shorter).")
+    print(
+        "Why no result yet: the service reconciles a store-day RECONCILE_DELAY_SECONDS after its daily close "
+        "(900 s, 15 minutes, unless the service sets it shorter)."
+    )
     for store_id, business_date in days:
         due = results[(store_id, business_date)].get("reconciliation_due_at")
         if due:
             print(f"  {store_id} {business_date} is due at {due}")
     partner_id = _partner_id(client) or "PARTNER_ID"
-    print("What to do: wait until then and run this script again (resending is safe: the results are read "
-          "again), or reconcile now, on the service's machine, with:")
+    print(
+        "What to do: wait until then and run this script again (resending is safe: the results are read "
+        "again), or reconcile now, on the service's machine, with:"
+    )
     for store_id, business_date in days:
         print(f"  python -m hq reconcile run {partner_id} {store_id} {business_date}")
     print("To try a whole day locally, start the service with a short delay: RECONCILE_DELAY_SECONDS=5 make run")
@@ -226,20 +250,31 @@ def _cell(value) -> str:
 
 # --- command line --------------------------------------------------------------------------------------
 
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="Push an example business day and wait for its reconciliation.")
-    parser.add_argument("--base-url", required=True, help="service address with its prefix, "
-                                                          "for example http://127.0.0.1:7071/pos/v1")
-    parser.add_argument("--key", default=os.environ.get("POS_API_KEY"),
-                        help="partner API key (default: $POS_API_KEY); never printed")
-    parser.add_argument("--day-dir", type=Path, default=DEFAULT_DAY_DIR,
-                        help="directory of the day's request bodies (default: examples/day)")
-    parser.add_argument("--timeout", type=float, default=120.0,
-                        help="seconds to wait for the reconciliation results (default 120)")
+    parser.add_argument(
+        "--base-url", required=True, help="service address with its prefix, for example http://127.0.0.1:7071/pos/v1"
+    )
+    parser.add_argument(
+        "--key", default=os.environ.get("POS_API_KEY"), help="partner API key (default: $POS_API_KEY); never printed"
+    )
+    parser.add_argument(
+        "--day-dir",
+        type=Path,
+        default=DEFAULT_DAY_DIR,
+        help="directory of the day's request bodies (default: examples/day)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=120.0, help="seconds to wait for the reconciliation results (default 120)"
+    )
     parser.add_argument("--poll-interval", type=float, default=2.0, help=argparse.SUPPRESS)
-    parser.add_argument("--fresh-batch-ids", action="store_true",
-                        help="give every request a new batch_id (uuid4) so that a re-run is stored and "
-                             "reconciled again instead of answered ALREADY_RECEIVED")
+    parser.add_argument(
+        "--fresh-batch-ids",
+        action="store_true",
+        help="give every request a new batch_id (uuid4) so that a re-run is stored and "
+        "reconciled again instead of answered ALREADY_RECEIVED",
+    )
     args = parser.parse_args(argv)
     if not args.key:
         parser.error("an API key is required: --key KEY or the environment variable POS_API_KEY")
@@ -270,8 +305,11 @@ def main(argv: list[str] | None = None) -> int:
     if all(matched):
         print(f"result: all {len(days)} store-day(s) MATCHED")
         return EXIT_MATCHED
-    failed = [f"{store_id} {business_date} {results[(store_id, business_date)].get('status')}"
-              for (store_id, business_date), ok in zip(days, matched) if not ok]
+    failed = [
+        f"{store_id} {business_date} {results[(store_id, business_date)].get('status')}"
+        for (store_id, business_date), ok in zip(days, matched, strict=True)
+        if not ok
+    ]
     print(f"result: not matched: {', '.join(failed)}")
     return EXIT_NOT_MATCHED
 

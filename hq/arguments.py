@@ -36,5 +36,7 @@ def payment_type(code: str) -> str:
     try:
         return TypeAdapter(FreeString50).validate_python(code)
     except ValidationError:
-        raise AdminError(f"invalid payment type {code!r}: 1 to 50 characters, exactly as the partner sends it "
-                         "in payments[].payment_type") from None
+        raise AdminError(
+            f"invalid payment type {code!r}: 1 to 50 characters, exactly as the partner sends it "
+            "in payments[].payment_type"
+        ) from None

@@ -30,16 +30,24 @@ def batch_show(backend: Backend, args: argparse.Namespace) -> None:
     marker = backend.storage.find_batch(args.partner_id, batch_id)
     if marker is None:
         settings = backend.settings
-        kept = (f" (or its marker expired: markers are kept {settings.batch_marker_ttl_days} days)"
-                if settings.backend == "azure" and settings.batch_marker_ttl_days else "")
+        kept = (
+            f" (or its marker expired: markers are kept {settings.batch_marker_ttl_days} days)"
+            if settings.backend == "azure" and settings.batch_marker_ttl_days
+            else ""
+        )
         raise AdminError(f"partner {args.partner_id} has no batch {batch_id}{kept}")
-    rows = [["batch_id", marker.batch_id], ["partner_id", marker.partner_id], ["kind", marker.kind],
-            ["record_count", str(marker.record_count)], ["received_at", to_api_text(marker.received_at)],
-            ["store_id", marker.store_id or "-"],
-            ["business_date", marker.business_date.isoformat() if marker.business_date else "-"],
-            ["batch_seq", "-" if marker.batch_seq is None else str(marker.batch_seq)],
-            # Only a digest (SHA-256) is kept, to tell a resend with another body; never the body.
-            ["body_digest", "stored (SHA-256 only; the body is not kept)" if marker.body_digest else "none"]]
+    rows = [
+        ["batch_id", marker.batch_id],
+        ["partner_id", marker.partner_id],
+        ["kind", marker.kind],
+        ["record_count", str(marker.record_count)],
+        ["received_at", to_api_text(marker.received_at)],
+        ["store_id", marker.store_id or "-"],
+        ["business_date", marker.business_date.isoformat() if marker.business_date else "-"],
+        ["batch_seq", "-" if marker.batch_seq is None else str(marker.batch_seq)],
+        # Only a digest (SHA-256) is kept, to tell a resend with another body; never the body.
+        ["body_digest", "stored (SHA-256 only; the body is not kept)" if marker.body_digest else "none"],
+    ]
     if marker.store_id and marker.business_date:
         rows.append(["store_day", _store_day(backend, marker, marker.store_id, marker.business_date)])
     print(table(["FIELD", "VALUE"], rows))
@@ -52,6 +60,9 @@ def _store_day(backend: Backend, marker: BatchMarker, store_id: str, business_da
         return "no daily close received yet"
     status = day.status
     if marker.kind == "daily-close":
-        status += (" (this close is the latest)" if day.close_batch_id == marker.batch_id
-                   else f" (of a later close, batch {day.close_batch_id}, which replaced this one)")
+        status += (
+            " (this close is the latest)"
+            if day.close_batch_id == marker.batch_id
+            else f" (of a later close, batch {day.close_batch_id}, which replaced this one)"
+        )
     return status

@@ -23,8 +23,9 @@ GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_ty
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m hq",
-                                     description="HQ operations for the partner POS ingestion service.")
+    parser = argparse.ArgumentParser(
+        prog="python -m hq", description="HQ operations for the partner POS ingestion service."
+    )
     groups = parser.add_subparsers(dest="group", required=True)
     for group in GROUPS:
         group.add_group(groups)
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def command_names(parser: argparse.ArgumentParser | None = None) -> list[str]:
     """Every command as typed after `hq` ("partner add", "queue poison list"), read from the parser."""
+
     def walk(node: argparse.ArgumentParser, words: list[str]) -> list[str]:
         # argparse offers no public way to list a parser's subcommands; _actions is stable since 2.7.
         choices = [action.choices for action in node._actions if isinstance(action, argparse._SubParsersAction)]

@@ -18,8 +18,12 @@ def add_group(groups) -> None:
     sub = group.add_subparsers(dest="action", required=True)
     issue = sub.add_parser("issue", help="create a key and print it once")
     issue.add_argument("partner_id")
-    issue.add_argument("--format", choices=("text", "json"), default="text",
-                       help="text (default) to read; json for a script: partner_id, key_id and key")
+    issue.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text (default) to read; json for a script: partner_id, key_id and key",
+    )
     issue.set_defaults(run=key_issue)
     revoke = sub.add_parser("revoke", help="revoke a key by its id")
     revoke.add_argument("partner_id")
@@ -51,12 +55,15 @@ def key_revoke(backend: Backend, args: argparse.Namespace) -> None:
         # Perhaps the key itself, pasted by mistake: never printed back. Its hash says which key it is.
         owner = refused.owner
         if owner is not None:
-            raise AdminError(f"that is a key, not a key id (not shown here); it is key {owner.key_id} of partner "
-                             f"{owner.partner.partner_id}. Revoke it by its id: python -m hq key revoke "
-                             f"{owner.partner.partner_id} {owner.key_id}") from None
-        raise AdminError(f"the value given is not a key id (not shown here, it may be a key); key ids look like "
-                         f"key_0123456789ab: see the KEY_ID column of: python -m hq key list {args.partner_id}"
-                         ) from None
+            raise AdminError(
+                f"that is a key, not a key id (not shown here); it is key {owner.key_id} of partner "
+                f"{owner.partner.partner_id}. Revoke it by its id: python -m hq key revoke "
+                f"{owner.partner.partner_id} {owner.key_id}"
+            ) from None
+        raise AdminError(
+            f"the value given is not a key id (not shown here, it may be a key); key ids look like "
+            f"key_0123456789ab: see the KEY_ID column of: python -m hq key list {args.partner_id}"
+        ) from None
     print(f"Revoked key {args.key_id} of partner {args.partner_id}: requests with it now get 401.")
 
 
@@ -65,9 +72,21 @@ def key_list(backend: Backend, args: argparse.Namespace) -> None:
     if not keys:
         print(f"Partner {args.partner_id} has no keys. Issue one with: python -m hq key issue {args.partner_id}")
         return
-    print(table(["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT", "LAST_USED_HOUR"],
-                [[k.key_id, "REVOKED" if k.revoked_at else "ACTIVE", to_api_text(k.created_at),
-                  to_api_text(k.revoked_at) if k.revoked_at else "-", _hour(k.last_used_at)] for k in keys]))
+    print(
+        table(
+            ["KEY_ID", "STATUS", "CREATED_AT", "REVOKED_AT", "LAST_USED_HOUR"],
+            [
+                [
+                    k.key_id,
+                    "REVOKED" if k.revoked_at else "ACTIVE",
+                    to_api_text(k.created_at),
+                    to_api_text(k.revoked_at) if k.revoked_at else "-",
+                    _hour(k.last_used_at),
+                ]
+                for k in keys
+            ],
+        )
+    )
 
 
 def _hour(moment: dt.datetime | None) -> str:

@@ -10,14 +10,18 @@ _NEEDS_QUOTES = re.compile(r'[,;"]|^$')
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
-    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip()
-             for row in [headers, *rows]]
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    lines = [
+        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [headers, *rows]
+    ]
     return "\n".join(lines)
 
 
 def code_list(codes: list[str], separator: str = ",") -> str:
     """Partner codes joined by commas; a code is quoted (JSON) where a comma, a semicolon, a quote or
     spaces around it would hide where it ends ("FT/Venda" stays as it is, " 01" does not)."""
-    return separator.join(json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip()
-                          else code for code in codes)
+    return separator.join(
+        json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip() else code
+        for code in codes
+    )

@@ -19,8 +19,10 @@ def add_group(groups) -> None:
     add.add_argument("partner_id")
     add.add_argument("--name", help="display name (default: the id)")
     add.set_defaults(run=partner_add)
-    for name, text, run in (("deactivate", "refuse every request of the partner (403)", partner_deactivate),
-                            ("activate", "accept the partner's requests again", partner_activate)):
+    for name, text, run in (
+        ("deactivate", "refuse every request of the partner (403)", partner_deactivate),
+        ("activate", "accept the partner's requests again", partner_activate),
+    ):
         command = sub.add_parser(name, help=text)
         command.add_argument("partner_id")
         command.set_defaults(run=run)
@@ -38,9 +40,11 @@ def partner_add(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def _exists(partner: Partner) -> str:
-    return (f"partner {partner.partner_id} already exists ({partner.name}, "
-            f"{'active' if partner.active else 'inactive'}, added {to_api_text(partner.created_at)}); "
-            "nothing changed. Its keys: python -m hq key list " + partner.partner_id)
+    return (
+        f"partner {partner.partner_id} already exists ({partner.name}, "
+        f"{'active' if partner.active else 'inactive'}, added {to_api_text(partner.created_at)}); "
+        "nothing changed. Its keys: python -m hq key list " + partner.partner_id
+    )
 
 
 def partner_deactivate(backend: Backend, args: argparse.Namespace) -> None:
@@ -58,6 +62,9 @@ def partner_list(backend: Backend, args: argparse.Namespace) -> None:
     if not partners:
         print("No partners yet. Add one with: python -m hq partner add PARTNER_ID --name NAME")
         return
-    print(table(["PARTNER_ID", "NAME", "STATUS", "CREATED_AT"],
-                [[p.partner_id, p.name, "ACTIVE" if p.active else "INACTIVE", to_api_text(p.created_at)]
-                 for p in partners]))
+    print(
+        table(
+            ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT"],
+            [[p.partner_id, p.name, "ACTIVE" if p.active else "INACTIVE", to_api_text(p.created_at)] for p in partners],
+        )
+    )

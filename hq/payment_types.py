@@ -19,9 +19,11 @@ from hq.output import table
 if TYPE_CHECKING:
     from reconcile import operations
 
-DIRECTION_MEANING = {1: "money in, added to payment_total_amount",
-                     -1: "money given back, subtracted from payment_total_amount",
-                     0: "not counted in payment_total_amount (like DEPOSIT_APPLIED, already counted as DEPOSIT)"}
+DIRECTION_MEANING = {
+    1: "money in, added to payment_total_amount",
+    -1: "money given back, subtracted from payment_total_amount",
+    0: "not counted in payment_total_amount (like DEPOSIT_APPLIED, already counted as DEPOSIT)",
+}
 
 
 def add_group(groups) -> None:
@@ -31,8 +33,13 @@ def add_group(groups) -> None:
     set_parser = sub.add_parser("set", help="record how a payment_type counts toward payment_total_amount")
     set_parser.add_argument("partner_id")
     set_parser.add_argument("code", metavar="CODE", help="the payment_type value, as the partner sends it")
-    set_parser.add_argument("--direction", type=int, choices=(1, -1, 0), required=True,
-                            help="1 money in, -1 money given back, 0 not counted")
+    set_parser.add_argument(
+        "--direction",
+        type=int,
+        choices=(1, -1, 0),
+        required=True,
+        help="1 money in, -1 money given back, 0 not counted",
+    )
     set_parser.set_defaults(run=payment_type_set)
     unset = sub.add_parser("unset", help="remove the partner's own direction of a payment_type")
     unset.add_argument("partner_id")
@@ -48,16 +55,22 @@ def payment_type_set(backend: Backend, args: argparse.Namespace) -> None:
 
     code = arguments.payment_type(args.code)
     done = operations.set_direction(backend.storage, args.partner_id, code, args.direction)
-    was = (f" (was {done.previous})" if done.previous is not None and done.previous != args.direction else "")
-    print(f"Payment type {code} of partner {args.partner_id}: direction {args.direction}{was}, "
-          f"{DIRECTION_MEANING[args.direction]}.")
+    was = f" (was {done.previous})" if done.previous is not None and done.previous != args.direction else ""
+    print(
+        f"Payment type {code} of partner {args.partner_id}: direction {args.direction}{was}, "
+        f"{DIRECTION_MEANING[args.direction]}."
+    )
     if done.suggested is not None and done.suggested != args.direction:
         print(f"This overrides the suggested direction {done.suggested} for this partner.")
     elif done.suggested is not None:
-        print(f"The suggested direction is {done.suggested} too; the partner's own stays even if the suggested "
-              "one changes (payment-type unset removes it).")
-    print("New trade records and reconciliations use it from now on; days already reconciled keep their "
-          "result until reconciled again.")
+        print(
+            f"The suggested direction is {done.suggested} too; the partner's own stays even if the suggested "
+            "one changes (payment-type unset removes it)."
+        )
+    print(
+        "New trade records and reconciliations use it from now on; days already reconciled keep their "
+        "result until reconciled again."
+    )
     if done.days_left_out:
         print(f"{len(done.days_left_out)} reconciled day(s) left {code} out as unknown; reconcile them again with:")
         for day in done.days_left_out:
@@ -72,8 +85,10 @@ def payment_type_unset(backend: Backend, args: argparse.Namespace) -> None:
     if suggested is not None:
         after = f"it has the suggested direction {suggested} again"
     else:
-        after = ("its payments are left out of payment_total_amount again, and new trade records with it get "
-                 "PAYMENT_TYPE_UNKNOWN_DIRECTION")
+        after = (
+            "its payments are left out of payment_total_amount again, and new trade records with it get "
+            "PAYMENT_TYPE_UNKNOWN_DIRECTION"
+        )
     print(f"Removed partner {args.partner_id}'s direction for payment type {code}: {after}.")
 
 
@@ -81,13 +96,21 @@ def payment_type_list(backend: Backend, args: argparse.Namespace) -> None:
     from reconcile import operations
 
     partner = require_partner(backend.storage.get_partner, args.partner_id)
-    print(table(["PAYMENT_TYPE", "DIRECTION", "SOURCE"],
-                [[entry.code, str(entry.direction), _source(entry)]
-                 for entry in operations.directions(backend.storage, partner)]))
-    print("Direction 1: money in (added to payment_total_amount); -1: money given back (subtracted); 0: not "
-          "counted. Any other payment_type is left out of payment_total_amount, and trade records with it get "
-          "PAYMENT_TYPE_UNKNOWN_DIRECTION, until set with: "
-          f"python -m hq payment-type set {args.partner_id} CODE --direction 1|-1|0")
+    print(
+        table(
+            ["PAYMENT_TYPE", "DIRECTION", "SOURCE"],
+            [
+                [entry.code, str(entry.direction), _source(entry)]
+                for entry in operations.directions(backend.storage, partner)
+            ],
+        )
+    )
+    print(
+        "Direction 1: money in (added to payment_total_amount); -1: money given back (subtracted); 0: not "
+        "counted. Any other payment_type is left out of payment_total_amount, and trade records with it get "
+        "PAYMENT_TYPE_UNKNOWN_DIRECTION, until set with: "
+        f"python -m hq payment-type set {args.partner_id} CODE --direction 1|-1|0"
+    )
 
 
 def _source(entry: operations.Direction) -> str:

@@ -10,10 +10,10 @@ import argparse
 import datetime as dt
 
 from backends.queues import open_reconcile_queue
+from core import reconcile_messages
 from core.clock import to_api_text
 from core.ports import AdminError, QueueConsumer
 from hq.output import table
-from core import reconcile_messages
 
 
 def add_group(groups) -> None:
@@ -21,7 +21,8 @@ def add_group(groups) -> None:
     group.set_defaults(opens=open_reconcile_queue)
     sub = group.add_subparsers(dest="action", required=True)
     poison = sub.add_parser(
-        "poison", help="messages that failed maxDequeueCount times (host.json or its app-setting override)")
+        "poison", help="messages that failed maxDequeueCount times (host.json or its app-setting override)"
+    )
     sub = poison.add_subparsers(dest="subaction", required=True)
     sub.add_parser("list", help="poisoned messages and the store-day each one names").set_defaults(run=poison_list)
     replay = sub.add_parser("replay", help="put a poisoned message back on the queue, visible now")
@@ -36,13 +37,21 @@ def poison_list(queue: QueueConsumer, args: argparse.Namespace) -> None:
     if not poisoned:
         print(f"No poisoned messages on {queue.poison_name}.")
         return
-    rows = [[m.message_id, to_api_text(dt.datetime.fromtimestamp(m.inserted_at_us / 1e6, dt.timezone.utc)),
-             *_request_columns(m.body)] for m in poisoned]
+    rows = [
+        [
+            m.message_id,
+            to_api_text(dt.datetime.fromtimestamp(m.inserted_at_us / 1e6, dt.UTC)),
+            *_request_columns(m.body),
+        ]
+        for m in poisoned
+    ]
     print(table(["MESSAGE_ID", "INSERTED_AT", "PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "CLOSE_BATCH_ID"], rows))
     total = queue.poison_count()
     if total > len(poisoned):
-        print(f"Showing the first {len(poisoned)} of about {total}; replay them to see the rest, "
-              "or replay all with: python -m hq queue poison replay --all")
+        print(
+            f"Showing the first {len(poisoned)} of about {total}; replay them to see the rest, "
+            "or replay all with: python -m hq queue poison replay --all"
+        )
 
 
 def _request_columns(body: bytes | str) -> list[str]:
@@ -60,5 +69,4 @@ def poison_replay(queue: QueueConsumer, args: argparse.Namespace) -> None:
         return
     if not queue.replay_poison(args.message_id):
         raise AdminError(f"no poisoned message {args.message_id} on {queue.poison_name}")
-    print(f"Replayed message {args.message_id} onto {queue.queue_name}: it is visible now, "
-          "with a fresh dequeue count.")
+    print(f"Replayed message {args.message_id} onto {queue.queue_name}: it is visible now, with a fresh dequeue count.")

@@ -32,8 +32,14 @@ def products_missing(backend: Backend, args: argparse.Namespace) -> None:
     if not missing:
         print(f"Every product_id of {where} is in the product master (or the day has no trade records).")
         return
-    print(table(["PRODUCT_ID", "ITEM_LINES", "TRADE_RECORDS"],
-                [[product.product_id, str(product.item_lines), str(product.trade_records)] for product in missing]))
-    print(f"{len(missing)} product_id(s) of {where} not (yet) in the product master, for this store or for all "
-          "stores. The transactions are stored; they match once the partner sends these products with "
-          "PUT /products.")
+    print(
+        table(
+            ["PRODUCT_ID", "ITEM_LINES", "TRADE_RECORDS"],
+            [[product.product_id, str(product.item_lines), str(product.trade_records)] for product in missing],
+        )
+    )
+    print(
+        f"{len(missing)} product_id(s) of {where} not (yet) in the product master, for this store or for all "
+        "stores. The transactions are stored; they match once the partner sends these products with "
+        "PUT /products."
+    )

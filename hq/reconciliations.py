@@ -30,16 +30,22 @@ def add_group(groups) -> None:
     group = groups.add_parser("reconcile", help="reconcile a store-day now, show its result, or list results")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
-    for name, text, run in (("run", "reconcile the latest daily close now and show the result", reconcile_run),
-                            ("show", "expected, actual and differences side by side", reconcile_show)):
+    for name, text, run in (
+        ("run", "reconcile the latest daily close now and show the result", reconcile_run),
+        ("show", "expected, actual and differences side by side", reconcile_show),
+    ):
         command = sub.add_parser(name, help=text)
         for argument in ("partner_id", "store_id", "business_date"):
             command.add_argument(argument)
         command.set_defaults(run=run)
     listing = sub.add_parser("list", help="daily closes and their status, of one partner or of all")
     listing.add_argument("partner_id", nargs="?", help="only this partner's closes (default: every partner's)")
-    listing.add_argument("--format", choices=("table", "json", "csv"), default="table",
-                         help="table (default) to read; json or csv for a script")
+    listing.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="table (default) to read; json or csv for a script",
+    )
     listing.add_argument("--status", type=str.upper, choices=STATUSES, help="only closes with this status")
     listing.add_argument("--date", metavar="YYYY-MM-DD", help="only this business date")
     listing.add_argument("--from", dest="date_from", metavar="YYYY-MM-DD", help="business dates from this one")
@@ -55,6 +61,7 @@ def add_group(groups) -> None:
 
 # -- run and show ---------------------------------------------------------------------------------
 
+
 def reconcile_run(backend: Backend, args: argparse.Namespace) -> None:
     from reconcile import operations
 
@@ -69,14 +76,27 @@ def reconcile_show(backend: Backend, args: argparse.Namespace) -> None:
 
     with _worded_refusal(args):
         day = operations.latest_close(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
-    print(f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
-          + (f" (checked {to_api_text(day.checked_at)})" if day.checked_at else
-             f" (not reconciled yet, due {to_api_text(day.due_at)})"))
+    print(
+        f"{args.partner_id} {day.store_id} {day.business_date}: {day.status}"
+        + (
+            f" (checked {to_api_text(day.checked_at)})"
+            if day.checked_at
+            else f" (not reconciled yet, due {to_api_text(day.due_at)})"
+        )
+    )
     details = day.details or {}
     raw = details.get("raw_differences") or {}
     reconciled = day.actual is not None
-    rows = [[name, _cell(day.expected.get(name)), _cell((day.actual or {}).get(name)),
-             _signed(raw.get(name)) if reconciled else "-", _verdict(name, day, raw)] for name in TOTAL_FIELDS]
+    rows = [
+        [
+            name,
+            _cell(day.expected.get(name)),
+            _cell((day.actual or {}).get(name)),
+            _signed(raw.get(name)) if reconciled else "-",
+            _verdict(name, day, raw),
+        ]
+        for name in TOTAL_FIELDS
+    ]
     print(table(["FIELD", "EXPECTED", "ACTUAL", "DIFFERENCE", "RESULT"], rows))
     if reconciled:
         print("DIFFERENCE is actual - expected; counts must be equal, amounts may differ by one minor unit.")
@@ -95,14 +115,18 @@ def _business_date(backend: Backend, args: argparse.Namespace) -> dt.date:
 def _worded_refusal(args: argparse.Namespace) -> Iterator[None]:
     """A store-day without a daily close, in words that say where to look."""
     from reconcile import operations
+
     try:
         yield
     except operations.NoDailyClose as missing:
         if not missing.registered:
-            raise AdminError(f"store {args.store_id} is not registered for partner {args.partner_id}, so it has "
-                             f"no daily close; its stores: python -m hq store list {args.partner_id}") from None
-        raise AdminError(f"no daily close received for {args.partner_id} {args.store_id} {args.business_date}"
-                         ) from None
+            raise AdminError(
+                f"store {args.store_id} is not registered for partner {args.partner_id}, so it has "
+                f"no daily close; its stores: python -m hq store list {args.partner_id}"
+            ) from None
+        raise AdminError(
+            f"no daily close received for {args.partner_id} {args.store_id} {args.business_date}"
+        ) from None
 
 
 def _cell(value) -> str:
@@ -124,27 +148,42 @@ def _verdict(name: str, day: ClosedDay, raw: dict) -> str:
 
 
 # How the reconciliation's details read in `reconcile show`; anything else is printed by its name.
-_DETAIL_LABELS = {"unmapped_source_codes": "unmapped source codes (counted, but not as revenue)",
-                  "unknown_payment_types": "payment types of unknown direction (left out of payment_total_amount)",
-                  "mapped_source_codes": "source codes counted as"}
-_DETAILS_SHOWN_ELSEWHERE = {"raw_differences", "source_codes", "batch_count_received", "batch_count_expected",
-                            "batch_seqs_received", "missing_batch_seqs", "records_moved_out"}
+_DETAIL_LABELS = {
+    "unmapped_source_codes": "unmapped source codes (counted, but not as revenue)",
+    "unknown_payment_types": "payment types of unknown direction (left out of payment_total_amount)",
+    "mapped_source_codes": "source codes counted as",
+}
+_DETAILS_SHOWN_ELSEWHERE = {
+    "raw_differences",
+    "source_codes",
+    "batch_count_received",
+    "batch_count_expected",
+    "batch_seqs_received",
+    "missing_batch_seqs",
+    "records_moved_out",
+}
 
 
 def _detail_lines(details: dict) -> list[str]:
     lines = []
     if "batch_count_expected" in details:
         seqs = details.get("batch_seqs_received") or []
-        line = (f"batches: {details.get('batch_count_received', len(seqs))} received of "
-                f"{details['batch_count_expected']} expected"
-                + (f" (batch_seq {', '.join(map(str, seqs))})" if seqs else ""))
+        line = (
+            f"batches: {details.get('batch_count_received', len(seqs))} received of "
+            f"{details['batch_count_expected']} expected"
+            + (f" (batch_seq {', '.join(map(str, seqs))})" if seqs else "")
+        )
         missing = details.get("missing_batch_seqs") or []
         lines.append(line + (f"; missing batch_seq {', '.join(map(str, missing))}" if missing else ""))
     moved = details.get("records_moved_out") or []
     if moved:  # a later version of each moved it: the day no longer counts it
-        lines.append("records moved out by a later version (no longer counted here): " + ", ".join(
-            f"{code_list([entry['trade_record_id']])} to {entry['to_store_id']} {entry['to_business_date']}"
-            for entry in moved))
+        lines.append(
+            "records moved out by a later version (no longer counted here): "
+            + ", ".join(
+                f"{code_list([entry['trade_record_id']])} to {entry['to_store_id']} {entry['to_business_date']}"
+                for entry in moved
+            )
+        )
     for name, value in details.items():
         if value and name not in _DETAILS_SHOWN_ELSEWHERE:
             lines.append(f"{_DETAIL_LABELS.get(name, name.replace('_', ' '))}: {_readable(value)}")
@@ -167,6 +206,7 @@ def _readable(value) -> str:
 
 # -- list -----------------------------------------------------------------------------------------
 
+
 def reconcile_list(backend: Backend, args: argparse.Namespace) -> None:
     from reconcile import operations
 
@@ -188,33 +228,59 @@ def reconcile_list(backend: Backend, args: argparse.Namespace) -> None:
     if not days:
         print(f"No daily closes of {whose}{_list_filters(args, first, last)}.")
         return
-    print(table(["PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"],
-                [[partner_id, day.store_id, day.business_date.isoformat(), day.status,
-                  to_api_text(day.checked_at) if day.checked_at else "-",
-                  ",".join(day.differences) or "-", _notes(day)] for partner_id, day in days]))
+    print(
+        table(
+            ["PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES", "NOTES"],
+            [
+                [
+                    partner_id,
+                    day.store_id,
+                    day.business_date.isoformat(),
+                    day.status,
+                    to_api_text(day.checked_at) if day.checked_at else "-",
+                    ",".join(day.differences) or "-",
+                    _notes(day),
+                ]
+                for partner_id, day in days
+            ],
+        )
+    )
     counts = Counter(day.status for _, day in days)
     print(f"{len(days)} store-day(s): " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) + ".")
     if counts["MISMATCHED"]:
-        print("Details of one: python -m hq reconcile show "
-              f"{args.partner_id if args.partner_id is not None else 'PARTNER_ID'} STORE_ID BUSINESS_DATE")
+        print(
+            "Details of one: python -m hq reconcile show "
+            f"{args.partner_id if args.partner_id is not None else 'PARTNER_ID'} STORE_ID BUSINESS_DATE"
+        )
 
 
 def _print_days(form: str, days: list[tuple[str, ClosedDay]]) -> None:
     """The list for a script: JSON (an array, null where the table shows "-") or CSV with a header row."""
     records: list[dict[str, Any]] = [
-        {"partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
-         "status": day.status, "checked_at": to_api_text(day.checked_at) if day.checked_at else None,
-         "differences": list(day.differences), "notes": _notes(day)}
-        for partner_id, day in days]
+        {
+            "partner_id": partner_id,
+            "store_id": day.store_id,
+            "business_date": day.business_date.isoformat(),
+            "status": day.status,
+            "checked_at": to_api_text(day.checked_at) if day.checked_at else None,
+            "differences": list(day.differences),
+            "notes": _notes(day),
+        }
+        for partner_id, day in days
+    ]
     if form == "json":
         print(json.dumps(records, ensure_ascii=False, indent=2))
         return
-    writer = csv.DictWriter(sys.stdout, fieldnames=["partner_id", "store_id", "business_date", "status",
-                                                    "checked_at", "differences", "notes"], lineterminator="\n")
+    writer = csv.DictWriter(
+        sys.stdout,
+        fieldnames=["partner_id", "store_id", "business_date", "status", "checked_at", "differences", "notes"],
+        lineterminator="\n",
+    )
     writer.writeheader()
     for record in records:
-        writer.writerow({**record, "checked_at": record["checked_at"] or "",
-                         "differences": ",".join(record["differences"])})
+        writer.writerow(
+            {**record, "checked_at": record["checked_at"] or "", "differences": ",".join(record["differences"])}
+        )
 
 
 def _list_filters(args: argparse.Namespace, first: dt.date | None, last: dt.date | None) -> str:

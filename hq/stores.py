@@ -15,9 +15,9 @@ def add_group(groups) -> None:
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
     for name, text, run in (
-            ("register", "allow the partner to send data for these stores (those already allowed stay)",
-             store_register),
-            ("unregister", "stop accepting data for these stores", store_unregister)):
+        ("register", "allow the partner to send data for these stores (those already allowed stay)", store_register),
+        ("unregister", "stop accepting data for these stores", store_unregister),
+    ):
         command = sub.add_parser(name, help=text)
         command.add_argument("partner_id")
         command.add_argument("store_ids", nargs="+", metavar="STORE_ID")
@@ -56,7 +56,19 @@ def store_list(backend: Backend, args: argparse.Namespace) -> None:
         if store is None:  # registered, but PUT /stores has not sent its master data yet
             rows.append([store_id, "-", "-", "-", "-", "-", "(no master data yet)"])
             continue
-        rows.append([store_id, store.currency, store.country_code, store.time_zone, store.workday_start,
-                     "yes" if store.prices_include_tax else "no", to_api_text(store.last_modified_at)])
-    print(table(["STORE_ID", "CURRENCY", "COUNTRY", "TIME_ZONE", "WORKDAY_START", "TAX_INCLUDED",
-                 "LAST_MODIFIED_AT"], rows))
+        rows.append(
+            [
+                store_id,
+                store.currency,
+                store.country_code,
+                store.time_zone,
+                store.workday_start,
+                "yes" if store.prices_include_tax else "no",
+                to_api_text(store.last_modified_at),
+            ]
+        )
+    print(
+        table(
+            ["STORE_ID", "CURRENCY", "COUNTRY", "TIME_ZONE", "WORKDAY_START", "TAX_INCLUDED", "LAST_MODIFIED_AT"], rows
+        )
+    )

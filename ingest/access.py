@@ -68,7 +68,7 @@ def note_key_use(storage: Admission, owner: KeyOwner, now: dt.datetime | None = 
     """Keep the hour of the key's last accepted request (`hq key list`). The lookup already returned the
     stored hour, so only the first request of a new hour writes: no write per request. Best effort: a
     failure to note it never refuses a request that is otherwise fine."""
-    hour = (now or utc_now()).astimezone(dt.timezone.utc).replace(minute=0, second=0, microsecond=0)
+    hour = (now or utc_now()).astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
     if owner.last_used_at is not None and owner.last_used_at >= hour:
         return
     try:
@@ -93,6 +93,7 @@ RATE_WINDOW_SECONDS = 60
 @dataclass(frozen=True, slots=True)
 class Quota:
     """A partner's rate limit as this request left it: `used` counts this request too."""
+
     limit: int
     used: int
     reset_seconds: int  # until the window ends (at least 1, as Retry-After)

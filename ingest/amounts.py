@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import functools
 import re
+import typing
 from typing import Any
 
 from core.errors import FieldProblem
 from core.money import currency_exponent, format_minor_units, minor_units, places_message
-from ingest.problem_words import declared_type, held_model, hints, is_model, without_none
+from ingest.problem_words import declared_type, field_names, held_model, hints, is_model, without_none
 from ingest.wire.scalars import MAX_SAFE_INT, Money
 
 
@@ -60,7 +61,7 @@ def money_problems(amounts: list[tuple[str, str | None]], currency: str) -> list
 
 # --- amounts of a refused body --------------------------------------------------------------------
 
-_DECIMAL = re.compile(next(meta.pattern for meta in Money.__metadata__ if getattr(meta, "pattern", None)))
+_DECIMAL = re.compile(next(meta.pattern for meta in typing.get_args(Money)[1:] if getattr(meta, "pattern", None)))
 
 
 def raw_money_problems(raw: Any, model: type, path: str) -> list[FieldProblem]:
@@ -88,6 +89,8 @@ def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, 
         if kind == "amount":
             if reader is not None and isinstance(value, str) and _DECIMAL.match(value):
                 reader.read(value, at)
+        elif inner is None:
+            continue  # not reached: "object" and "list" fields name the model they hold
         elif kind == "object":
             _walk_amounts(value, inner, at, reader, problems)
         elif isinstance(value, list):
@@ -100,7 +103,7 @@ def _amount_fields(model: type) -> tuple[tuple[str, str, type | None], ...]:
     """(name, "amount" | "object" | "list", model held) of the fields of model that are amounts or hold
     models."""
     found = []
-    for name in model.__pydantic_fields__:
+    for name in field_names(model):
         held = declared_type(model, (name,))
         if without_none(held) == Money:
             found.append((name, "amount", None))

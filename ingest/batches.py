@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -35,6 +36,7 @@ from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import BatchResponse, BatchWarning, answer
 
+
 class ResendLookup(Admission, BatchMarkers, Protocol):
     """What answering a resend uses of storage: its marker, and the partner's stores (checked as for a new
     batch)."""
@@ -48,9 +50,9 @@ BATCH_WARNING_CODES = {
     RESEND_BODY_IGNORED: "this batch_id was already received with a different body; the new body was ignored",
     BATCH_ID_REUSED: "this batch_id was first used on another endpoint; this request was ignored",
     BATCH_SEQ_REPEATED: "another batch of trade records of this store and business date already had this "
-                        "batch_seq; the records are stored, but reconciliation counts batches by batch_seq",
+    "batch_seq; the records are stored, but reconciliation counts batches by batch_seq",
     UNKNOWN_MEMBER_IGNORED: "a member name the service does not know was ignored with its value (a misspelled "
-                            "field, or one of a later version of the interface)",
+    "field, or one of a later version of the interface)",
 }
 
 
@@ -69,9 +71,15 @@ class BatchOutcome:
 
     def as_dict(self) -> dict:
         """The common batch response (BatchResponse): a warning's field is absent when it is None."""
-        return answer(BatchResponse, {"batch_id": self.batch_id,
-                                      "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
-                                      "record_count": self.record_count, "warnings": self.warnings})
+        return answer(
+            BatchResponse,
+            {
+                "batch_id": self.batch_id,
+                "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
+                "record_count": self.record_count,
+                "warnings": self.warnings,
+            },
+        )
 
 
 def body_digest(body: bytes) -> str:
@@ -112,6 +120,12 @@ def _canonical_batch_id(body: bytes) -> bytes:
     return body[:start] + canonical + body[end:]
 
 
+def _after_whitespace(text: str, at: int) -> int:
+    """The index of the first character at or after `at` that is not JSON whitespace."""
+    spaces = _WHITESPACE.match(text, at)  # matches everywhere (it may match nothing)
+    return spaces.end() if spaces else at
+
+
 def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
     """(start, end, text) of the batch_id string's content (between its quotes) among the members of the
     body's object, as byte offsets; None when the body is not such an object. Reads the values it steps
@@ -120,21 +134,21 @@ def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
         text = body.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    decoder, whitespace = json.JSONDecoder(), _WHITESPACE
+    decoder = json.JSONDecoder()
     try:
-        at = whitespace.match(text, 0).end()
-        if text[at:at + 1] != "{":
+        at = _after_whitespace(text, 0)
+        if text[at : at + 1] != "{":
             return None
-        at = whitespace.match(text, at + 1).end()
-        while text[at:at + 1] == '"':
-            name, at = json.decoder.scanstring(text, at + 1)
-            at = whitespace.match(text, at).end() + 1  # the colon
-            start = whitespace.match(text, at).end()
+        at = _after_whitespace(text, at + 1)
+        while text[at : at + 1] == '"':
+            name, at = decoder.raw_decode(text, at)  # the member name, a JSON string
+            at = _after_whitespace(text, at) + 1  # the colon
+            start = _after_whitespace(text, at)
             value, at = decoder.raw_decode(text, start)
             if name == "batch_id" and isinstance(value, str):
-                return len(text[:start + 1].encode()), len(text[:at - 1].encode()), value
-            at = whitespace.match(text, at).end()
-            at = whitespace.match(text, at + 1).end() if text[at:at + 1] == "," else at
+                return len(text[: start + 1].encode()), len(text[: at - 1].encode()), value
+            at = _after_whitespace(text, at)
+            at = _after_whitespace(text, at + 1) if text[at : at + 1] == "," else at
     except (ValueError, RecursionError):
         return None
     return None
@@ -155,18 +169,35 @@ def same_body(stored: BatchMarker, body: bytes) -> bool:
 def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> BatchOutcome:
     warnings = []
     if stored.kind != kind:
-        warnings.append(BatchWarning(BATCH_ID_REUSED, "$",
-                                     f"this batch_id was first used for {stored.kind}; this request was ignored",
-                                     field="batch_id"))
+        warnings.append(
+            BatchWarning(
+                BATCH_ID_REUSED,
+                "$",
+                f"this batch_id was first used for {stored.kind}; this request was ignored",
+                field="batch_id",
+            )
+        )
     elif not same:
-        warnings.append(BatchWarning(RESEND_BODY_IGNORED, "$",
-                                     "this batch_id was already received with a different body; the new body was "
-                                     "ignored. Send changed data with a new batch_id.", field="batch_id"))
+        warnings.append(
+            BatchWarning(
+                RESEND_BODY_IGNORED,
+                "$",
+                "this batch_id was already received with a different body; the new body was "
+                "ignored. Send changed data with a new batch_id.",
+                field="batch_id",
+            )
+        )
     return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings, stored=stored)
 
 
-def accept(storage: BatchMarkers, marker: BatchMarker, save: Callable[[BatchMarker], BatchMarker | None],
-           warnings: list[BatchWarning] | None = None, *, sent_batch_id: str) -> BatchOutcome:
+def accept(
+    storage: BatchMarkers,
+    marker: BatchMarker,
+    save: Callable[[BatchMarker], BatchMarker | None],
+    warnings: list[BatchWarning] | None = None,
+    *,
+    sent_batch_id: str,
+) -> BatchOutcome:
     """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent).
     sent_batch_id: the batch_id as the request wrote it, which the response echoes."""
     faults.point("batch.validated")
@@ -179,8 +210,9 @@ def accept(storage: BatchMarkers, marker: BatchMarker, save: Callable[[BatchMark
     return BatchOutcome(sent_batch_id, marker.record_count, warnings=list(warnings or []))
 
 
-def known_batch(storage: ResendLookup, partner_id: str, kind: str, body: bytes,
-                key: type[ResendKey]) -> BatchOutcome | None:
+def known_batch(
+    storage: ResendLookup, partner_id: str, kind: str, body: bytes, key: type[ResendKey]
+) -> BatchOutcome | None:
     """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
     look-up, not a validation); None for a new batch_id, or when the batch_id or a store code cannot be
     read (the validation then says why). The partner's key was checked by the caller and markers are
@@ -218,9 +250,14 @@ def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
     warnings = [_unknown_member(location) for location in locations[:MAX_UNKNOWN_MEMBER_WARNINGS]]
     if len(locations) > MAX_UNKNOWN_MEMBER_WARNINGS:
         more = len(locations) - MAX_UNKNOWN_MEMBER_WARNINGS
-        warnings.append(BatchWarning(UNKNOWN_MEMBER_IGNORED, "$",
-                                     f"{more} more members that the service does not know were ignored with their "
-                                     f"values; only the first {MAX_UNKNOWN_MEMBER_WARNINGS} are listed"))
+        warnings.append(
+            BatchWarning(
+                UNKNOWN_MEMBER_IGNORED,
+                "$",
+                f"{more} more members that the service does not know were ignored with their "
+                f"values; only the first {MAX_UNKNOWN_MEMBER_WARNINGS} are listed",
+            )
+        )
     return warnings
 
 
@@ -234,14 +271,21 @@ def _unknown_member(location: tuple) -> BatchWarning:
     name = location[-1]
     holder = json_path(inside) if inside else None
     if is_field_name(name):
-        return BatchWarning(UNKNOWN_MEMBER_IGNORED, path,
-                            f"{name} is not a field the service knows here; it was ignored with its value. Check its "
-                            "spelling against the OpenAPI document (names are case-sensitive).",
-                            field=name if holder is None else f"{holder}.{name}")
+        return BatchWarning(
+            UNKNOWN_MEMBER_IGNORED,
+            path,
+            f"{name} is not a field the service knows here; it was ignored with its value. Check its "
+            "spelling against the OpenAPI document (names are case-sensitive).",
+            field=name if holder is None else f"{holder}.{name}",
+        )
     where = "this request" if path == "$" and holder is None else "this record" if holder is None else "this object"
-    return BatchWarning(UNKNOWN_MEMBER_IGNORED, path,
-                        f"a member of {where} whose name is not a field the service knows was ignored with its value "
-                        "(its name is not repeated here: it does not read as a field name)", field=holder)
+    return BatchWarning(
+        UNKNOWN_MEMBER_IGNORED,
+        path,
+        f"a member of {where} whose name is not a field the service knows was ignored with its value "
+        "(its name is not repeated here: it does not read as a field name)",
+        field=holder,
+    )
 
 
 def is_field_name(name: str) -> bool:
@@ -258,14 +302,29 @@ def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Batch
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
     batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
     RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""
-    others = [batch_id for batch_id in storage.batches_with_seq(
-        marker.partner_id, marker.store_id, marker.business_date, marker.batch_seq, MAX_SEQ_TWINS_COUNTED + 1)
-        if batch_id != marker.batch_id][:MAX_SEQ_TWINS_COUNTED]
+    if marker.store_id is None or marker.business_date is None or marker.batch_seq is None:
+        return []  # not a batch of trade records, the only kind that carries a store-day and batch_seq
+    others = [
+        batch_id
+        for batch_id in storage.batches_with_seq(
+            marker.partner_id, marker.store_id, marker.business_date, marker.batch_seq, MAX_SEQ_TWINS_COUNTED + 1
+        )
+        if batch_id != marker.batch_id
+    ][:MAX_SEQ_TWINS_COUNTED]
     if not others:
         return []
-    count = f"{len(others)} or more other batches" if len(others) == MAX_SEQ_TWINS_COUNTED else (
-        "another batch" if len(others) == 1 else f"{len(others)} other batches")
-    return [BatchWarning(BATCH_SEQ_REPEATED, "$",
-                         f"batch_seq {marker.batch_seq} was already received for this store and business date in "
-                         f"{count}; the records are stored, but reconciliation counts the batches of a day by "
-                         "batch_seq: number them 1, 2, 3... within the store-day", field="batch_seq")]
+    count = (
+        f"{len(others)} or more other batches"
+        if len(others) == MAX_SEQ_TWINS_COUNTED
+        else ("another batch" if len(others) == 1 else f"{len(others)} other batches")
+    )
+    return [
+        BatchWarning(
+            BATCH_SEQ_REPEATED,
+            "$",
+            f"batch_seq {marker.batch_seq} was already received for this store and business date in "
+            f"{count}; the records are stored, but reconciliation counts the batches of a day by "
+            "batch_seq: number them 1, 2, 3... within the store-day",
+            field="batch_seq",
+        )
+    ]

@@ -46,6 +46,7 @@ def card_network(digits: str) -> str | None:
     """The network whose issuer range and lengths hold this number (ASCII digits), or None."""
     for network in CARD_NETWORKS:
         if len(digits) in network.lengths and any(
-                first <= digits[:len(first)] <= last for first, last in network.ranges):
+            first <= digits[: len(first)] <= last for first, last in network.ranges
+        ):
             return network.name
     return None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Protocol
 
-from core import faults
+from core import faults, reconcile_messages
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
 from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
@@ -26,7 +26,6 @@ from ingest.parsing import Refused, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
-from core import reconcile_messages
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
@@ -41,8 +40,9 @@ def _readable_problems(refused: Refused) -> list:
     return raw_money_problems(refused.raw, DailyClose, "")
 
 
-def post_daily_close(storage: DailyCloseStorage, queue: DelayedQueue, partner: Partner, body: bytes,
-                     delay_seconds: int) -> BatchOutcome:
+def post_daily_close(
+    storage: DailyCloseStorage, queue: DelayedQueue, partner: Partner, body: bytes, delay_seconds: int
+) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
     if resent is not None:
         return resent
@@ -53,13 +53,22 @@ def post_daily_close(storage: DailyCloseStorage, queue: DelayedQueue, partner: P
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
     raise_if_any(problems, body)
 
-    marker = new_marker(partner.partner_id, close, "daily-close", 1, body,
-                        store_id=close.store_id, business_date=close.business_date)
-    expected = close.model_dump(mode="json", include={"batch_count", "trade_record_count", "item_row_count",
-                                                      "payment_row_count", *AMOUNTS})
-    day = ClosedDay(close.store_id, close.business_date, marker.batch_id, close.currency, expected,
-                    received_at=marker.received_at,
-                    due_at=marker.received_at + dt.timedelta(seconds=delay_seconds), status="RECEIVED")
+    marker = new_marker(
+        partner.partner_id, close, "daily-close", 1, body, store_id=close.store_id, business_date=close.business_date
+    )
+    expected = close.model_dump(
+        mode="json", include={"batch_count", "trade_record_count", "item_row_count", "payment_row_count", *AMOUNTS}
+    )
+    day = ClosedDay(
+        close.store_id,
+        close.business_date,
+        marker.batch_id,
+        close.currency,
+        expected,
+        received_at=marker.received_at,
+        due_at=marker.received_at + dt.timedelta(seconds=delay_seconds),
+        status="RECEIVED",
+    )
     request = ReconcileRequest(partner.partner_id, close.store_id, close.business_date, marker.batch_id)
 
     def save(marker):

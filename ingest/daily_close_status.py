@@ -41,8 +41,11 @@ def _path_problems(store_id: str, business_date_text: str) -> list[FieldProblem]
     try:
         _STORE_ID.validate_python(store_id)
     except ValidationError:
-        problems.append(FieldProblem("store_id", "must be a store code of 1 to 100 characters, without / \\ ? # "
-                                                 "or control characters"))
+        problems.append(
+            FieldProblem(
+                "store_id", "must be a store code of 1 to 100 characters, without / \\ ? # or control characters"
+            )
+        )
     try:
         parse_business_date(business_date_text)
     except ApiError as error:
@@ -62,20 +65,32 @@ def daily_close_status(storage: CloseStatusStorage, partner: Partner, store_id: 
 def status_answer(store_id: str, business_date: dt.date, day: ClosedDay | None) -> dict:
     """The DailyCloseStatus body of a store-day (day None: no close received)."""
     if day is None:
-        return answer(DailyCloseStatus, {"store_id": store_id, "business_date": business_date,
-                                         "status": "NOT_RECEIVED", "checked_at": None, "expected": None,
-                                         "actual": None, "differences": []})
+        return answer(
+            DailyCloseStatus,
+            {
+                "store_id": store_id,
+                "business_date": business_date,
+                "status": "NOT_RECEIVED",
+                "checked_at": None,
+                "expected": None,
+                "actual": None,
+                "differences": [],
+            },
+        )
     # The stored expected totals also hold batch_count, which ControlTotals does not answer (extra members
     # are ignored); details is absent until a result has them.
-    return answer(DailyCloseStatus, {
-        "store_id": store_id,
-        "business_date": business_date,
-        "status": day.status,
-        "checked_at": None if day.checked_at is None else day.checked_at.astimezone(UTC),
-        "expected": day.expected,
-        "actual": day.actual,
-        "differences": day.differences,
-        "details": day.details,
-        # tells a partner (and examples/push_day.py) why there is no result yet
-        "reconciliation_due_at": day.due_at.astimezone(UTC) if day.status == "RECEIVED" else None,
-    })
+    return answer(
+        DailyCloseStatus,
+        {
+            "store_id": store_id,
+            "business_date": business_date,
+            "status": day.status,
+            "checked_at": None if day.checked_at is None else day.checked_at.astimezone(UTC),
+            "expected": day.expected,
+            "actual": day.actual,
+            "differences": day.differences,
+            "details": day.details,
+            # tells a partner (and examples/push_day.py) why there is no result yet
+            "reconciliation_due_at": day.due_at.astimezone(UTC) if day.status == "RECEIVED" else None,
+        },
+    )

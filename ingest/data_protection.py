@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from core.errors import FieldProblem
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
+from ingest.problem_words import field_names
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import StringKind
@@ -40,7 +41,7 @@ from ingest.wire.scalars import StringKind
 MEMBER_ID_MAY_BE_PHONE = "MEMBER_ID_MAY_BE_PHONE"
 PROTECTION_WARNING_CODES = {
     MEMBER_ID_MAY_BE_PHONE: "member_id is a bare digit string that is also a valid phone number of the "
-                            "store's country; accepted as a sequence number",
+    "store's country; accepted as a sequence number",
 }
 _NOT_ECHOED = "must be an internal member number, a sequence number or a salted hash, not {}; the value is not echoed"
 
@@ -56,13 +57,20 @@ def protection_warnings(path: str, record: TradeRecord, country_code: str | None
     """Warnings of an accepted record: a member_id that may be a phone number (path is the record's)."""
     if record.member_id is None or not may_be_phone_number(record.member_id, country_code):
         return []
-    return [BatchWarning(MEMBER_ID_MAY_BE_PHONE, path, "member_id is a bare digit string that is also a valid phone "
-                         "number of the store's country. It was accepted as a sequence number; if it is a "
-                         "customer's phone number, send an internal member number or a salted hash instead",
-                         field="member_id")]
+    return [
+        BatchWarning(
+            MEMBER_ID_MAY_BE_PHONE,
+            path,
+            "member_id is a bare digit string that is also a valid phone "
+            "number of the store's country. It was accepted as a sequence number; if it is a "
+            "customer's phone number, send an internal member number or a salted hash instead",
+            field="member_id",
+        )
+    ]
 
 
 # --- member_id ------------------------------------------------------------------------------------
+
 
 def member_id_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
     """A member_id that is personal data; a card number in it is reported by card_number_problems."""
@@ -86,6 +94,7 @@ def personal_data_kind(value: str, country_code: str | None) -> str | None:
 
 # --- card numbers ---------------------------------------------------------------------------------
 
+
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
     # One search over all the record's free text rules out nearly every record (the texts are joined
     # by a line break, which no card number spans); only a record with a candidate is walked again
@@ -93,9 +102,12 @@ def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
     if not CARD_CANDIDATE.search("\n".join(text for _, text in text_fields(record, None))):
         return []
     return [
-        FieldProblem(field_path, "must not contain a payment card number (13 to 19 digits of a card network's "
-                                 "issuer range passing the Luhn check); send at most card_last4 on the payment. "
-                                 "The value is not echoed")
+        FieldProblem(
+            field_path,
+            "must not contain a payment card number (13 to 19 digits of a card network's "
+            "issuer range passing the Luhn check); send at most card_last4 on the payment. "
+            "The value is not echoed",
+        )
         for field_path, text in text_fields(record, path)
         if contains_card_number(text)
     ]
@@ -109,16 +121,22 @@ def redacted(text: str) -> str:
 
 # --- walking the record ---------------------------------------------------------------------------
 
-def text_fields(model: Any, path: str | None) -> list[tuple[str | None, str]]:
+
+@typing.overload
+def text_fields(model: Any, path: str) -> list[tuple[str, str]]: ...
+@typing.overload
+def text_fields(model: Any, path: None) -> list[tuple[None, str]]: ...
+def text_fields(model: Any, path: str | None) -> list[tuple[Any, str]]:
     """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
     models it holds; with path None, no paths are built (None in their place)."""
-    found: list[tuple[str | None, str]] = []
+    found: list[tuple[Any, str]] = []  # paths all built, or all None (the overloads)
     _texts_of_model(model, path, found)
     return found
 
 
 def _texts_of_model(model: Any, path: str | None, found: list) -> None:
-    for name, is_text in _scanned_fields(type(model)):
+    kind: type = type(model)
+    for name, is_text in _scanned_fields(kind):
         value = getattr(model, name)
         if value is not None:
             _texts_in(value, None if path is None else f"{path}.{name}", is_text, found)
@@ -146,8 +164,7 @@ def is_model(kind: Any) -> bool:
 def field_types(model: type) -> dict[str, Any]:
     """The declared type of each field of a model, its Annotated metadata included, in field order."""
     hints = typing.get_type_hints(model, include_extras=True)
-    names = [item.name for item in dataclasses.fields(model)] if dataclasses.is_dataclass(model) else model.model_fields
-    return {name: hints[name] for name in names}
+    return {name: hints[name] for name in field_names(model)}
 
 
 @functools.cache

@@ -13,17 +13,19 @@ from core import faults
 from core.clock import UTC
 from core.errors import ApiError, FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import MappingResponse, answer
-from core.reconcile_reruns import rerun_after_mapping
 from reference.codes import standard_transaction_type
 
-UNKNOWN_CODE_MESSAGE = ("not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
-                        "and GET /pos/v1/reference/transaction-types lists them")
+UNKNOWN_CODE_MESSAGE = (
+    "not in the standard transaction type list; codes are case-sensitive (SALE, not sale), "
+    "and GET /pos/v1/reference/transaction-types lists them"
+)
 
 
 class PutMappingStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, Protocol):
@@ -53,13 +55,22 @@ def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) 
     if duplicated:
         raise_if_any(duplicated + unknown, body)
     if unknown:
-        raise ApiError(400, "UNKNOWN_STANDARD_CODE",
-                       "A standard_code is not in the standard transaction type list.", errors=unknown)
+        raise ApiError(
+            400,
+            "UNKNOWN_STANDARD_CODE",
+            "A standard_code is not in the standard transaction type list.",
+            errors=unknown,
+        )
     entries = [m.model_dump(mode="json") for m in batch.mappings]
     marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
-    outcome = accept(storage, marker, lambda m: storage.replace_mapping(m, entries),
-                     unknown_member_warnings(unknown_members), sent_batch_id=batch.batch_id)
+    outcome = accept(
+        storage,
+        marker,
+        lambda m: storage.replace_mapping(m, entries),
+        unknown_member_warnings(unknown_members),
+        sent_batch_id=batch.batch_id,
+    )
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()
     after = {entry["source_code"]: entry["standard_code"] for entry in entries}
@@ -67,25 +78,40 @@ def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) 
 
 
 def _duplicate_codes(source_codes: list) -> list[FieldProblem]:
-    return duplicates(source_codes, lambda i: f"mappings[{i}].source_code")
+    return duplicates(source_codes, "mappings", "source_code")
 
 
 def _unknown_codes(standard_codes: list) -> list[FieldProblem]:
     """A problem for each standard_code (a string, or None: not readable) not in the standard list."""
-    return [FieldProblem(f"mappings[{i}].standard_code", UNKNOWN_CODE_MESSAGE)
-            for i, code in enumerate(standard_codes) if code is not None and standard_transaction_type(code) is None]
+    return [
+        FieldProblem(f"mappings[{i}].standard_code", UNKNOWN_CODE_MESSAGE)
+        for i, code in enumerate(standard_codes)
+        if code is not None and standard_transaction_type(code) is None
+    ]
 
 
 def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """A refused upload's repeated source codes and unknown standard codes, among those that can be read."""
-    codes = [m.get("standard_code") if isinstance(m, dict) and isinstance(m.get("standard_code"), str)
-             and not refused.failed("mappings", i, "standard_code") else None
-             for i, m in enumerate(refused.entries("mappings"))]
+    codes = [
+        m.get("standard_code")
+        if isinstance(m, dict)
+        and isinstance(m.get("standard_code"), str)
+        and not refused.failed("mappings", i, "standard_code")
+        else None
+        for i, m in enumerate(refused.entries("mappings"))
+    ]
     return _duplicate_codes(refused.readable_values("mappings", "source_code")) + _unknown_codes(codes)
 
 
 def get_mapping(storage: MasterReads, partner: Partner) -> dict:
     mapping = storage.get_mapping(partner.partner_id)
     updated_at = None if mapping.updated_at is None else mapping.updated_at.astimezone(UTC)
-    return answer(MappingResponse, {"partner_id": partner.partner_id, "batch_id": mapping.batch_id,
-                                    "updated_at": updated_at, "mappings": mapping.entries})
+    return answer(
+        MappingResponse,
+        {
+            "partner_id": partner.partner_id,
+            "batch_id": mapping.batch_id,
+            "updated_at": updated_at,
+            "mappings": mapping.entries,
+        },
+    )

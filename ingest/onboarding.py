@@ -38,8 +38,9 @@ def check_ids(what: str, ids: list[str]) -> None:
     log lines and storage keys); a partner id, HQ's own name, has no spaces either."""
     for value in ids:
         if not _follows_store_id_rule(value):
-            raise AdminError(f"invalid {what} id {value!r}: 1 to 100 characters, without / \\ ? # "
-                             "or control characters")
+            raise AdminError(
+                f"invalid {what} id {value!r}: 1 to 100 characters, without / \\ ? # or control characters"
+            )
         if what == "partner" and any(character.isspace() for character in value):
             raise AdminError(f"invalid partner id {value!r}: no spaces (for example acme-pos)")
     if len(set(ids)) != len(ids):

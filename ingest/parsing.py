@@ -12,14 +12,15 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from core import errors
 from core.errors import FieldProblem
-from ingest.problem_words import declared_type, held_model, is_model, words
+from ingest.problem_words import declared_type, field_names, held_model, is_model, words
 from ingest.wire.scalars import BATCH_LIMIT
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -47,8 +48,10 @@ def json_path(location: tuple) -> str:
 def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldProblem]:
     """Pydantic's errors in a partner's words (ingest/problem_words.py); the input is read for its JSON
     type only, never quoted."""
-    return [FieldProblem(json_path(item["loc"]), words(item, model))
-            for item in error.errors(include_url=False, include_input=True, include_context=True)]
+    return [
+        FieldProblem(json_path(item["loc"]), words(item, model))
+        for item in error.errors(include_url=False, include_input=True, include_context=True)
+    ]
 
 
 # The checks a use case can still run on a body its model refused, on the parts that are readable (see
@@ -81,8 +84,9 @@ def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tu
     return parsed, (unknown_members(model, raw_object(body)) if unknown_names else [])
 
 
-def _refusal_problems(model: type[BaseModel], body: bytes, error: ValidationError,
-                      salvage: Salvage | None) -> list[FieldProblem]:
+def _refusal_problems(
+    model: type[BaseModel], body: bytes, error: ValidationError, salvage: Salvage | None
+) -> list[FieldProblem]:
     problems = problems_of(error, model)
     raw = raw_object(body)
     if raw is None:  # not JSON, or not an object: pydantic's one problem at $ says it all
@@ -128,8 +132,9 @@ class Refused:
 
     def readable_values(self, name: str, member: str, kind: type = str) -> list:
         """The member of each entry of the list `name`, as `readable` makes it (for `duplicates`)."""
-        return [readable(entry.get(member), kind) if isinstance(entry, dict) else object()
-                for entry in self.entries(name)]
+        return [
+            readable(entry.get(member), kind) if isinstance(entry, dict) else object() for entry in self.entries(name)
+        ]
 
     def valid_entries(self, name: str, kind: type) -> Iterator[tuple[int, Any]]:
         """(index, model) of each entry of the list `name` that has no problem."""
@@ -257,9 +262,14 @@ def i_json_and_names(model: type, body: bytes) -> tuple[str | None, bool]:
 
 
 def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]) -> str | None:
-    hooks = {"parse_float": _number, "parse_int": _number, "parse_constant": _constant} if numbers else {}
-    try:
-        json.loads(body.decode("utf-8"), object_pairs_hook=object_hook, **hooks)
+    try:  # a hook of None is json's default
+        json.loads(
+            body.decode("utf-8"),
+            object_pairs_hook=object_hook,
+            parse_float=_number if numbers else None,
+            parse_int=_number if numbers else None,
+            parse_constant=_constant if numbers else None,
+        )
     except _NotIJson as problem:
         return str(problem)
     except RecursionError:
@@ -272,6 +282,7 @@ def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]
 # --- members the models do not know ----------------------------------------------------------------
 # The models ignore a member they do not know (a partner on a later minor version may send more), so a
 # misspelled optional field ("tip_amout") would lose its value without a word: the use cases warn.
+
 
 def unknown_members(model: type, raw: Any) -> list[tuple]:
     """The location of each member of raw (the body read as `model`) whose name no model of the body
@@ -306,7 +317,7 @@ def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str],
 def _member_fields(model: type) -> dict[str, type | None]:
     """Each member name of model, with the model it holds (alone or in a list), or None."""
     fields = {}
-    for name in model.__pydantic_fields__:
+    for name in field_names(model):
         held = held_model(declared_type(model, (name,)))
         if not is_model(held):
             held = held_model(declared_type(model, (name, 0)))
@@ -325,8 +336,19 @@ def member_names(model: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def duplicates(values: list, path_of) -> list[FieldProblem]:
-    """A problem for every repeat of a value that must be unique within the request."""
+def list_member(raw: dict, name: str) -> list:
+    """raw[name] if it is an array, else an empty list: a refused body's members may be anything."""
+    value = raw.get(name)
+    return value if isinstance(value, list) else []
+
+
+def duplicates(values: list, array: str, field: str) -> list[FieldProblem]:
+    """A problem for every repeat of a value that must be unique within the request: values[i] is the
+    `field` of element i of the request's `array` (both paths as the problem names them)."""
+
+    def path_of(index: int) -> str:
+        return f"{array}[{index}].{field}"
+
     seen: dict = {}
     found = []
     for index, value in enumerate(values):

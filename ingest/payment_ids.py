@@ -18,7 +18,7 @@ from ingest.wire.responses import BatchWarning
 PAYMENT_ID_REUSED = "PAYMENT_ID_REUSED"
 PAYMENT_ID_WARNING_CODES = {
     PAYMENT_ID_REUSED: "a payment_id is already used by another trade_record_id of the partner (stored, or "
-                       "earlier in the same batch); payment_id is unique within the partner",
+    "earlier in the same batch); payment_id is unique within the partner",
 }
 # A payment_id used by many records is named with a few of them: enough to find the others.
 NAMED_RECORDS = 3
@@ -40,12 +40,15 @@ def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, s
             if others:
                 message = _stored_message(others)
             elif earlier[1] != record.trade_record_id:
-                message = (f"trade_records[{earlier[0]}] of this batch, another trade_record_id, uses this payment_id "
-                           "too; payment_id is unique within the partner")
+                message = (
+                    f"trade_records[{earlier[0]}] of this batch, another trade_record_id, uses this payment_id "
+                    "too; payment_id is unique within the partner"
+                )
             else:
                 continue
-            warnings.append(BatchWarning(PAYMENT_ID_REUSED, f"trade_records[{index}]", message,
-                                         field=f"payments[{k}].payment_id"))
+            warnings.append(
+                BatchWarning(PAYMENT_ID_REUSED, f"trade_records[{index}]", message, field=f"payments[{k}].payment_id")
+            )
     return warnings
 
 
@@ -54,5 +57,7 @@ def _stored_message(others: list[str]) -> str:
     # partner find the clash. The payment_id itself is not repeated: the field locates it.
     named = ", ".join(json.dumps(trade_record_id, ensure_ascii=False) for trade_record_id in others[:NAMED_RECORDS])
     more = f" and {len(others) - NAMED_RECORDS} more" if len(others) > NAMED_RECORDS else ""
-    return (f"this payment_id is already used by trade record {named}{more} of this partner; payment_id is "
-            "unique within the partner")
+    return (
+        f"this payment_id is already used by trade record {named}{more} of this partner; payment_id is "
+        "unique within the partner"
+    )

@@ -32,6 +32,7 @@ def is_email_address(value: str) -> bool:
 
 # --- phone numbers --------------------------------------------------------------------------------
 
+
 def is_written_phone_number(value: str, country_code: str | None) -> bool:
     """Whether value is a phone number written as one: with a leading + (valid for any country), with
     `tel:`, or with the punctuation and grouping of a phone number of country_code (valid there).
@@ -67,8 +68,9 @@ def may_be_phone_number(value: str, country_code: str | None) -> bool:
     if number is None:
         return False
     national = re.sub(r"\D", "", phonenumbers.format_number(number, PhoneNumberFormat.NATIONAL))
-    return text == national or (text == phonenumbers.national_significant_number(number)
-                                and not _trunk_prefix(country_code))
+    return text == national or (
+        text == phonenumbers.national_significant_number(number) and not _trunk_prefix(country_code)
+    )
 
 
 def _trunk_prefix(country_code: str) -> str | None:
@@ -89,8 +91,10 @@ def _valid_number(text: str, country_code: str | None) -> phonenumbers.PhoneNumb
 
 
 def _grouped_as_phone(text: str, number: phonenumbers.PhoneNumber, country_code: str) -> bool:
-    if any(match.start == 0 and match.end == len(text) for match in
-           phonenumbers.PhoneNumberMatcher(text, country_code, leniency=Leniency.STRICT_GROUPING)):
+    if any(
+        match.start == 0 and match.end == len(text)
+        for match in phonenumbers.PhoneNumberMatcher(text, country_code, leniency=Leniency.STRICT_GROUPING)
+    ):
         return True
     # The matcher refuses a few of the library's own national formats ("011 15-2345-6789" in AR).
     groups = _group_lengths(text, _DIGIT_GROUPS)
@@ -110,13 +114,37 @@ def _group_lengths(text: str, groups: re.Pattern) -> tuple[int, ...]:
 # BG): a bare digit string is a sequence number. The exception is CN's resident ID (below).
 # stdnum has no module for TW, HK, SG or GB's National Insurance number: those are not recognised.
 NATIONAL_IDS: dict[str, tuple[str, ...]] = {
-    "AR": ("ar.dni",), "AU": ("au.tfn",), "BE": ("be.nn",), "BR": ("br.cpf",), "CA": ("ca.sin",),
-    "CH": ("ch.ssn",), "CL": ("cl.rut",), "CN": ("cn.ric",), "CZ": ("cz.rc",), "DE": ("de.idnr",),
-    "DK": ("dk.cpr",), "ES": ("es.dni", "es.nie"), "FI": ("fi.hetu",), "FR": ("fr.nir",), "GB": ("gb.nhs",),
-    "IE": ("ie.pps",), "IN": ("in_.aadhaar", "in_.pan"), "IT": ("it.codicefiscale",), "JP": ("jp.in_",),
-    "KR": ("kr.rrn",), "MX": ("mx.curp",), "MY": ("my.nric",), "NL": ("nl.bsn",), "NO": ("no.fodselsnummer",),
-    "PK": ("pk.cnic",), "PT": ("pt.cc",), "SE": ("se.personnummer",), "SK": ("sk.rc",), "TH": ("th.pin",),
-    "US": ("us.ssn", "us.itin"), "ZA": ("za.idnr",),
+    "AR": ("ar.dni",),
+    "AU": ("au.tfn",),
+    "BE": ("be.nn",),
+    "BR": ("br.cpf",),
+    "CA": ("ca.sin",),
+    "CH": ("ch.ssn",),
+    "CL": ("cl.rut",),
+    "CN": ("cn.ric",),
+    "CZ": ("cz.rc",),
+    "DE": ("de.idnr",),
+    "DK": ("dk.cpr",),
+    "ES": ("es.dni", "es.nie"),
+    "FI": ("fi.hetu",),
+    "FR": ("fr.nir",),
+    "GB": ("gb.nhs",),
+    "IE": ("ie.pps",),
+    "IN": ("in_.aadhaar", "in_.pan"),
+    "IT": ("it.codicefiscale",),
+    "JP": ("jp.in_",),
+    "KR": ("kr.rrn",),
+    "MX": ("mx.curp",),
+    "MY": ("my.nric",),
+    "NL": ("nl.bsn",),
+    "NO": ("no.fodselsnummer",),
+    "PK": ("pk.cnic",),
+    "PT": ("pt.cc",),
+    "SE": ("se.personnummer",),
+    "SK": ("sk.rc",),
+    "TH": ("th.pin",),
+    "US": ("us.ssn", "us.itin"),
+    "ZA": ("za.idnr",),
 }
 # IDs whose usual written form is a bare digit string that no sequence number takes by chance: CN's
 # resident ID has 18 digits holding a registered place code, a birth date and a check digit (one random
@@ -147,7 +175,7 @@ def _valid_id(module, text: str) -> bool:
     # for a place code without a county); such a value is not that ID, and must not become a 500.
     try:
         return module.is_valid(text)
-    except Exception:  # noqa: BLE001 - any failure of a library check means "not this ID"
+    except Exception:
         return False
 
 

@@ -8,14 +8,16 @@ sent. The value sent is never quoted: it may be personal or card data (only its 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import types
 import typing
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from uuid import UUID
 
-from pydantic import AwareDatetime
+from pydantic import AwareDatetime, BaseModel
 
 from ingest.wire import scalars
 from ingest.wire.scalars import UUID_EXAMPLE
@@ -28,15 +30,25 @@ _UUID_FORM = f'a UUID string such as "{UUID_EXAMPLE}"'
 # What each string type of the wire format holds, and what its pattern asks for (the pattern itself
 # means little to a partner).
 _EXPECTED = {
-    "Money": (_AMOUNT_EXAMPLE, "must be " + _AMOUNT_EXAMPLE + ": digits, an optional leading minus sign and "
-              "decimal point, at most 15 digits before the point and 8 after"),
-    "DecimalString": ('a decimal string such as "2" or "0.5"', 'must be a decimal string such as "2" or "0.5": '
-                      "digits, an optional leading minus sign and decimal point, at most 15 digits before the "
-                      "point and 8 after"),
-    "Code": ('a string (codes and ids are JSON strings, also when they are numbers, such as "1042")',
-             "must not contain control characters (tab, line breaks and line separators included)"),
-    "StoreId": ('a string (store codes are JSON strings, also when they are numbers, such as "1042")',
-                "must not contain / \\ ? #, control characters or line separators (store_id travels in a URL path)"),
+    "Money": (
+        _AMOUNT_EXAMPLE,
+        "must be " + _AMOUNT_EXAMPLE + ": digits, an optional leading minus sign and "
+        "decimal point, at most 15 digits before the point and 8 after",
+    ),
+    "DecimalString": (
+        'a decimal string such as "2" or "0.5"',
+        'must be a decimal string such as "2" or "0.5": '
+        "digits, an optional leading minus sign and decimal point, at most 15 digits before the "
+        "point and 8 after",
+    ),
+    "Code": (
+        'a string (codes and ids are JSON strings, also when they are numbers, such as "1042")',
+        "must not contain control characters (tab, line breaks and line separators included)",
+    ),
+    "StoreId": (
+        'a string (store codes are JSON strings, also when they are numbers, such as "1042")',
+        "must not contain / \\ ? #, control characters or line separators (store_id travels in a URL path)",
+    ),
     "Text": ("a string", "must not contain control characters (tab and line breaks aside)"),
     "FreeString50": ("a string", "must not contain control characters (tab and line breaks aside)"),
     "BatchId": (_UUID_FORM, None),
@@ -44,13 +56,15 @@ _EXPECTED = {
     "CountryCode": ('an ISO 3166-1 alpha-2 country code string such as "US"', None),
     "TimeZone": ('an IANA time zone string such as "America/New_York"', None),
     "LanguageTag": ('a BCP 47 language tag string such as "en-US"', None),
-    "ClockTime": ('a time of day string written HH:mm, such as "05:00"', "must be a time of day written HH:mm "
-                  "(00:00 to 23:59), such as 05:00"),
+    "ClockTime": (
+        'a time of day string written HH:mm, such as "05:00"',
+        "must be a time of day written HH:mm (00:00 to 23:59), such as 05:00",
+    ),
 }
 _ALIASES = {name: getattr(scalars, name) for name in _EXPECTED}
 
 
-def words(item: dict, model: type) -> str:
+def words(item: Mapping[str, Any], model: type) -> str:
     """The partner's message for one pydantic error (an item of `ValidationError.errors()` with its
     input), for a body validated as `model`."""
     kind = item["type"]
@@ -71,8 +85,10 @@ def words(item: dict, model: type) -> str:
     if kind in ("datetime_parsing", "datetime_from_date_parsing", "datetime_object_invalid"):
         return f"must be {_TIMESTAMP_FORM}" + _detail(ctx)
     if kind == "timezone_aware":
-        return ("must carry a UTC offset (the offset is required: without it a date-time names no instant), "
-                "such as 2024-05-01T12:30:00+09:00 or 2024-05-01T03:30:00Z")
+        return (
+            "must carry a UTC offset (the offset is required: without it a date-time names no instant), "
+            "such as 2024-05-01T12:30:00+09:00 or 2024-05-01T03:30:00Z"
+        )
     if kind == "uuid_parsing":  # pydantic's detail quotes a character of the input: left out
         return f"must be {_UUID_FORM}"
     if kind == "string_pattern_mismatch":
@@ -108,8 +124,12 @@ def _bound_words(kind: str, ctx: dict) -> str:
     limit = next(iter(ctx.values()), None)
     if isinstance(limit, str):  # a timestamp bound, written by pydantic as 0002-01-01T00:00:00Z
         return f"must be on or after {limit}" if kind.startswith("greater") else f"must be before {limit}"
-    return {"greater_than_equal": f"must be at least {limit}", "greater_than": f"must be more than {limit}",
-            "less_than_equal": f"must be at most {limit}", "less_than": f"must be less than {limit}"}[kind]
+    return {
+        "greater_than_equal": f"must be at least {limit}",
+        "greater_than": f"must be more than {limit}",
+        "less_than_equal": f"must be at most {limit}",
+        "less_than": f"must be less than {limit}",
+    }[kind]
 
 
 def _type_words(kind: str, declared: Any, sent: Any, loc: tuple) -> str:
@@ -122,8 +142,11 @@ def _type_words(kind: str, declared: Any, sent: Any, loc: tuple) -> str:
     if kind == "bool_type":
         return f"must be true or false, not {json_kind(sent)}"
     expected = _expectation(declared) or {
-        "string_type": "a string", "uuid_type": _UUID_FORM, "date_type": f"a string holding {_DATE_FORM}",
-        "datetime_type": f"a string holding {_TIMESTAMP_FORM}", "list_type": "an array",
+        "string_type": "a string",
+        "uuid_type": _UUID_FORM,
+        "date_type": f"a string holding {_DATE_FORM}",
+        "datetime_type": f"a string holding {_TIMESTAMP_FORM}",
+        "list_type": "an array",
     }.get(kind, "an object")
     return f"must be {expected}, not {json_kind(sent)}"
 
@@ -176,6 +199,7 @@ def json_kind(value: Any) -> str:
 
 # --- the declared type at an error's location ------------------------------------------------------
 
+
 def declared_type(model: type, loc: tuple) -> Any:
     """The annotation (Annotated aliases kept) of the field at loc in model, or None if not found."""
     try:  # every entry of a list has the same type: one cache entry for all of them
@@ -196,7 +220,7 @@ def _declared_type(model: type, loc: tuple) -> Any:
         elif get_origin(container) is list and isinstance(part, int):
             current = get_args(container)[0]
         elif get_origin(container) is dict and isinstance(part, str):
-            is_key = loc[index + 1:index + 2] == ("[key]",)
+            is_key = loc[index + 1 : index + 2] == ("[key]",)
             current = get_args(container)[0 if is_key else 1]
             if is_key:
                 return current
@@ -215,6 +239,15 @@ def hints(model: type) -> dict:
 
 def is_model(kind: Any) -> bool:
     return isinstance(kind, type) and hasattr(kind, "__pydantic_fields__")
+
+
+def field_names(model: type) -> list[str]:
+    """The field names of a model of the wire format (a BaseModel or a pydantic dataclass), in order."""
+    if dataclasses.is_dataclass(model):
+        return [item.name for item in dataclasses.fields(model)]
+    if issubclass(model, BaseModel):
+        return list(model.model_fields)
+    raise TypeError(f"{model.__name__} is not a model of the wire format")
 
 
 def without_none(annotation: Any) -> Any:

@@ -14,7 +14,7 @@ from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
-from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
+from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
 
@@ -30,8 +30,11 @@ def _product_problems(index: int, product: Product) -> list[FieldProblem]:
         problems.append(FieldProblem(f"{at}.combo_components", "only COMBO products have combo_components"))
     for number, component in enumerate(product.combo_components):
         if component.is_substitutable and not component.substitute_group_id:
-            problems.append(FieldProblem(f"{at}.combo_components[{number}].substitute_group_id",
-                                         "required when is_substitutable is true"))
+            problems.append(
+                FieldProblem(
+                    f"{at}.combo_components[{number}].substitute_group_id", "required when is_substitutable is true"
+                )
+            )
     return problems
 
 
@@ -45,17 +48,18 @@ def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
 
 
 def _duplicate_options(at: str, option_ids: list) -> list[FieldProblem]:
-    return duplicates(option_ids, lambda i: f"{at}.options[{i}].option_id")
+    return duplicates(option_ids, f"{at}.options", "option_id")
 
 
 def _duplicate_keys(product_keys: list, group_ids: list) -> list[FieldProblem]:
-    problems = duplicates(product_keys, lambda i: f"products[{i}].product_id")
-    return problems + duplicates(group_ids, lambda i: f"modifier_groups[{i}].group_id")
+    problems = duplicates(product_keys, "products", "product_id")
+    return problems + duplicates(group_ids, "modifier_groups", "group_id")
 
 
 def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:
-    problems = _duplicate_keys([(p.product_id, p.store_id) for p in batch.products],
-                               [g.group_id for g in batch.modifier_groups])
+    problems = _duplicate_keys(
+        [(p.product_id, p.store_id) for p in batch.products], [g.group_id for g in batch.modifier_groups]
+    )
     for index, product in enumerate(batch.products):
         problems += _product_problems(index, product)
     for index, group in enumerate(batch.modifier_groups):
@@ -66,8 +70,12 @@ def _body_problems(batch: ProductsBatch) -> list[FieldProblem]:
 def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """A refused batch's problems beyond pydantic's: repeated keys among those that can be read, every
     check of the products and groups that are valid, the amounts of the others."""
-    keys = [(readable(p.get("product_id")), None if p.get("store_id") is None else readable(p["store_id"]))
-            if isinstance(p, dict) else object() for p in refused.entries("products")]
+    keys = [
+        (readable(p.get("product_id")), None if p.get("store_id") is None else readable(p["store_id"]))
+        if isinstance(p, dict)
+        else object()
+        for p in refused.entries("products")
+    ]
     problems = _duplicate_keys(keys, refused.readable_values("modifier_groups", "group_id"))
     for index, product in refused.valid_entries("products", Product):
         problems += _product_problems(index, product)
@@ -76,9 +84,11 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     for index, group in refused.valid_entries("modifier_groups", ModifierGroup):
         problems += _group_problems(index, group)
     for index, raw in refused.refused_entries("modifier_groups"):
-        options = raw.get("options") if isinstance(raw.get("options"), list) else []
-        problems += _duplicate_options(f"modifier_groups[{index}]", [
-            readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options])
+        options = list_member(raw, "options")
+        problems += _duplicate_options(
+            f"modifier_groups[{index}]",
+            [readable(option.get("option_id")) if isinstance(option, dict) else object() for option in options],
+        )
     return problems
 
 
@@ -92,12 +102,19 @@ def put_products(storage: PutProductsStorage, partner: Partner, body: bytes) -> 
     problems = _body_problems(batch) + _store_currency_problems(storage, partner.partner_id, batch.products)
     raise_if_any(problems, body)
 
-    products = [ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
-                for p in batch.products]
+    products = [
+        ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
+        for p in batch.products
+    ]
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
     marker = new_marker(partner.partner_id, batch, "products", len(products), body)
-    return accept(storage, marker, lambda m: storage.save_products(m, products, groups),
-                  unknown_member_warnings(unknown), sent_batch_id=batch.batch_id)
+    return accept(
+        storage,
+        marker,
+        lambda m: storage.save_products(m, products, groups),
+        unknown_member_warnings(unknown),
+        sent_batch_id=batch.batch_id,
+    )
 
 
 def _store_currency_problems(storage: MasterReads, partner_id: str, products: list[Product]) -> list[FieldProblem]:
@@ -112,8 +129,9 @@ def _store_currency_problems(storage: MasterReads, partner_id: str, products: li
             currencies[product.store_id] = None if store is None else store.currency
         expected = currencies[product.store_id]
         if expected is not None and product.currency != expected:
-            problems.append(FieldProblem(f"products[{index}].currency",
-                                         f"must equal the currency of store {product.store_id} ({expected})"))
+            problems.append(
+                FieldProblem(
+                    f"products[{index}].currency", f"must equal the currency of store {product.store_id} ({expected})"
+                )
+            )
     return problems
-
-

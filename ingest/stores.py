@@ -18,7 +18,7 @@ class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):
 
 
 def _duplicate_stores(store_ids: list) -> list:
-    return duplicates(store_ids, lambda i: f"stores[{i}].store_id")
+    return duplicates(store_ids, "stores", "store_id")
 
 
 def _readable_problems(refused: Refused) -> list:
@@ -35,10 +35,23 @@ def put_stores(storage: PutStoresStorage, partner: Partner, body: bytes) -> Batc
     access.require_registered(storage, partner.partner_id, store_ids)
     raise_if_any(_duplicate_stores(store_ids))
     masters = [
-        StoreMaster(s.store_id, s.currency, s.country_code, s.time_zone, s.workday_start, s.prices_include_tax,
-                    s.last_modified_at, s.model_dump(mode="json"))
+        StoreMaster(
+            s.store_id,
+            s.currency,
+            s.country_code,
+            s.time_zone,
+            s.workday_start,
+            s.prices_include_tax,
+            s.last_modified_at,
+            s.model_dump(mode="json"),
+        )
         for s in batch.stores
     ]
     marker = new_marker(partner.partner_id, batch, "stores", len(masters), body)
-    return accept(storage, marker, lambda m: storage.save_stores(m, masters), unknown_member_warnings(unknown),
-                  sent_batch_id=batch.batch_id)
+    return accept(
+        storage,
+        marker,
+        lambda m: storage.save_stores(m, masters),
+        unknown_member_warnings(unknown),
+        sent_batch_id=batch.batch_id,
+    )

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from typing import Iterable, Protocol
+from collections.abc import Iterable
+from typing import Protocol
 
 import orjson
 
-from core import faults
+from core import errors, faults
 from core.errors import FieldProblem
 from core.ports import (
     Admission,
@@ -26,32 +27,41 @@ from core.ports import (
     Reconciliations,
     TradeRecordReads,
 )
+from core.reconcile_reruns import reopen_changed_days
 from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
 from ingest import access
 from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
 from ingest.data_protection import protection_problems, protection_warnings
-from ingest.parsing import Refused, duplicates, parse, raise_if_any, readable
+from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
-from ingest.trade_rules import LineAmounts, RecordAmounts, record_warnings
+from ingest.trade_rules import record_warnings
+from ingest.trade_rules.common import LineAmounts, RecordAmounts
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import MAX_SAFE_INT
-from core.reconcile_reruns import reopen_changed_days
 from reference.codes import payment_directions_in_effect
 
 TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
 
 
-class TradeRecordsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations,
-                          Protocol):
+class TradeRecordsStorage(
+    Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations, Protocol
+):
     """What POST /trade-records uses of storage: the store, mapping and payment directions for its warnings,
     the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
 
 
-RECORD_AMOUNTS = ("subtotal_amount", "discount_amount", "tax_amount", "service_charge_amount", "tip_amount",
-                  "rounding_amount", "total_amount")
+RECORD_AMOUNTS = (
+    "subtotal_amount",
+    "discount_amount",
+    "tax_amount",
+    "service_charge_amount",
+    "tip_amount",
+    "rounding_amount",
+    "total_amount",
+)
 
 
 def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordAmounts:
@@ -59,13 +69,25 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
     problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
     as an integer too, so it is bounded like an amount."""
     read = reader.read
-    totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
+    (
+        subtotal_amount,
+        discount_amount,
+        tax_amount,
+        service_charge_amount,
+        tip_amount,
+        rounding_amount,
+        total_amount,
+    ) = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
     items = []
     for i, item in enumerate(record.items):
         at = f"{path}.items[{i}]"
-        items.append(LineAmounts(read(item.unit_price, at, "unit_price"),
-                                 read(item.discount_amount, at, "discount_amount"),
-                                 read(item.line_amount, at, "line_amount")))
+        items.append(
+            LineAmounts(
+                read(item.unit_price, at, "unit_price"),
+                read(item.discount_amount, at, "discount_amount"),
+                read(item.line_amount, at, "line_amount"),
+            )
+        )
         for k, modifier in enumerate(item.modifiers):
             read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
     payments = []
@@ -83,17 +105,34 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
     for payment_type, total in by_type.items():
         if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
             last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
-            reader.problem(f"{path}.payments[{last}]", "amount", "with the other payments of its payment_type in "
-                           f"this record, this amount adds up to more than {reader.largest()} in absolute value")
-    return RecordAmounts(reader.exponent or 0, *totals, items, payments, by_type)
+            reader.problem(
+                f"{path}.payments[{last}]",
+                "amount",
+                "with the other payments of its payment_type in "
+                f"this record, this amount adds up to more than {reader.largest()} in absolute value",
+            )
+    return RecordAmounts(
+        reader.exponent or 0,
+        subtotal_amount,
+        discount_amount,
+        tax_amount,
+        service_charge_amount,
+        tip_amount,
+        rounding_amount,
+        total_amount,
+        items,
+        payments,
+        by_type,
+    )
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
     return _records_structure_problems(batch.store_id, batch.business_date, enumerate(batch.trade_records))
 
 
-def _records_structure_problems(store_id: str | None, business_date: dt.date | None,
-                                records: Iterable[tuple[int, TradeRecord]]) -> list[FieldProblem]:
+def _records_structure_problems(
+    store_id: str | None, business_date: dt.date | None, records: Iterable[tuple[int, TradeRecord]]
+) -> list[FieldProblem]:
     """Records (index, record) against the batch's store_id and business_date (None: unreadable, not
     compared), and their repeated line numbers and payment ids."""
     problems = []
@@ -103,8 +142,8 @@ def _records_structure_problems(store_id: str | None, business_date: dt.date | N
             problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
         if business_date is not None and record.business_date != business_date:
             problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-        problems += duplicates([item.line_no for item in record.items], lambda i: f"{path}.items[{i}].line_no")
-        problems += duplicates([p.payment_id for p in record.payments], lambda i: f"{path}.payments[{i}].payment_id")
+        problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
+        problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
     return problems
 
 
@@ -125,8 +164,9 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     return problems
 
 
-def _refused_record_problems(refused: Refused, index: int, raw: dict, store_id: str | None,
-                             business_date: dt.date | None) -> list[FieldProblem]:
+def _refused_record_problems(
+    refused: Refused, index: int, raw: dict, store_id: str | None, business_date: dt.date | None
+) -> list[FieldProblem]:
     """What a record pydantic refused still shows: its readable store_id and business_date against the
     batch's, its repeated line numbers and payment ids, its amounts."""
     path, at = f"trade_records[{index}]", ("trade_records", index)
@@ -136,11 +176,17 @@ def _refused_record_problems(refused: Refused, index: int, raw: dict, store_id: 
         problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
     if None not in (own_date, business_date) and own_date != business_date:
         problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-    items, payments = (raw.get(name) if isinstance(raw.get(name), list) else [] for name in ("items", "payments"))
-    problems += duplicates([readable(item.get("line_no"), int) if isinstance(item, dict) else object()
-                            for item in items], lambda i: f"{path}.items[{i}].line_no")
-    problems += duplicates([readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in payments],
-                           lambda i: f"{path}.payments[{i}].payment_id")
+    items, payments = list_member(raw, "items"), list_member(raw, "payments")
+    problems += duplicates(
+        [readable(item.get("line_no"), int) if isinstance(item, dict) else object() for item in items],
+        f"{path}.items",
+        "line_no",
+    )
+    problems += duplicates(
+        [readable(p.get("payment_id")) if isinstance(p, dict) else object() for p in payments],
+        f"{path}.payments",
+        "payment_id",
+    )
     return problems + raw_money_problems(raw, TradeRecord, path)
 
 
@@ -165,8 +211,15 @@ def require_store_master(storage: MasterReads, partner_id: str, store_id: str) -
     """Currency and country checks need the store's master data, which PUT /stores sends first."""
     store = storage.get_store(partner_id, store_id)
     if store is None:
-        raise_if_any([FieldProblem("store_id", f"no store master data for {store_id} yet; send it with "
-                                               "PUT /stores before its transactions and daily close")])
+        raise errors.invalid_payload(
+            [
+                FieldProblem(
+                    "store_id",
+                    f"no store master data for {store_id} yet; send it with "
+                    "PUT /stores before its transactions and daily close",
+                )
+            ]
+        )
     return store
 
 
@@ -212,25 +265,45 @@ def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> l
     unique across the partner's stores and dates, so a POS reusing one (ticket numbers restarting every day)
     moves the earlier transaction, which this tells. The index is the record's last in the batch."""
     index_of = {record.trade_record_id: index for index, record in enumerate(batch.trade_records)}
-    return [BatchWarning(TRADE_RECORD_MOVED, f"trade_records[{index_of[move.trade_record_id]}]",
-                         f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
-                         "a trade_record_id names one transaction across all stores and dates, and its earlier "
-                         f"store-day {move.left} is reconciled again without it",
-                         field="store_id" if move.left.store_id != move.to.store_id else "business_date")
-            for move in moves]
+    return [
+        BatchWarning(
+            TRADE_RECORD_MOVED,
+            f"trade_records[{index_of[move.trade_record_id]}]",
+            f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
+            "a trade_record_id names one transaction across all stores and dates, and its earlier "
+            f"store-day {move.left} is reconciled again without it",
+            field="store_id" if move.left.store_id != move.to.store_id else "business_date",
+        )
+        for move in moves
+    ]
 
 
-def _finish_resent(storage: Reconciliations, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None,
-                   delay_seconds: int) -> None:
+def _finish_resent(
+    storage: Reconciliations, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None, delay_seconds: int
+) -> None:
     """A batch received before (a retry): reopen what its first attempt changed, in case it failed before."""
-    if stored is None or stored.kind != "trade-records" or stored.changes is None or stored.store_id is None:
+    if (
+        stored is None
+        or stored.kind != "trade-records"
+        or stored.changes is None
+        or stored.store_id is None
+        or stored.business_date is None
+    ):
         return
-    reopen_changed_days(storage, queue, partner_id, StoreDay(stored.store_id, stored.business_date), stored.changes,
-                        delay_seconds, checked_before=stored.received_at)
+    reopen_changed_days(
+        storage,
+        queue,
+        partner_id,
+        StoreDay(stored.store_id, stored.business_date),
+        stored.changes,
+        delay_seconds,
+        checked_before=stored.received_at,
+    )
 
 
-def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partner: Partner, body: bytes,
-                       delay_seconds: int) -> BatchOutcome:
+def post_trade_records(
+    storage: TradeRecordsStorage, queue: DelayedQueue, partner: Partner, body: bytes, delay_seconds: int
+) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
         if resent.replayed:
@@ -253,16 +326,30 @@ def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partne
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
     warnings: list[BatchWarning] = []
-    for index, (record, money) in enumerate(zip(batch.trade_records, amounts)):
-        warnings += record_warnings(f"trade_records[{index}]", record, money,
-                                    standard_of.get(record.source_transaction_type), known_payment_types,
-                                    store.time_zone, store.workday_start)
+    for index, (record, money) in enumerate(zip(batch.trade_records, amounts, strict=True)):
+        warnings += record_warnings(
+            f"trade_records[{index}]",
+            record,
+            money,
+            standard_of.get(record.source_transaction_type),
+            known_payment_types,
+            store.time_zone,
+            store.workday_start,
+        )
         warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
-    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts)]
-    marker = new_marker(partner.partner_id, batch, "trade-records", len(rows), body,
-                        store_id=batch.store_id, business_date=batch.business_date, batch_seq=batch.batch_seq)
+    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    marker = new_marker(
+        partner.partner_id,
+        batch,
+        "trade-records",
+        len(rows),
+        body,
+        store_id=batch.store_id,
+        business_date=batch.business_date,
+        batch_seq=batch.batch_seq,
+    )
     warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
     saved = []
 
@@ -272,12 +359,14 @@ def post_trade_records(storage: TradeRecordsStorage, queue: DelayedQueue, partne
 
     outcome = accept(storage, marker, save, warnings, sent_batch_id=batch.batch_id)
     if outcome.replayed:  # a concurrent twin was first
-        _finish_resent(storage, queue, partner.partner_id, storage.find_batch(partner.partner_id, marker.batch_id),
-                       delay_seconds)
+        _finish_resent(
+            storage, queue, partner.partner_id, storage.find_batch(partner.partner_id, marker.batch_id), delay_seconds
+        )
         return outcome
     changes = saved[-1].changes
     outcome.warnings += moved_warnings(batch, changes.moves)
     faults.point("records.saved")
-    reopen_changed_days(storage, queue, partner.partner_id, StoreDay(batch.store_id, batch.business_date), changes,
-                        delay_seconds)
+    reopen_changed_days(
+        storage, queue, partner.partner_id, StoreDay(batch.store_id, batch.business_date), changes, delay_seconds
+    )
     return outcome

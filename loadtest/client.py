@@ -83,8 +83,9 @@ def drive(worker: Worker, port: int, stop: threading.Event, stats: Stats) -> Non
         client.call(worker.next_request(), stats)
 
 
-def sample_memory(host: Host, stop: threading.Event, every: float, started: float, stats: Stats,
-                  samples: list[tuple[float, int, int]]) -> None:
+def sample_memory(
+    host: Host, stop: threading.Event, every: float, started: float, stats: Stats, samples: list[tuple[float, int, int]]
+) -> None:
     while True:
         rss = host.rss_kib()
         if rss is not None:
@@ -93,8 +94,9 @@ def sample_memory(host: Host, stop: threading.Event, every: float, started: floa
             return
 
 
-def wait_for_results(workers: list[Worker], port: int, timeout: float,
-                     not_matched: list[str] | None = None) -> dict[str, int]:
+def wait_for_results(
+    workers: list[Worker], port: int, timeout: float, not_matched: list[str] | None = None
+) -> dict[str, int]:
     """Every close sent must be reconciled, and MATCHED; `not_matched` gets "store/date status" of the others."""
     outcome: dict[str, int] = defaultdict(int)
     deadline = time.monotonic() + timeout
@@ -102,8 +104,9 @@ def wait_for_results(workers: list[Worker], port: int, timeout: float,
         client = Client(port, worker.key)
         for day in worker.closed_days:
             while True:
-                status, body = client.send(Request("GET daily-close", "GET",
-                                                   f"daily-close/{worker.store_id}/{day.isoformat()}", None, (200,)))
+                status, body = client.send(
+                    Request("GET daily-close", "GET", f"daily-close/{worker.store_id}/{day.isoformat()}", None, (200,))
+                )
                 state = json.loads(body)["status"] if status == 200 else f"HTTP {status}"
                 if state not in ("RECEIVED",) or time.monotonic() > deadline:
                     outcome[state] += 1
@@ -112,4 +115,3 @@ def wait_for_results(workers: list[Worker], port: int, timeout: float,
                     break
                 time.sleep(0.2)
     return dict(outcome)
-

@@ -31,8 +31,15 @@ class Host:
     emulators: list = field(default_factory=list)
 
     def hq(self, *args: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "hq", *args], cwd=ROOT, env=self.env, capture_output=True,
-                              text=True, timeout=120, check=False)
+        done = subprocess.run(
+            [sys.executable, "-m", "hq", *args],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"hq {' '.join(args)} failed: {done.stderr}")
         return done.stdout
@@ -60,8 +67,15 @@ class Host:
 
 def start_host(work: Path, backend: str) -> Host:
     port = free_port()
-    env = {**os.environ, "POS_DATA_DIR": str(work / "data"), "PORT": str(port), "RATE_LIMIT_PER_MINUTE": "0",
-           "POS_CREATE_DEMO_PARTNER": "false", "RECONCILE_DELAY_SECONDS": "1", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "POS_DATA_DIR": str(work / "data"),
+        "PORT": str(port),
+        "RATE_LIMIT_PER_MINUTE": "0",
+        "POS_CREATE_DEMO_PARTNER": "false",
+        "RECONCILE_DELAY_SECONDS": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     env.pop("POS_FAULTS", None)
     emulators = []
     if backend == "azure":
@@ -71,12 +85,20 @@ def start_host(work: Path, backend: str) -> Host:
         cosmos = start_cosmos_emulator(work / "cosmos.log")
         azurite = start_azurite(work)
         emulators = [cosmos, azurite]
-        env.update({"POS_BACKEND": "azure", "COSMOS_ENDPOINT": cosmos.endpoint, "COSMOS_KEY": cosmos.key,
-                    "COSMOS_DATABASE": "load", "COSMOS_CREATE_CONTAINERS": "true",
-                    "AzureWebJobsStorage": azurite.connection_string})
+        env.update(
+            {
+                "POS_BACKEND": "azure",
+                "COSMOS_ENDPOINT": cosmos.endpoint,
+                "COSMOS_KEY": cosmos.key,
+                "COSMOS_DATABASE": "load",
+                "COSMOS_CREATE_CONTAINERS": "true",
+                "AzureWebJobsStorage": azurite.connection_string,
+            }
+        )
     log = (work / "host.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "devhost"], cwd=ROOT, env=env, stdout=log,
-                               stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devhost"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
     host = Host(process, port, env, work, emulators)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -104,4 +126,3 @@ def onboard(host: Host, partners: int, stores: int, seed: int) -> list[Worker]:
         key = host.hq("key", "issue", partner_id).strip().splitlines()[-1]
         workers += [Worker(partner_id, key, store_id, seed * 1000 + len(workers)) for store_id in store_ids]
     return workers
-

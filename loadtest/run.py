@@ -55,9 +55,16 @@ def main() -> int:
     backend = (os.environ.get("LOAD_BACKEND") or "sqlite").lower()
     seed = _int("LOAD_SEED", 1)
     work = Path(tempfile.mkdtemp(prefix="pos-load-"))
-    settings = {"seconds": seconds, "partners": partners, "stores_per_partner": stores, "clients": partners * stores,
-                "backend": backend, "sample_s": every, "seed": seed,
-                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"}
+    settings = {
+        "seconds": seconds,
+        "partners": partners,
+        "stores_per_partner": stores,
+        "clients": partners * stores,
+        "backend": backend,
+        "sample_s": every,
+        "seed": seed,
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
+    }
     print(f"Starting a local host ({backend}) in {work} ...", flush=True)
     host = start_host(work, backend)
     try:
@@ -65,11 +72,13 @@ def main() -> int:
         stats, samples = Stats(), []
         stop, sampling_stop = threading.Event(), threading.Event()
         started = time.monotonic()
-        sampler = threading.Thread(target=sample_memory, args=(host, sampling_stop, every, started, stats, samples),
-                                   daemon=True)
+        sampler = threading.Thread(
+            target=sample_memory, args=(host, sampling_stop, every, started, stats, samples), daemon=True
+        )
         sampler.start()
-        threads = [threading.Thread(target=drive, args=(worker, host.port, stop, stats), daemon=True)
-                   for worker in workers]
+        threads = [
+            threading.Thread(target=drive, args=(worker, host.port, stop, stats), daemon=True) for worker in workers
+        ]
         for thread in threads:
             thread.start()
         print(f"{len(workers)} clients running for {seconds:.0f} s ...", flush=True)
@@ -84,8 +93,9 @@ def main() -> int:
         not_matched: list[str] = []
         results = wait_for_results(workers, host.port, DRAIN_SECONDS, not_matched) if alive else {}
         events = reconciliation_events((work / "host.log").read_text(errors="replace"))
-        figures = report(stats, elapsed, samples, memory_verdict(samples, elapsed, limit), results, settings,
-                         events, not_matched)
+        figures = report(
+            stats, elapsed, samples, memory_verdict(samples, elapsed, limit), results, settings, events, not_matched
+        )
         print_report(figures)
         if os.environ.get("LOAD_JSON"):
             Path(os.environ["LOAD_JSON"]).write_text(json.dumps(figures, indent=2))

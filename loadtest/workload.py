@@ -16,10 +16,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-CODE_TYPES = ("transaction-types", "order-types", "order-sources", "payment-methods", "payment-types",
-              "tax-categories")
-PRODUCTS = (("P-BURGER", 550), ("P-COLA", 199), ("P-FRIES", 299), ("P-SALAD", 725), ("P-COFFEE", 350),
-            ("P-CAKE", 480))
+CODE_TYPES = ("transaction-types", "order-types", "order-sources", "payment-methods", "payment-types", "tax-categories")
+PRODUCTS = (("P-BURGER", 550), ("P-COLA", 199), ("P-FRIES", 299), ("P-SALAD", 725), ("P-COFFEE", 350), ("P-CAKE", 480))
 FIRST_DAY = dt.date(2026, 1, 1)
 
 # Weights of the operations a worker picks from (closed loop: the next starts when one is answered).
@@ -89,24 +87,53 @@ class Worker:
         return [self._stores(), self._mapping(), self._products()]
 
     def _stores(self) -> Request:
-        body = {"batch_id": str(uuid.uuid4()), "stores": [{
-            "store_id": self.store_id, "store_name": f"Store {self.store_id}", "country_code": "US",
-            "currency": "USD", "time_zone": "America/New_York", "locale": "en-US", "workday_start": "04:00",
-            "prices_include_tax": False, "status": "ACTIVE", "last_modified_at": "2026-01-01T09:00:00Z"}]}
+        body = {
+            "batch_id": str(uuid.uuid4()),
+            "stores": [
+                {
+                    "store_id": self.store_id,
+                    "store_name": f"Store {self.store_id}",
+                    "country_code": "US",
+                    "currency": "USD",
+                    "time_zone": "America/New_York",
+                    "locale": "en-US",
+                    "workday_start": "04:00",
+                    "prices_include_tax": False,
+                    "status": "ACTIVE",
+                    "last_modified_at": "2026-01-01T09:00:00Z",
+                }
+            ],
+        }
         return Request("PUT stores", "PUT", "stores", orjson.dumps(body), (202,))
 
     def _mapping(self) -> Request:
-        body = {"batch_id": str(uuid.uuid4()), "mappings": [
-            {"source_code": "01", "source_name": "Sale", "standard_code": "SALE"},
-            {"source_code": "02", "source_name": "Refund", "standard_code": "REFUND"}]}
+        body = {
+            "batch_id": str(uuid.uuid4()),
+            "mappings": [
+                {"source_code": "01", "source_name": "Sale", "standard_code": "SALE"},
+                {"source_code": "02", "source_name": "Refund", "standard_code": "REFUND"},
+            ],
+        }
         return Request("PUT mappings", "PUT", "mappings/transaction-types", orjson.dumps(body), (202,))
 
     def _products(self) -> Request:
-        body = {"batch_id": str(uuid.uuid4()), "products": [
-            {"product_id": product_id, "name": {"en-US": product_id}, "unit_price": money(price), "currency": "USD",
-             "tax_category": "STANDARD", "status": "ACTIVE", "version": 1,
-             "last_modified_at": "2026-01-01T09:00:00Z", "product_type": "SINGLE"}
-            for product_id, price in PRODUCTS]}
+        body = {
+            "batch_id": str(uuid.uuid4()),
+            "products": [
+                {
+                    "product_id": product_id,
+                    "name": {"en-US": product_id},
+                    "unit_price": money(price),
+                    "currency": "USD",
+                    "tax_category": "STANDARD",
+                    "status": "ACTIVE",
+                    "version": 1,
+                    "last_modified_at": "2026-01-01T09:00:00Z",
+                    "product_type": "SINGLE",
+                }
+                for product_id, price in PRODUCTS
+            ],
+        }
         return Request("PUT products", "PUT", "products", orjson.dumps(body), (202,), len(PRODUCTS))
 
     # -- the mix ---------------------------------------------------------------------------------
@@ -127,9 +154,15 @@ class Worker:
             else:
                 records.append(self._record(f"T-{uuid.uuid4().hex[:16]}", 1))
         unique = {record["trade_record_id"]: record for record in records}  # a batch names a record once
-        body = orjson.dumps({"batch_id": str(uuid.uuid4()), "store_id": self.store_id,
-                             "business_date": self.day.isoformat(), "batch_seq": self.batch_seq,
-                             "trade_records": list(unique.values())})
+        body = orjson.dumps(
+            {
+                "batch_id": str(uuid.uuid4()),
+                "store_id": self.store_id,
+                "business_date": self.day.isoformat(),
+                "batch_seq": self.batch_seq,
+                "trade_records": list(unique.values()),
+            }
+        )
         self.sent_batches.append(body)
         if len(self.sent_batches) > 50:
             self.sent_batches.pop(0)
@@ -144,21 +177,51 @@ class Worker:
         total = subtotal + tax + tip
         opened = f"{self.day.isoformat()}T12:{rng.randint(0, 59):02d}:00-05:00"
         record = {
-            "trade_record_id": trade_record_id, "version": version, "store_id": self.store_id,
-            "business_date": self.day.isoformat(), "source_transaction_type": "01", "order_type": "DINE_IN",
-            "order_source": "POS", "status": "COMPLETED", "opened_at": opened, "closed_at": opened,
-            "currency": "USD", "prices_include_tax": False, "subtotal_amount": money(subtotal),
-            "discount_amount": "0.00", "tax_amount": money(tax), "service_charge_amount": "0.00",
-            "tip_amount": money(tip), "rounding_amount": "0.00", "total_amount": money(total),
+            "trade_record_id": trade_record_id,
+            "version": version,
+            "store_id": self.store_id,
+            "business_date": self.day.isoformat(),
+            "source_transaction_type": "01",
+            "order_type": "DINE_IN",
+            "order_source": "POS",
+            "status": "COMPLETED",
+            "opened_at": opened,
+            "closed_at": opened,
+            "currency": "USD",
+            "prices_include_tax": False,
+            "subtotal_amount": money(subtotal),
+            "discount_amount": "0.00",
+            "tax_amount": money(tax),
+            "service_charge_amount": "0.00",
+            "tip_amount": money(tip),
+            "rounding_amount": "0.00",
+            "total_amount": money(total),
             "last_modified_at": f"{self.day.isoformat()}T20:00:{version:02d}Z",
-            "items": [{"line_no": number, "product_id": product_id, "product_name": product_id,
-                       "product_type": "SINGLE", "quantity": str(quantity), "unit_price": money(price),
-                       "discount_amount": "0.00", "line_amount": money(price * quantity), "modifiers": [],
-                       "is_voided": False}
-                      for number, ((product_id, price), quantity) in enumerate(lines, start=1)],
-            "payments": [{"payment_id": f"PAY-{uuid.uuid4().hex[:12]}", "payment_type": "SALE",
-                          "payment_method": rng.choice(("CASH", "CREDIT_CARD")), "amount": money(total),
-                          "tip_amount": money(tip), "paid_at": opened}],
+            "items": [
+                {
+                    "line_no": number,
+                    "product_id": product_id,
+                    "product_name": product_id,
+                    "product_type": "SINGLE",
+                    "quantity": str(quantity),
+                    "unit_price": money(price),
+                    "discount_amount": "0.00",
+                    "line_amount": money(price * quantity),
+                    "modifiers": [],
+                    "is_voided": False,
+                }
+                for number, ((product_id, price), quantity) in enumerate(lines, start=1)
+            ],
+            "payments": [
+                {
+                    "payment_id": f"PAY-{uuid.uuid4().hex[:12]}",
+                    "payment_type": "SALE",
+                    "payment_method": rng.choice(("CASH", "CREDIT_CARD")),
+                    "amount": money(total),
+                    "tip_amount": money(tip),
+                    "paid_at": opened,
+                }
+            ],
         }
         self.documents[trade_record_id] = record
         self.sent[trade_record_id] = Sent(version, len(lines), 1, total, tax, tip)
@@ -174,13 +237,21 @@ class Worker:
 
     def _daily_close(self) -> Request:
         sent = self.sent.values()
-        body = {"batch_id": str(uuid.uuid4()), "store_id": self.store_id, "business_date": self.day.isoformat(),
-                "batch_count": self.batch_seq, "trade_record_count": len(self.sent),
-                "item_row_count": sum(s.items for s in sent), "payment_row_count": sum(s.payments for s in sent),
-                "net_sales_amount": money(sum(s.total - s.tax - s.tip for s in sent)),
-                "tax_amount": money(sum(s.tax for s in sent)), "tip_amount": money(sum(s.tip for s in sent)),
-                "payment_total_amount": money(sum(s.total for s in sent)), "currency": "USD",
-                "closed_at": f"{(self.day + dt.timedelta(days=1)).isoformat()}T04:05:00Z"}
+        body = {
+            "batch_id": str(uuid.uuid4()),
+            "store_id": self.store_id,
+            "business_date": self.day.isoformat(),
+            "batch_count": self.batch_seq,
+            "trade_record_count": len(self.sent),
+            "item_row_count": sum(s.items for s in sent),
+            "payment_row_count": sum(s.payments for s in sent),
+            "net_sales_amount": money(sum(s.total - s.tax - s.tip for s in sent)),
+            "tax_amount": money(sum(s.tax for s in sent)),
+            "tip_amount": money(sum(s.tip for s in sent)),
+            "payment_total_amount": money(sum(s.total for s in sent)),
+            "currency": "USD",
+            "closed_at": f"{(self.day + dt.timedelta(days=1)).isoformat()}T04:05:00Z",
+        }
         self.closed_days.append(self.day)
         self.day += dt.timedelta(days=1)
         self.batch_seq = 0

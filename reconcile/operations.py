@@ -11,25 +11,36 @@ import datetime as dt
 from dataclasses import dataclass
 
 from core.ports import AdminError, Storage
-from core.records import ClosedDay, Partner
 from core.reconcile_reruns import request_for
+from core.records import ClosedDay, Partner
 from reconcile.service import reconcile
 from reference.codes import payment_directions_in_effect
 
 # -- closes ---------------------------------------------------------------------------------------
 
-def closes(storage: Storage, partner: Partner | None, status: str | None = None, store_id: str | None = None,
-           first: dt.date | None = None, last: dt.date | None = None) -> list[tuple[str, ClosedDay]]:
+
+def closes(
+    storage: Storage,
+    partner: Partner | None,
+    status: str | None = None,
+    store_id: str | None = None,
+    first: dt.date | None = None,
+    last: dt.date | None = None,
+) -> list[tuple[str, ClosedDay]]:
     """The daily closes of the partner (of every partner when None), each with its partner id, by
     status, store and business dates (inclusive) when given."""
     partners = [partner] if partner is not None else storage.list_partners()
     partner_ids = [each.partner_id for each in partners]
     # The port reads one partner's closes (one partition on Cosmos DB), by status when asked; the store
     # and dates are filtered here.
-    return [(partner_id, day) for partner_id in partner_ids
-            for day in storage.closed_days(partner_id, status)
-            if (store_id is None or day.store_id == store_id)
-            and (first is None or day.business_date >= first) and (last is None or day.business_date <= last)]
+    return [
+        (partner_id, day)
+        for partner_id in partner_ids
+        for day in storage.closed_days(partner_id, status)
+        if (store_id is None or day.store_id == store_id)
+        and (first is None or day.business_date >= first)
+        and (last is None or day.business_date <= last)
+    ]
 
 
 class NoDailyClose(AdminError):
@@ -56,6 +67,7 @@ def reconcile_now(storage: Storage, partner_id: str, store_id: str, business_dat
 
 # -- payment-type directions ----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Direction:
     """The direction a payment type has for a partner, and where it comes from."""
@@ -81,8 +93,9 @@ def directions(storage: Storage, partner: Partner) -> list[Direction]:
     """Every suggested payment type in the reference list's order, then the partner's own codes sorted."""
     own = storage.payment_directions(partner.partner_id)
     suggested = suggested_directions()
-    listed = [Direction(code, own.get(code, direction), direction, code in own)
-              for code, direction in suggested.items()]
+    listed = [
+        Direction(code, own.get(code, direction), direction, code in own) for code, direction in suggested.items()
+    ]
     return listed + [Direction(code, own[code], None, True) for code in sorted(set(own) - set(suggested))]
 
 
@@ -96,8 +109,11 @@ def set_direction(storage: Storage, partner_id: str, code: str, direction: int) 
 
 def days_left_out(storage: Storage, partner_id: str, code: str) -> list[ClosedDay]:
     """Days already reconciled that left `code` out as a payment type of unknown direction."""
-    return [day for day in storage.closed_days(partner_id)
-            if day.status != "RECEIVED" and code in (day.details or {}).get("unknown_payment_types", [])]
+    return [
+        day
+        for day in storage.closed_days(partner_id)
+        if day.status != "RECEIVED" and code in (day.details or {}).get("unknown_payment_types", [])
+    ]
 
 
 def unset_direction(storage: Storage, partner_id: str, code: str) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import enum
 import logging
 from typing import Protocol
 
@@ -15,8 +16,8 @@ from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.money import currency_exponent
 from core.ports import BatchMarkers, DelayedQueue, MasterReads, Reconciliations, TradeRecordReads
-from core.records import ClosedDay, ReconcileRequest
 from core.reconcile_reruns import is_stale, request_for
+from core.records import ClosedDay, ReconcileRequest
 from reconcile.totals import compute_totals, differences, expected_minor, raw_differences
 from reference.codes import payment_directions_in_effect
 
@@ -26,8 +27,14 @@ log = logging.getLogger("pos.reconcile")
 # beyond this many back-to-back changes, the mapping upload's own re-run (or the sweep) covers the day.
 MAX_RUNS = 3
 
-# _reconcile_once's answer when the day's records changed during the run (its result was not saved).
-_RECORDS_CHANGED = object()
+
+class _Rerun(enum.Enum):
+    """_reconcile_once's answer when the day's records changed during the run (its result was not saved)."""
+
+    RECORDS_CHANGED = enum.auto()
+
+
+_RECORDS_CHANGED = _Rerun.RECORDS_CHANGED
 
 
 class ReconcileStorage(Reconciliations, BatchMarkers, TradeRecordReads, MasterReads, Protocol):
@@ -47,37 +54,53 @@ def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.date
     at that moment is still RECEIVED and so not re-run: if the mapping changed after this run read it,
     the run starts again, so the result kept always uses the mapping in effect after it was saved. Records
     accepted during the run change the day's revision, so the result is not saved and the run starts again."""
-    result = None
+    result: ClosedDay | _Rerun | None = None
     for _ in range(MAX_RUNS):
         result = _reconcile_once(storage, request, now)
         if result is _RECORDS_CHANGED:
-            log.info("records of %s/%s changed during its reconciliation; running it again", request.store_id,
-                     request.business_date)
+            log.info(
+                "records of %s/%s changed during its reconciliation; running it again",
+                request.store_id,
+                request.business_date,
+            )
             continue
         if result is None or not is_stale(result, storage.get_mapping(request.partner_id).standard_code_of()):
             return result
-        log.info("the mapping changed during the reconciliation of %s/%s; running it again", request.store_id,
-                 request.business_date)
+        log.info(
+            "the mapping changed during the reconciliation of %s/%s; running it again",
+            request.store_id,
+            request.business_date,
+        )
     return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
 
 
-def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None) -> ClosedDay | None:
+def _reconcile_once(
+    storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None
+) -> ClosedDay | _Rerun | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
         # A close stored before the store-day kept its closes' batch_ids is known by its marker only.
-        received = (storage.close_received(request.partner_id, request.store_id, request.business_date,
-                                           request.close_batch_id)
-                    or storage.find_batch(request.partner_id, request.close_batch_id) is not None)
+        received = (
+            storage.close_received(request.partner_id, request.store_id, request.business_date, request.close_batch_id)
+            or storage.find_batch(request.partner_id, request.close_batch_id) is not None
+        )
         if not received:
             # The store-day never received it: the close is not stored yet (or its request failed). Not
             # "replaced": let the queue deliver the message again; a close that commits later is reconciled.
-            raise CloseNotCommitted(f"close {request.close_batch_id} of {request.store_id}/"
-                                    f"{request.business_date} is not committed yet")
-        log.info("reconciliation skipped: close %s of %s/%s is no longer the latest", request.close_batch_id,
-                 request.store_id, request.business_date)
+            raise CloseNotCommitted(
+                f"close {request.close_batch_id} of {request.store_id}/{request.business_date} is not committed yet"
+            )
+        log.info(
+            "reconciliation skipped: close %s of %s/%s is no longer the latest",
+            request.close_batch_id,
+            request.store_id,
+            request.business_date,
+        )
         return None
     faults.point("reconcile.close_read")
     exponent = currency_exponent(day.currency)
+    if exponent is None:  # cannot happen: a close is accepted only in its store's ISO 4217 currency
+        raise ValueError(f"close {day.close_batch_id} is in {day.currency!r}, which has no minor units")
     day_totals = storage.store_day_totals(request.partner_id, request.store_id, request.business_date)
     faults.point("reconcile.totals_read")
     standard_of = storage.get_mapping(request.partner_id).standard_code_of()
@@ -98,17 +121,31 @@ def _reconcile_once(storage: ReconcileStorage, request: ReconcileRequest, now: d
         now_stored = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
         if now_stored is not None and now_stored.close_batch_id == request.close_batch_id:
             return _RECORDS_CHANGED
-        log.info("reconciliation result dropped: a newer close arrived for %s/%s", request.store_id,
-                 request.business_date)
+        log.info(
+            "reconciliation result dropped: a newer close arrived for %s/%s", request.store_id, request.business_date
+        )
         return None
     faults.point("reconcile.saved")
-    log.info("reconciled partner_id=%s store_id=%s business_date=%s status=%s differences=%s",
-             request.partner_id, request.store_id, request.business_date, result.status, differing)
+    log.info(
+        "reconciled partner_id=%s store_id=%s business_date=%s status=%s differences=%s",
+        request.partner_id,
+        request.store_id,
+        request.business_date,
+        result.status,
+        differing,
+    )
     return result
 
 
-def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, actual, expected, exponent,
-             standard_of: dict[str, str]) -> dict:
+def _details(
+    storage: BatchMarkers,
+    request: ReconcileRequest,
+    day: ClosedDay,
+    actual,
+    expected,
+    exponent,
+    standard_of: dict[str, str],
+) -> dict:
     """What HQ knows that helps a partner find the cause of a mismatch, and the standard type each
     source code seen was resolved to (what a later mapping is compared with, see is_stale)."""
     seqs = storage.batch_seqs(request.partner_id, request.store_id, request.business_date)
@@ -122,8 +159,7 @@ def _details(storage: BatchMarkers, request: ReconcileRequest, day: ClosedDay, a
         "unmapped_source_codes": sorted(actual.unmapped_source_codes),
         "unknown_payment_types": sorted(actual.unknown_payment_types),
         "source_codes": sorted(actual.source_codes),
-        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes)
-                                if code in standard_of},
+        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes) if code in standard_of},
         "records_moved_out": day.moved_out,
     }
 

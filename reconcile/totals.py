@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
 from core.records import StoreDayTotals
-from reference.codes import code_list, standard_transaction_type
+from reference.codes import standard_transaction_type
 
 COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
 AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
@@ -43,8 +43,9 @@ def compute_totals(day: StoreDayTotals, standard_of: dict[str, str], directions:
     """The day's totals from its sums per source code and per payment type: the mapping and the
     directions are applied to a few groups, not to every record (both are linear, so it is the same)."""
     totals = DayTotals()
-    revenue_types = {code for code in set(standard_of.values())
-                     if (standard_transaction_type(code) or {}).get("is_revenue")}
+    revenue_types = {
+        code for code in set(standard_of.values()) if (standard_transaction_type(code) or {}).get("is_revenue")
+    }
     for source_code, group in day.by_source_type.items():
         totals.trade_record_count += group.records
         totals.item_row_count += group.item_rows

@@ -27,8 +27,9 @@ def storage_of(host) -> Storage:
     return _opened[host.base_url]
 
 
-def footprint(host, partner_id: str, store_ids=("S1",), dates=("2026-11-20",), batch_ids=(),
-              products=(("P-BURGER", None),)) -> dict:
+def footprint(
+    host, partner_id: str, store_ids=("S1",), dates=("2026-11-20",), batch_ids=(), products=(("P-BURGER", None),)
+) -> dict:
     """Everything a partner's writes can leave behind, read through the storage port: equal before and
     after a refused request means the request stored nothing."""
     import datetime as dt
@@ -40,12 +41,18 @@ def footprint(host, partner_id: str, store_ids=("S1",), dates=("2026-11-20",), b
         "stores": {store_id: storage.get_store(partner_id, store_id) for store_id in store_ids},
         "products": {key: storage.get_product(partner_id, *key) for key in products},
         "mapping": (mapping.batch_id, mapping.entries),
-        "closes": sorted((day.store_id, day.business_date, day.close_batch_id, day.status)
-                         for day in storage.closed_days(partner_id)),
-        "rows": {(store_id, day): sorted(storage.store_day_rows(partner_id, store_id, day),
-                                         key=lambda row: row.trade_record_id)
-                 for store_id in store_ids for day in days},
-        "batch_seqs": {(store_id, day): storage.batch_seqs(partner_id, store_id, day)
-                       for store_id in store_ids for day in days},
+        "closes": sorted(
+            (day.store_id, day.business_date, day.close_batch_id, day.status) for day in storage.closed_days(partner_id)
+        ),
+        "rows": {
+            (store_id, day): sorted(
+                storage.store_day_rows(partner_id, store_id, day), key=lambda row: row.trade_record_id
+            )
+            for store_id in store_ids
+            for day in days
+        },
+        "batch_seqs": {
+            (store_id, day): storage.batch_seqs(partner_id, store_id, day) for store_id in store_ids for day in days
+        },
         "batches": {batch_id: storage.find_batch(partner_id, batch_id) for batch_id in batch_ids},
     }

@@ -89,19 +89,27 @@ class BicepFile:
 
     @property
     def declared(self) -> set[str]:
-        return (set(self.params) | set(self.variables) | set(self.resources) | set(self.modules)
-                | self.loop_variables | BUILT_IN_NAMES)
+        return (
+            set(self.params)
+            | set(self.variables)
+            | set(self.resources)
+            | set(self.modules)
+            | self.loop_variables
+            | BUILT_IN_NAMES
+        )
 
 
 def syntax_errors(source: str) -> list[str]:
     """What each parser refuses, as 'parser: line N: ...'; empty when both accept the text."""
-    errors = [f"tree-sitter-bicep: line {node.start_point[0] + 1}: "
-              f"{'missing ' + node.type if node.is_missing else 'cannot parse ' + _excerpt(node)}"
-              for node in _walk(_PARSER.parse(source.encode("utf-8")).root_node)
-              if node.type == "ERROR" or node.is_missing]
+    errors = [
+        f"tree-sitter-bicep: line {node.start_point[0] + 1}: "
+        f"{'missing ' + node.type if node.is_missing else 'cannot parse ' + _excerpt(node)}"
+        for node in _walk(_PARSER.parse(source.encode("utf-8")).root_node)
+        if node.type == "ERROR" or node.is_missing
+    ]
     try:
         _pycep().parse(text=source)
-    except Exception as error:  # noqa: BLE001 - Lark raises several kinds; each is a refusal
+    except Exception as error:
         errors.append(f"pycep-parser: {str(error).splitlines()[0]}")
     return errors
 
@@ -131,16 +139,23 @@ def load(path: Path) -> BicepFile:
         elif node.type == "resource_declaration":
             resource_type, _, api_version = _value(parts[1]).partition("@")
             body, loop, condition = _body(parts[-1])
-            model.resources[_text(parts[0])] = Resource(_text(parts[0]), resource_type, api_version, body, loop,
-                                                        condition, decorators)
+            model.resources[_text(parts[0])] = Resource(
+                _text(parts[0]), resource_type, api_version, body, loop, condition, decorators
+            )
         elif node.type == "module_declaration":
             body, loop, condition = _body(parts[-1])
             model.modules[_text(parts[0])] = Module(_text(parts[0]), _value(parts[1]), body, loop, condition)
         decorators = {}
-    model.loop_variables = {_text(node) for node in _walk(model.root)
-                            if node.type in ("loop_variable", "loop_enumerator")
-                            or (node.parent is not None and node.parent.type == "for_statement"
-                                and node.parent.child_by_field_name("initializer") == node)}
+    model.loop_variables = {
+        _text(node)
+        for node in _walk(model.root)
+        if node.type in ("loop_variable", "loop_enumerator")
+        or (
+            node.parent is not None
+            and node.parent.type == "for_statement"
+            and node.parent.child_by_field_name("initializer") == node
+        )
+    }
     return model
 
 
@@ -191,6 +206,7 @@ def member_paths(value) -> set[str]:
 
 # -- evaluation of the expressions a test needs ----------------------------------------------------
 
+
 class DeploymentFailure(Exception):
     """What Resource Manager would stop the deployment with (a guard's `int('message')`)."""
 
@@ -199,7 +215,7 @@ def evaluate(expression: str, values: dict):
     """The value of a Bicep expression over `values` (parameters and variables by name), for the subset of
     the language main.bicep uses in names and guards: literals, interpolated strings, names and member
     access, `? :`, comparison, arithmetic and logic, and the functions in _FUNCTIONS."""
-    tree = _PARSER.parse(f"var _ = {expression}\n".encode("utf-8")).root_node
+    tree = _PARSER.parse(f"var _ = {expression}\n".encode()).root_node
     (declaration,) = _named(tree)
     return _evaluate(_named(declaration)[-1], values)
 
@@ -215,25 +231,38 @@ _FUNCTIONS = {
     "toLower": str.lower,
     "toUpper": str.upper,
     "replace": lambda text, old, new: text.replace(old, new),
-    "take": lambda value, count: value[:max(count, 0)],
+    "take": lambda value, count: value[: max(count, 0)],
     "empty": lambda value: len(value) == 0,
     "length": len,
     "int": _int,
     "string": lambda value: str(value).lower() if isinstance(value, bool) else str(value),
 }
 _OPERATORS = {
-    "%": lambda a, b: a % b, "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": lambda a, b: a // b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "%": lambda a, b: a % b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a // b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
 }
 
 
 def _evaluate(node: Node, values: dict):
     kind = node.type
     if kind == "string":
-        return "".join(str(_evaluate(_named(part)[0], values)) if part.type == "interpolation"
-                       else _unescape(_text(part)) if part.type == "escape_sequence" else _text(part)
-                       for part in _named(node))
+        return "".join(
+            str(_evaluate(_named(part)[0], values))
+            if part.type == "interpolation"
+            else _unescape(_text(part))
+            if part.type == "escape_sequence"
+            else _text(part)
+            for part in _named(node)
+        )
     if kind in ("number", "boolean", "null"):
         return _value(node)
     if kind == "identifier":
@@ -246,8 +275,11 @@ def _evaluate(node: Node, values: dict):
     if kind == "array":
         return [_evaluate(item, values) for item in _named(node)]
     if kind == "object":
-        return {_text(_named(prop)[0]): _evaluate(_named(prop)[-1], values)
-                for prop in _named(node) if prop.type == "object_property"}
+        return {
+            _text(_named(prop)[0]): _evaluate(_named(prop)[-1], values)
+            for prop in _named(node)
+            if prop.type == "object_property"
+        }
     if kind == "ternary_expression":
         branch = "consequence" if _evaluate(node.child_by_field_name("condition"), values) else "alternative"
         return _evaluate(node.child_by_field_name(branch), values)  # only the branch taken, as ARM's if()
@@ -257,8 +289,11 @@ def _evaluate(node: Node, values: dict):
         operator = _text(node.child_by_field_name("operator"))
         left = _evaluate(node.child_by_field_name("left"), values)
         if operator in ("&&", "||"):
-            return (left and _evaluate(node.child_by_field_name("right"), values)) if operator == "&&" \
+            return (
+                (left and _evaluate(node.child_by_field_name("right"), values))
+                if operator == "&&"
                 else (left or _evaluate(node.child_by_field_name("right"), values))
+            )
         return _OPERATORS[operator](left, _evaluate(node.child_by_field_name("right"), values))
     if kind == "call_expression":
         name = _text(node.child_by_field_name("function"))
@@ -268,6 +303,7 @@ def _evaluate(node: Node, values: dict):
 
 
 # -- tree to values ---------------------------------------------------------------------------------
+
 
 def _body(node: Node):
     """(body, loop, condition) of a resource or module: an object, `[for ...: {...}]` or `if (...) {...}`."""

@@ -44,8 +44,9 @@ class LocalHost:
 
     def hq(self, *args: str) -> subprocess.CompletedProcess:
         """Run the real command line as HQ would, against this host's data."""
-        return subprocess.run([sys.executable, "-m", "hq", *args], cwd=ROOT, env=self.env,
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "hq", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60
+        )
 
     def hq_in_process(self, *args: str) -> subprocess.CompletedProcess:
         """The same `hq` code in this process, against this host's data: for set-up in every test,
@@ -85,12 +86,21 @@ class LocalHost:
 def start_host(tmp: Path, **settings: str) -> LocalHost:
     port = free_port()
     data_dir = tmp / "data"
-    env = {**os.environ, "POS_DATA_DIR": str(data_dir), "PORT": str(port), "POS_CREATE_DEMO_PARTNER": "false",
-           "RATE_LIMIT_PER_MINUTE": "0", "AUTH_FAILURES_PER_MINUTE": "0",
-           "RECONCILE_DELAY_SECONDS": "1", "PYTHONUNBUFFERED": "1", **settings}
+    env = {
+        **os.environ,
+        "POS_DATA_DIR": str(data_dir),
+        "PORT": str(port),
+        "POS_CREATE_DEMO_PARTNER": "false",
+        "RATE_LIMIT_PER_MINUTE": "0",
+        "AUTH_FAILURES_PER_MINUTE": "0",
+        "RECONCILE_DELAY_SECONDS": "1",
+        "PYTHONUNBUFFERED": "1",
+        **settings,
+    }
     log_path = tmp / "host.log"
-    process = subprocess.Popen([sys.executable, "-m", "devhost"], cwd=ROOT, env=env,
-                               stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devhost"], cwd=ROOT, env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT
+    )
     host = LocalHost(f"http://127.0.0.1:{port}/pos/v1", data_dir, env, process, log_path)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -119,9 +129,15 @@ def azure_host(tmp_path_factory, cosmos_emulator) -> LocalHost:
 
     tmp = tmp_path_factory.mktemp("azure-host")
     azurite = start_azurite(tmp)
-    running = start_host(tmp, POS_BACKEND="azure", COSMOS_ENDPOINT=cosmos_emulator.endpoint,
-                         COSMOS_KEY=cosmos_emulator.key, COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
-                         COSMOS_CREATE_CONTAINERS="true", AzureWebJobsStorage=azurite.connection_string)
+    running = start_host(
+        tmp,
+        POS_BACKEND="azure",
+        COSMOS_ENDPOINT=cosmos_emulator.endpoint,
+        COSMOS_KEY=cosmos_emulator.key,
+        COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
+        COSMOS_CREATE_CONTAINERS="true",
+        AzureWebJobsStorage=azurite.connection_string,
+    )
     yield running
     running.stop()
     azurite.stop()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.memory_storage import MemoryStorage
 from backends.cosmos.storage import CosmosStorage
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
@@ -29,8 +29,9 @@ def cosmos_storage(cosmos_emulator, request):
     """A Cosmos DB storage on a database of the test module's own (the sweep and some checks look at
     every partner's data, so modules must not share one)."""
     module = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
-    storage = CosmosStorage(cosmos_emulator.endpoint, f"{module}-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key,
-                            create_containers=True)
+    storage = CosmosStorage(
+        cosmos_emulator.endpoint, f"{module}-{uuid.uuid4().hex[:8]}", key=cosmos_emulator.key, create_containers=True
+    )
     yield storage
     storage.close()
 

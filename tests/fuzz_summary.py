@@ -25,15 +25,19 @@ def main(path: str) -> int:
         statuses.update({int(code): count for code, count in run["statuses"].items()})
         answered = " ".join(f"{code}:{count}" for code, count in run["statuses"].items())
         result = "ok" if run["failure"] is None else "FAILED"
-        print(f"{run['operation']:<{width}}  {run['mode']:<8}  {run['calls']:>6}  {run['seconds']:>7}  "
-              f"{answered}  {result}")
+        print(
+            f"{run['operation']:<{width}}  {run['mode']:<8}  {run['calls']:>6}  {run['seconds']:>7}  "
+            f"{answered}  {result}"
+        )
     failed = [run for run in runs if run["failure"] is not None]
     seeds = sorted({run["seed"] for run in runs})
     examples = sorted({run["examples"] for run in runs})
-    print(f"\n{len({run['operation'] for run in runs})} operations, {len(runs)} runs, "
-          f"{sum(run['calls'] for run in runs)} requests ({examples} examples per run, seed {seeds}), "
-          f"{sum(run['seconds'] for run in runs):.0f} s in all; statuses: "
-          + " ".join(f"{code}:{count}" for code, count in sorted(statuses.items())))
+    print(
+        f"\n{len({run['operation'] for run in runs})} operations, {len(runs)} runs, "
+        f"{sum(run['calls'] for run in runs)} requests ({examples} examples per run, seed {seeds}), "
+        f"{sum(run['seconds'] for run in runs):.0f} s in all; statuses: "
+        + " ".join(f"{code}:{count}" for code, count in sorted(statuses.items()))
+    )
     server_errors = sum(count for code, count in statuses.items() if code >= 500)
     print(f"5xx answers: {server_errors}; failed runs: {len(failed)}")
     for run in failed:

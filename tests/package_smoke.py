@@ -18,8 +18,9 @@ import uuid
 from pathlib import Path
 
 package, data_dir, stores_body = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
-os.environ.update(POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false",
-                  RATE_LIMIT_PER_MINUTE="0")
+os.environ.update(
+    POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false", RATE_LIMIT_PER_MINUTE="0"
+)
 os.environ.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
 os.chdir(package)  # the worker's working directory is the app's root (/home/site/wwwroot)
 sys.path.insert(0, str(package))
@@ -48,9 +49,9 @@ def call(name: str, method: str, path: str, body: bytes = b"", headers: dict | N
 
 
 # HQ's set-up, through the package's own code (hq/ is not deployed): a partner, its store, a key.
-from triggers.composition import current_backend  # noqa: E402
 from core.clock import utc_now  # noqa: E402
 from ingest.access import new_key  # noqa: E402
+from triggers.composition import current_backend  # noqa: E402
 
 body = json.loads(stores_body.read_text(encoding="utf-8"))
 storage = current_backend().storage
@@ -62,23 +63,39 @@ storage.add_key(partner_id, key.key_id, key.key_hash, utc_now())
 
 answers = {
     "health": call("health", "GET", "health"),
-    "put_stores": call("put_stores", "PUT", "stores", json.dumps(body).encode("utf-8"),
-                       {"x-functions-key": key.secret, "content-type": "application/json"}),
-    "unauthorized": call("put_stores", "PUT", "stores", json.dumps(body).encode("utf-8"),
-                         {"content-type": "application/json"}),
+    "put_stores": call(
+        "put_stores",
+        "PUT",
+        "stores",
+        json.dumps(body).encode("utf-8"),
+        {"x-functions-key": key.secret, "content-type": "application/json"},
+    ),
+    "unauthorized": call(
+        "put_stores", "PUT", "stores", json.dumps(body).encode("utf-8"), {"content-type": "application/json"}
+    ),
 }
 stored = storage.get_store(partner_id, body["stores"][0]["store_id"])
 
 stdlib = sysconfig.get_paths()
 allowed = [str(Path(root).resolve()) + os.sep for root in (package, sys.prefix, stdlib["stdlib"], stdlib["platstdlib"])]
-foreign = sorted(name for name, module in list(sys.modules.items())
-                 if name != "__main__" and getattr(module, "__file__", None)  # __main__: this script
-                 and not any(str(Path(module.__file__).resolve()).startswith(root) for root in allowed))
-print(json.dumps({
-    "functions": {name: json.loads(function.get_function_json()) for name, function in functions.items()},
-    "answers": answers,
-    "stored_store_name": stored.document.get("store_name") if stored else None,
-    "foreign_modules": foreign,
-    "top_level_modules": sorted({name.split(".")[0] for name in sys.modules}),
-    "prefix": sys.prefix,
-}, ensure_ascii=False, default=str))
+foreign = sorted(
+    name
+    for name, module in list(sys.modules.items())
+    if name != "__main__"
+    and getattr(module, "__file__", None)  # __main__: this script
+    and not any(str(Path(module.__file__).resolve()).startswith(root) for root in allowed)
+)
+print(
+    json.dumps(
+        {
+            "functions": {name: json.loads(function.get_function_json()) for name, function in functions.items()},
+            "answers": answers,
+            "stored_store_name": stored.document.get("store_name") if stored else None,
+            "foreign_modules": foreign,
+            "top_level_modules": sorted({name.split(".")[0] for name in sys.modules}),
+            "prefix": sys.prefix,
+        },
+        ensure_ascii=False,
+        default=str,
+    )
+)

@@ -49,13 +49,18 @@ def product(product_id: str = "P-BURGER", **changes) -> dict:
 
 
 def combo(product_id: str = "P-COMBO", **changes) -> dict:
-    body = product(product_id, name={"en-US": "Burger combo"}, unit_price="8.99", product_type="COMBO",
-                   modifier_group_ids=[], combo_components=[
-                       {"product_id": "P-BURGER", "quantity": "1", "is_substitutable": False},
-                       {"product_id": "P-FRIES", "quantity": "1", "is_substitutable": False},
-                       {"product_id": "P-COLA", "quantity": "1", "is_substitutable": True,
-                        "substitute_group_id": "G-DRINKS"},
-                   ])
+    body = product(
+        product_id,
+        name={"en-US": "Burger combo"},
+        unit_price="8.99",
+        product_type="COMBO",
+        modifier_group_ids=[],
+        combo_components=[
+            {"product_id": "P-BURGER", "quantity": "1", "is_substitutable": False},
+            {"product_id": "P-FRIES", "quantity": "1", "is_substitutable": False},
+            {"product_id": "P-COLA", "quantity": "1", "is_substitutable": True, "substitute_group_id": "G-DRINKS"},
+        ],
+    )
     body.update(changes)
     return body
 
@@ -85,9 +90,11 @@ def products_batch(products: list[dict] | None = None, groups: list[dict] | None
 
 def mapping_batch(*entries: tuple[str, str], **changes) -> dict:
     entries = entries or (("01", "SALE"), ("02", "REFUND"))
-    return {"batch_id": batch_id(),
-            "mappings": [{"source_code": s, "source_name": f"POS {s}", "standard_code": c} for s, c in entries],
-            **changes}
+    return {
+        "batch_id": batch_id(),
+        "mappings": [{"source_code": s, "source_name": f"POS {s}", "standard_code": c} for s, c in entries],
+        **changes,
+    }
 
 
 def changed(body: dict, path: str, value) -> dict:
@@ -109,6 +116,7 @@ DELETE = object()
 
 
 # -- reading answers ----------------------------------------------------------------------------
+
 
 def problem_of(response, status: int, code: str) -> dict:
     """The RFC 9457 problem document of an error answer, after checking its status, media type,

@@ -40,12 +40,27 @@ class Pay:
     tip: int = 0
 
 
-def trade_record(store_id: str, business_date: str, lines: list[Line], payments: list[Pay] | None = None, *,
-                 currency: str = "USD", exponent: int = 2, source_type: str = "01", tax: int = 0,
-                 service_charge: int = 0, tip: int = 0, rounding: int = 0, order_discount: int = 0,
-                 prices_include_tax: bool = False, version: int = 1, trade_record_id: str | None = None,
-                 last_modified_at: str = "2026-11-20T20:00:00Z", opened_at: str = "2026-11-20T12:00:00-05:00",
-                 **changes) -> dict:
+def trade_record(
+    store_id: str,
+    business_date: str,
+    lines: list[Line],
+    payments: list[Pay] | None = None,
+    *,
+    currency: str = "USD",
+    exponent: int = 2,
+    source_type: str = "01",
+    tax: int = 0,
+    service_charge: int = 0,
+    tip: int = 0,
+    rounding: int = 0,
+    order_discount: int = 0,
+    prices_include_tax: bool = False,
+    version: int = 1,
+    trade_record_id: str | None = None,
+    last_modified_at: str = "2026-11-20T20:00:00Z",
+    opened_at: str = "2026-11-20T12:00:00-05:00",
+    **changes,
+) -> dict:
     money = lambda minor: format_minor_units(minor, exponent)  # noqa: E731
     subtotal = sum(line.amount for line in lines if line.parent_line_no is None)
     total = subtotal - order_discount + service_charge + tip + rounding + (0 if prices_include_tax else tax)
@@ -73,16 +88,30 @@ def trade_record(store_id: str, business_date: str, lines: list[Line], payments:
         "total_amount": money(total),
         "last_modified_at": last_modified_at,
         "items": [
-            {"line_no": number, "parent_line_no": line.parent_line_no, "product_id": line.product_id,
-             "product_name": line.product_id, "product_type": line.product_type,
-             "quantity": str(line.quantity), "unit_price": money(line.unit_price),
-             "discount_amount": money(line.discount), "line_amount": money(line.amount),
-             "modifiers": line.modifiers, "is_voided": False}
+            {
+                "line_no": number,
+                "parent_line_no": line.parent_line_no,
+                "product_id": line.product_id,
+                "product_name": line.product_id,
+                "product_type": line.product_type,
+                "quantity": str(line.quantity),
+                "unit_price": money(line.unit_price),
+                "discount_amount": money(line.discount),
+                "line_amount": money(line.amount),
+                "modifiers": line.modifiers,
+                "is_voided": False,
+            }
             for number, line in enumerate(lines, start=1)
         ],
         "payments": [
-            {"payment_id": new_id("PAY"), "payment_type": p.payment_type, "payment_method": p.method,
-             "amount": money(p.amount), "tip_amount": money(p.tip), "paid_at": opened_at}
+            {
+                "payment_id": new_id("PAY"),
+                "payment_type": p.payment_type,
+                "payment_method": p.method,
+                "amount": money(p.amount),
+                "tip_amount": money(p.tip),
+                "paid_at": opened_at,
+            }
             for p in payments
         ],
     }
@@ -91,17 +120,26 @@ def trade_record(store_id: str, business_date: str, lines: list[Line], payments:
 
 
 def trade_batch(store_id: str, business_date: str, records: list[dict], batch_seq: int = 1) -> dict:
-    return {"batch_id": str(uuid.uuid4()), "store_id": store_id, "business_date": business_date,
-            "batch_seq": batch_seq, "trade_records": records}
+    return {
+        "batch_id": str(uuid.uuid4()),
+        "store_id": store_id,
+        "business_date": business_date,
+        "batch_seq": batch_seq,
+        "trade_records": records,
+    }
 
 
 def totals_of(records: list[dict], revenue_codes: set[str], directions: dict[str, int], exponent: int = 2) -> dict:
     """Control totals as a POS computes them, from the records it sent (latest versions only)."""
+
     def minor(text: str) -> int:
         return int(Decimal(text).scaleb(exponent))
 
-    net = sum(minor(r["total_amount"]) - minor(r["tax_amount"]) - minor(r["tip_amount"])
-              for r in records if r["source_transaction_type"] in revenue_codes)
+    net = sum(
+        minor(r["total_amount"]) - minor(r["tax_amount"]) - minor(r["tip_amount"])
+        for r in records
+        if r["source_transaction_type"] in revenue_codes
+    )
     payments = sum(minor(p["amount"]) * directions[p["payment_type"]] for r in records for p in r["payments"])
     return {
         "trade_record_count": len({r["trade_record_id"] for r in records}),
@@ -114,8 +152,16 @@ def totals_of(records: list[dict], revenue_codes: set[str], directions: dict[str
     }
 
 
-def daily_close(store_id: str, business_date: str, totals: dict, batch_count: int = 1, currency: str = "USD",
-                **changes) -> dict:
-    return {"batch_id": str(uuid.uuid4()), "store_id": store_id, "business_date": business_date,
-            "batch_count": batch_count, **totals, "currency": currency, "closed_at": "2026-11-21T04:05:00Z",
-            **changes}
+def daily_close(
+    store_id: str, business_date: str, totals: dict, batch_count: int = 1, currency: str = "USD", **changes
+) -> dict:
+    return {
+        "batch_id": str(uuid.uuid4()),
+        "store_id": store_id,
+        "business_date": business_date,
+        "batch_count": batch_count,
+        **totals,
+        "currency": currency,
+        "closed_at": "2026-11-21T04:05:00Z",
+        **changes,
+    }

@@ -60,9 +60,13 @@ def _without_port(entry: str) -> str:
 
 
 def rate_limited(retry_after_seconds: int) -> ApiError:
-    return ApiError(429, "RATE_LIMITED",
-                    f"Too many requests with a missing or unknown API key from this address; retry after "
-                    f"{retry_after_seconds} seconds.", headers={"Retry-After": str(retry_after_seconds)})
+    return ApiError(
+        429,
+        "RATE_LIMITED",
+        f"Too many requests with a missing or unknown API key from this address; retry after "
+        f"{retry_after_seconds} seconds.",
+        headers={"Retry-After": str(retry_after_seconds)},
+    )
 
 
 @dataclass(slots=True)
@@ -75,8 +79,14 @@ class FailureLimiter:
     """At most `limit` failed authentications per address per minute (a window opened by the address's
     first failure); 0 turns it off. Thread-safe: the worker serves requests on a thread pool."""
 
-    def __init__(self, limit: int, *, max_addresses: int = MAX_ADDRESSES, max_known_keys: int = MAX_KNOWN_KEYS,
-                 clock=time.monotonic) -> None:
+    def __init__(
+        self,
+        limit: int,
+        *,
+        max_addresses: int = MAX_ADDRESSES,
+        max_known_keys: int = MAX_KNOWN_KEYS,
+        clock=time.monotonic,
+    ) -> None:
         self.limit = limit
         self.max_addresses = max_addresses
         self.max_known_keys = max_known_keys

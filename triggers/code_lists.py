@@ -23,4 +23,3 @@ def _code_list(code_type: str):
 @bp.route(route="reference/{code_type}", methods=["GET"])
 def get_code_list(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(req, lambda call: _code_list(call.route("code_type")), context)
-

@@ -43,9 +43,15 @@ def check(backend) -> Health:
             checks[name] = "unavailable"
     healthy = all(state == "ok" for state in checks.values())
     # One line per check (at most one per interval): what the backends answered, and how fast.
-    log.info("health check: %s", "ok" if healthy else "unavailable",
-             extra={"event": "health_check", **checks,  # flat: OpenTelemetry drops dict attributes
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1)})
+    log.info(
+        "health check: %s",
+        "ok" if healthy else "unavailable",
+        extra={
+            "event": "health_check",
+            **checks,  # flat: OpenTelemetry drops dict attributes
+            "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+        },
+    )
     return Health(200 if healthy else 503, {"status": "ok" if healthy else "unavailable", "checks": checks})
 
 
@@ -60,22 +66,29 @@ class CachedHealth:
         self._backend = None
         self._checked_at = 0.0
 
-    def _fresh(self, backend) -> bool:
-        return (self._result is not None and self._backend is backend
-                and self._clock() - self._checked_at < self._interval)
+    def _fresh(self, backend) -> Health | None:
+        """The last result if it is of this backend and younger than the interval."""
+        if self._result is not None and self._backend is backend and self._clock() - self._checked_at < self._interval:
+            return self._result
+        return None
 
     def get(self, backend) -> Health:
-        if self._fresh(backend):
-            return self._result
+        fresh = self._fresh(backend)
+        if fresh is not None:
+            return fresh
+        last = self._result if self._backend is backend else None
         # A check is under way: answer the last result rather than wait (or wait when there is none).
-        if not self._checking.acquire(blocking=self._result is None or self._backend is not backend):
-            return self._result
+        if last is not None and not self._checking.acquire(blocking=False):
+            return last
+        if last is None:
+            self._checking.acquire()
         try:
-            if not self._fresh(backend):  # another caller may have checked while this one waited
+            result = self._fresh(backend)  # another caller may have checked while this one waited
+            if result is None:
                 result = check(backend)
                 # Timed from the end of the check: a check slowed by timeouts is not repeated at once.
                 self._result, self._backend, self._checked_at = result, backend, self._clock()
-            return self._result
+            return result
         finally:
             self._checking.release()
 

@@ -1,7 +1,8 @@
 """Shared HTTP glue for the thin handlers: request ids, keys, rate limit, bodies, problem documents.
 
-Every handler is `handle(req, action)`: the action gets a Call (the backend, the authenticated
-partner, the body) and returns (status, body). Errors become RFC 9457 problem documents with the
+Every handler is `handle(req, action)`: the action gets a PartnerCall (the backend, the authenticated
+partner, the body) and returns (status, body); `handle(..., authenticated=False)` gives it a Call, which
+has no partner. Errors become RFC 9457 problem documents with the
 specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed, nor
 logged: a failure is logged by exception type, causes and frames, never by its message.
 """
@@ -11,8 +12,9 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Literal, overload
 from urllib.parse import unquote
 
 import azure.functions as func
@@ -35,9 +37,10 @@ log = logging.getLogger("pos.api")
 
 @dataclass
 class Call:
+    """What a handler's action gets: the request, the backend and the request's id."""
+
     req: func.HttpRequest
     backend: Backend
-    partner: Partner | None
     request_id: str
 
     @property
@@ -57,22 +60,41 @@ class Call:
             raise errors.payload_too_large(MAX_BODY_BYTES)
         media_type = (self.req.headers.get("content-type") or "").split(";")[0].strip().lower()
         if media_type != "application/json":
-            raise errors.invalid_payload([errors.FieldProblem("$", "send the body as Content-Type: application/json")],
-                                         "The request body must be JSON (Content-Type: application/json).")
+            raise errors.invalid_payload(
+                [errors.FieldProblem("$", "send the body as Content-Type: application/json")],
+                "The request body must be JSON (Content-Type: application/json).",
+            )
         if not body:
             raise errors.invalid_payload([errors.FieldProblem("$", "the request body is empty")])
         return body
 
 
+@dataclass
+class PartnerCall(Call):
+    """A partner's call: its API key was checked, counted against its quota, and names `partner`."""
+
+    partner: Partner
+
+
 Result = tuple[int, object] | tuple[int, object, dict]
 
 
-def json_response(status: int, body: object, headers: dict | None = None, *, media_type="application/json") -> func.HttpResponse:
+def json_response(
+    status: int, body: object, headers: dict | None = None, *, media_type="application/json"
+) -> func.HttpResponse:
     return func.HttpResponse(orjson.dumps(body), status_code=status, headers=headers or {}, mimetype=media_type)
 
 
-_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 413: "Content Too Large",
-           429: "Too Many Requests", 500: "Internal Server Error", 503: "Service Unavailable"}
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    413: "Content Too Large",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    503: "Service Unavailable",
+}
 
 
 def problem_response(error: ApiError, request_id: str) -> func.HttpResponse:
@@ -101,8 +123,29 @@ def _request_id(req: func.HttpRequest) -> str:
     return request_id_for(req.headers.get(REQUEST_ID_HEADER))
 
 
-def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: func.Context | None = None, *,
-           authenticated: bool = True) -> func.HttpResponse:
+@overload
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[PartnerCall], Result],
+    context: func.Context | None = None,
+    *,
+    authenticated: Literal[True] = True,
+) -> func.HttpResponse: ...
+@overload
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[Call], Result],
+    context: func.Context | None = None,
+    *,
+    authenticated: Literal[False],
+) -> func.HttpResponse: ...
+def handle(
+    req: func.HttpRequest,
+    action: Callable[[Any], Result],  # as the overloads say: a PartnerCall when authenticated, else a Call
+    context: func.Context | None = None,
+    *,
+    authenticated: bool = True,
+) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
     partner_id = key_id = None
@@ -123,7 +166,8 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
             access.note_key_use(backend.storage, owner)
-        status, body, *extra = action(Call(req, backend, partner, request_id))
+        call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
+        status, body, *extra = action(call)
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
     except ApiError as error:
@@ -133,21 +177,38 @@ def handle(req: func.HttpRequest, action: Callable[[Call], Result], context: fun
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
         telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
         error_code = "SERVICE_UNAVAILABLE"
-        response = problem_response(errors.service_unavailable(
-            "Storage is temporarily unavailable; nothing was stored. Retry the same request later."), request_id)
+        response = problem_response(
+            errors.service_unavailable(
+                "Storage is temporarily unavailable; nothing was stored. Retry the same request later."
+            ),
+            request_id,
+        )
     except Exception as error:
         telemetry.log_exception(log, "unexpected error", error, **_error_fields(req, context, request_id))
         error_code = "INTERNAL_ERROR"
-        response = problem_response(ApiError(500, "INTERNAL_ERROR",
-                                             "Unexpected error; nothing is lost if you retry the same request. "
-                                             "Quote the request_id to HQ support."), request_id)
+        response = problem_response(
+            ApiError(
+                500,
+                "INTERNAL_ERROR",
+                "Unexpected error; nothing is lost if you retry the same request. Quote the request_id to HQ support.",
+            ),
+            request_id,
+        )
     if quota is not None:  # every answer once the partner is known and counted, 429 included
         response.headers.update(rate_limit_headers(quota))
     telemetry.record_request(
-        function=context.function_name if context else "", invocation_id=context.invocation_id if context else "",
-        request_id=request_id, method=req.method, path=_path_of(req.url), status=response.status_code,
-        duration_ms=(time.perf_counter() - started) * 1000, partner_id=partner_id, key_id=key_id, body=body,
-        error_code=error_code)
+        function=context.function_name if context else "",
+        invocation_id=context.invocation_id if context else "",
+        request_id=request_id,
+        method=req.method,
+        path=_path_of(req.url),
+        status=response.status_code,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        partner_id=partner_id,
+        key_id=key_id,
+        body=body,
+        error_code=error_code,
+    )
     return response
 
 
@@ -158,8 +219,10 @@ def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
     """The partner's quota in the structured-field form of draft-ietf-httpapi-ratelimit-headers-11:
     RateLimit-Policy gives the quota `q` per window of `w` seconds, RateLimit what `r` is left of it and
     the seconds `t` until the window ends."""
-    return {"RateLimit-Policy": f'"{RATE_LIMIT_POLICY}";q={quota.limit};w={access.RATE_WINDOW_SECONDS}',
-            "RateLimit": f'"{RATE_LIMIT_POLICY}";r={quota.remaining};t={quota.reset_seconds}'}
+    return {
+        "RateLimit-Policy": f'"{RATE_LIMIT_POLICY}";q={quota.limit};w={access.RATE_WINDOW_SECONDS}',
+        "RateLimit": f'"{RATE_LIMIT_POLICY}";r={quota.remaining};t={quota.reset_seconds}',
+    }
 
 
 def _authenticate(backend: Backend, address: str, presented: str | None):
@@ -176,9 +239,14 @@ def _authenticate(backend: Backend, address: str, presented: str | None):
 
 def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:
     """What support needs to find a failed request: the request id the partner was given, and where."""
-    return {"event": "http_error", "request_id": request_id, "function": context.function_name if context else "",
-            "invocation_id": context.invocation_id if context else "", "method": req.method,
-            "path": _path_of(req.url)}
+    return {
+        "event": "http_error",
+        "request_id": request_id,
+        "function": context.function_name if context else "",
+        "invocation_id": context.invocation_id if context else "",
+        "method": req.method,
+        "path": _path_of(req.url),
+    }
 
 
 def _path_of(url: str) -> str:

@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
 from ingest.data_protection import PROTECTION_WARNING_CODES
 from ingest.payment_ids import PAYMENT_ID_WARNING_CODES
-from ingest.trade_rules import WARNING_CODES
+from ingest.trade_rules.common import WARNING_CODES
 from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
 from ingest.wire.responses import (
     BatchResponse,
@@ -44,9 +44,12 @@ from triggers.blueprints import BLUEPRINTS
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
 ERRORS = {
-    "INVALID_PAYLOAD": (400, "Invalid type, missing field, invalid enum or code, wrong decimal places, duplicates, "
-                             "values differing from the outer or the store's, badly formatted date; `errors` "
-                             "lists every problem with its path."),
+    "INVALID_PAYLOAD": (
+        400,
+        "Invalid type, missing field, invalid enum or code, wrong decimal places, duplicates, "
+        "values differing from the outer or the store's, badly formatted date; `errors` "
+        "lists every problem with its path.",
+    ),
     "BATCH_TOO_LARGE": (400, "More items than the batch limit (500)."),
     "UNKNOWN_STANDARD_CODE": (400, "A standard_code is not in the standard transaction type list."),
     "UNAUTHORIZED": (401, "API key missing, unknown or revoked."),
@@ -54,21 +57,26 @@ ERRORS = {
     "PARTNER_INACTIVE": (403, "The partner account is not active."),
     "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
     "PAYLOAD_TOO_LARGE": (413, "Body larger than 5 MiB (5,242,880 bytes)."),
-    "RATE_LIMITED": (429, "Too many requests for this partner, or with a missing or unknown key from this "
-                          "address; retry after Retry-After seconds. This 429 carries an application/problem+json "
-                          "body with code RATE_LIMITED; a 429 without it comes from the Azure platform in front of "
-                          "the app (every instance busy at the most instances it may run): retry it after a "
-                          "pause, it is not the partner's rate limit."),
+    "RATE_LIMITED": (
+        429,
+        "Too many requests for this partner, or with a missing or unknown key from this "
+        "address; retry after Retry-After seconds. This 429 carries an application/problem+json "
+        "body with code RATE_LIMITED; a 429 without it comes from the Azure platform in front of "
+        "the app (every instance busy at the most instances it may run): retry it after a "
+        "pause, it is not the partner's rate limit.",
+    ),
     "SERVICE_UNAVAILABLE": (503, "Storage temporarily unavailable; nothing was stored; retry the same request."),
 }
 # Every write body: the schemas do not forbid other members (additionalProperties is not false), so the
 # document says what happens to them.
-UNKNOWN_MEMBERS = ("Members that the schema does not name, at any depth, are ignored with their values (a later "
-                   "version of the interface may add members), and each is reported in the 202 answer as an "
-                   f"{UNKNOWN_MEMBER_IGNORED} warning at the record's path, with the member's path within the "
-                   f"record as its field (after {MAX_UNKNOWN_MEMBER_WARNINGS} such warnings, one more counts the "
-                   "rest), so that a misspelled optional member does not lose its value without a word. The keys of "
-                   "a localized text (language tags) are not members.")
+UNKNOWN_MEMBERS = (
+    "Members that the schema does not name, at any depth, are ignored with their values (a later "
+    "version of the interface may add members), and each is reported in the 202 answer as an "
+    f"{UNKNOWN_MEMBER_IGNORED} warning at the record's path, with the member's path within the "
+    f"record as its field (after {MAX_UNKNOWN_MEMBER_WARNINGS} such warnings, one more counts the "
+    "rest), so that a misspelled optional member does not lose its value without a word. The keys of "
+    "a localized text (language tags) are not members."
+)
 _AUTHENTICATED = ("UNAUTHORIZED", "PARTNER_INACTIVE", "RATE_LIMITED", "SERVICE_UNAVAILABLE")
 _WRITE = _AUTHENTICATED + ("INVALID_PAYLOAD", "PAYLOAD_TOO_LARGE")
 
@@ -87,47 +95,87 @@ class Operation:
 
 
 OPERATIONS = {
-    "put_stores": Operation("Upsert stores", BatchResponse, _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
-                            StoresBatch, "stores.json", 202),
-    "put_products": Operation("Create or update products and modifier groups", BatchResponse,
-                              _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), ProductsBatch,
-                              "products.json", 202),
+    "put_stores": Operation(
+        "Upsert stores",
+        BatchResponse,
+        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
+        StoresBatch,
+        "stores.json",
+        202,
+    ),
+    "put_products": Operation(
+        "Create or update products and modifier groups",
+        BatchResponse,
+        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
+        ProductsBatch,
+        "products.json",
+        202,
+    ),
     "put_transaction_type_mapping": Operation(
-        "Replace the transaction type mapping", BatchResponse, _WRITE + ("UNKNOWN_STANDARD_CODE",),
-        MappingsBatch, "mapping.json", 202, description="Full replacement: entries not sent are removed."),
+        "Replace the transaction type mapping",
+        BatchResponse,
+        _WRITE + ("UNKNOWN_STANDARD_CODE",),
+        MappingsBatch,
+        "mapping.json",
+        202,
+        description="Full replacement: entries not sent are removed.",
+    ),
     "get_transaction_type_mapping": Operation("The mapping in effect", MappingResponse, _AUTHENTICATED),
     "get_transaction_types": Operation("Standard transaction types", TransactionTypesResponse, _AUTHENTICATED),
-    "get_code_list": Operation("A code list", CodeListResponse, _AUTHENTICATED + ("NOT_FOUND",),
-                               parameters={"code_type": "order-types, order-sources, payment-methods, "
-                                                        "payment-types or tax-categories"}),
+    "get_code_list": Operation(
+        "A code list",
+        CodeListResponse,
+        _AUTHENTICATED + ("NOT_FOUND",),
+        parameters={"code_type": "order-types, order-sources, payment-methods, payment-types or tax-categories"},
+    ),
     "post_trade_records": Operation(
-        "Push a batch of transactions of one store and business date", BatchResponse,
-        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"), TradeRecordsBatch, "trade-records-NYC-001.json", 202,
-        description="Recording rules that HQ can check are reported as warnings; the records are still accepted."),
+        "Push a batch of transactions of one store and business date",
+        BatchResponse,
+        _WRITE + ("BATCH_TOO_LARGE", "STORE_NOT_ALLOWED"),
+        TradeRecordsBatch,
+        "trade-records-NYC-001.json",
+        202,
+        description="Recording rules that HQ can check are reported as warnings; the records are still accepted.",
+    ),
     "post_daily_close": Operation(
-        "Send a store-day's control totals", BatchResponse, _WRITE + ("STORE_NOT_ALLOWED",), DailyClose,
-        "daily-close-NYC-001.json", 202,
+        "Send a store-day's control totals",
+        BatchResponse,
+        _WRITE + ("STORE_NOT_ALLOWED",),
+        DailyClose,
+        "daily-close-NYC-001.json",
+        202,
         description="Reconciliation starts after RECONCILE_DELAY_SECONDS (15 minutes by default); the last "
-                    "close received for a store-day wins."),
+        "close received for a store-day wins.",
+    ),
     "get_daily_close": Operation(
-        "Reconciliation status of a store-day", DailyCloseStatus,
+        "Reconciliation status of a store-day",
+        DailyCloseStatus,
         _AUTHENTICATED + ("INVALID_PAYLOAD", "STORE_NOT_ALLOWED"),
-        parameters={"store_id": "Store code, registered for the partner", "business_date": "YYYY-MM-DD"}),
-    "health": Operation("Health of the service and its storage", HealthResponse, (), authenticated=False,
-                        description="200 when storage and queue answer, 503 (same body) when not."),
+        parameters={"store_id": "Store code, registered for the partner", "business_date": "YYYY-MM-DD"},
+    ),
+    "health": Operation(
+        "Health of the service and its storage",
+        HealthResponse,
+        (),
+        authenticated=False,
+        description="200 when storage and queue answer, 503 (same body) when not.",
+    ),
     "get_openapi": Operation("This document", OpenApiDocument, (), authenticated=False),
 }
 
 
 def _schemas() -> dict:
     models = {op.request for op in OPERATIONS.values() if op.request} | {op.response for op in OPERATIONS.values()}
-    pairs = [(model, "validation") for model in sorted(models, key=lambda m: m.__name__)]
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (model, "validation") for model in sorted(models, key=lambda m: m.__name__)
+    ]
     pairs.append((Problem, "validation"))
     _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
     schemas = document["$defs"]
     codes = {**WARNING_CODES, **PROTECTION_WARNING_CODES, **PAYMENT_ID_WARNING_CODES, **BATCH_WARNING_CODES}
-    schemas["BatchWarning"]["properties"]["code"]["description"] = "Warning code. " + "; ".join(
-        f"{code}: {meaning}" for code, meaning in codes.items()) + "."
+    schemas["BatchWarning"]["properties"]["code"]["description"] = (
+        "Warning code. " + "; ".join(f"{code}: {meaning}" for code, meaning in codes.items()) + "."
+    )
     schemas["BatchWarning"]["properties"]["code"]["examples"] = list(codes)
     schemas["Problem"]["properties"]["code"]["examples"] = list(ERRORS)
     return schemas
@@ -143,15 +191,21 @@ _HEADERS = {
 # The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
-    "RateLimit-Policy": {"description": 'The partner\'s quota: q requests per window of w seconds, as in '
-                                        '`"default";q=600;w=60` (IETF draft-ietf-httpapi-ratelimit-headers-11). '
-                                        'Present once the key and partner are accepted and the request counted; '
-                                        'absent when the limit is off, on 403 PARTNER_INACTIVE and on the 429 '
-                                        'for bad keys from one address.',
-                         "schema": {"type": "string"}, "example": '"default";q=600;w=60'},
-    "RateLimit": {"description": "What is left of the quota: r requests until the window ends in t seconds, "
-                                 'as in `"default";r=599;t=42`; r=0 with 429 RATE_LIMITED beyond it.',
-                  "schema": {"type": "string"}, "example": '"default";r=599;t=42'},
+    "RateLimit-Policy": {
+        "description": "The partner's quota: q requests per window of w seconds, as in "
+        '`"default";q=600;w=60` (IETF draft-ietf-httpapi-ratelimit-headers-11). '
+        "Present once the key and partner are accepted and the request counted; "
+        "absent when the limit is off, on 403 PARTNER_INACTIVE and on the 429 "
+        "for bad keys from one address.",
+        "schema": {"type": "string"},
+        "example": '"default";q=600;w=60',
+    },
+    "RateLimit": {
+        "description": "What is left of the quota: r requests until the window ends in t seconds, "
+        'as in `"default";r=599;t=42`; r=0 with 429 RATE_LIMITED beyond it.',
+        "schema": {"type": "string"},
+        "example": '"default";r=599;t=42',
+    },
 }
 
 
@@ -162,19 +216,31 @@ def _headers_of(op: Operation) -> dict:
 def _responses(op: Operation) -> dict:
     responses: dict = {}
     common = _headers_of(op)
-    ok = {"description": "OK" if op.success == 200 else "Accepted", "headers": common,
-          "content": {"application/json": {"schema": _ref(op.response)}}}
+    ok = {
+        "description": "OK" if op.success == 200 else "Accepted",
+        "headers": common,
+        "content": {"application/json": {"schema": _ref(op.response)}},
+    }
     responses[str(op.success)] = ok
     if op.success == 202:
         responses["200"] = {
             "description": "ALREADY_RECEIVED: this batch_id was received before; the original record_count is "
-                           "returned and nothing is stored again.",
-            "headers": {**common, "Idempotent-Replayed": {"description": "Always true on a replay.",
-                                                            "schema": {"type": "string", "enum": ["true"]}}},
-            "content": {"application/json": {"schema": _ref(op.response)}}}
+            "returned and nothing is stored again.",
+            "headers": {
+                **common,
+                "Idempotent-Replayed": {
+                    "description": "Always true on a replay.",
+                    "schema": {"type": "string", "enum": ["true"]},
+                },
+            },
+            "content": {"application/json": {"schema": _ref(op.response)}},
+        }
     if op.response is HealthResponse:
-        responses["503"] = {"description": "Storage or queue unreachable.", "headers": common,
-                            "content": {"application/json": {"schema": _ref(op.response)}}}
+        responses["503"] = {
+            "description": "Storage or queue unreachable.",
+            "headers": common,
+            "content": {"application/json": {"schema": _ref(op.response)}},
+        }
     by_status: dict[int, list[str]] = {}
     for code in op.errors:
         by_status.setdefault(ERRORS[code][0], []).append(code)
@@ -183,8 +249,7 @@ def _responses(op: Operation) -> dict:
         # on the 403 and 429 that share a status with a partner's own problems).
         headers = dict(_HEADERS) if status == 401 else dict(common)
         if status in (429, 503):
-            headers["Retry-After"] = {"description": "Seconds to wait before retrying.",
-                                      "schema": {"type": "integer"}}
+            headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         responses[str(status)] = {
             "description": " ".join(f"{code}: {ERRORS[code][1]}" for code in codes),
             "headers": headers,
@@ -203,17 +268,27 @@ def _operation(name: str, op: Operation, template: str) -> dict:
     if op.description:
         operation["description"] = op.description
     operation["security"] = [{"FunctionsKey": []}] if op.authenticated else []
-    parameters = [{"name": param, "in": "path", "required": True, "description": op.parameters.get(param, ""),
-                   "schema": _parameter_schema(param)}
-                  for param in _path_parameters(template)]
+    parameters = [
+        {
+            "name": param,
+            "in": "path",
+            "required": True,
+            "description": op.parameters.get(param, ""),
+            "schema": _parameter_schema(param),
+        }
+        for param in _path_parameters(template)
+    ]
     if parameters:
         operation["parameters"] = parameters
     if op.request is not None:
         content = {"schema": _ref(op.request)}
         if op.example:
             content["example"] = _example(op.example)
-        operation["requestBody"] = {"required": True, "description": UNKNOWN_MEMBERS,
-                                    "content": {"application/json": content}}
+        operation["requestBody"] = {
+            "required": True,
+            "description": UNKNOWN_MEMBERS,
+            "content": {"application/json": content},
+        }
     return operation
 
 
@@ -260,17 +335,23 @@ def build_document(functions) -> dict:
             "title": "Partner POS Ingestion Service",
             "version": "1.0.0",
             "description": "Partners push stores, products, transaction type mappings, trade records and daily "
-                           "closes; HQ reconciles each store and business date. Every write carries a batch_id "
-                           "(UUID): resending it is safe and answers 200 ALREADY_RECEIVED. Errors are RFC 9457 "
-                           "problem documents with the specification's `code`. A write's members that its schema "
-                           f"does not name are ignored and reported as {UNKNOWN_MEMBER_IGNORED} warnings.",
+            "closes; HQ reconciles each store and business date. Every write carries a batch_id "
+            "(UUID): resending it is safe and answers 200 ALREADY_RECEIVED. Errors are RFC 9457 "
+            "problem documents with the specification's `code`. A write's members that its schema "
+            f"does not name are ignored and reported as {UNKNOWN_MEMBER_IGNORED} warnings.",
         },
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
         "security": [{"FunctionsKey": []}],
         "paths": paths,
         "components": {
-            "securitySchemes": {"FunctionsKey": {"type": "apiKey", "in": "header", "name": "x-functions-key",
-                                                 "description": "The partner's API key, issued by HQ."}},
+            "securitySchemes": {
+                "FunctionsKey": {
+                    "type": "apiKey",
+                    "in": "header",
+                    "name": "x-functions-key",
+                    "description": "The partner's API key, issued by HQ.",
+                }
+            },
             "schemas": _schemas(),
         },
     }

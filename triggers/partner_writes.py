@@ -11,20 +11,27 @@ bp = func.Blueprint()
 
 @bp.route(route="stores", methods=["PUT"])
 def put_stores(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(
-        stores.put_stores(call.storage, call.partner, call.json_body())), context)
+    return handle(
+        req, lambda call: batch_result(stores.put_stores(call.storage, call.partner, call.json_body())), context
+    )
 
 
 @bp.route(route="products", methods=["PUT"])
 def put_products(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(
-        products.put_products(call.storage, call.partner, call.json_body())), context)
+    return handle(
+        req, lambda call: batch_result(products.put_products(call.storage, call.partner, call.json_body())), context
+    )
 
 
 @bp.route(route="mappings/transaction-types", methods=["PUT"])
 def put_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(
-        mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())), context)
+    return handle(
+        req,
+        lambda call: batch_result(
+            mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())
+        ),
+        context,
+    )
 
 
 @bp.route(route="mappings/transaction-types", methods=["GET"])
@@ -34,13 +41,33 @@ def get_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -
 
 @bp.route(route="trade-records", methods=["POST"])
 def post_trade_records(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(
-        trade_records.post_trade_records(call.storage, call.backend.queue, call.partner, call.json_body(),
-                                         call.backend.settings.reconcile_delay_seconds)), context)
+    return handle(
+        req,
+        lambda call: batch_result(
+            trade_records.post_trade_records(
+                call.storage,
+                call.backend.queue,
+                call.partner,
+                call.json_body(),
+                call.backend.settings.reconcile_delay_seconds,
+            )
+        ),
+        context,
+    )
 
 
 @bp.route(route="daily-close", methods=["POST"])
 def post_daily_close(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: batch_result(daily_close.post_daily_close(
-        call.storage, call.backend.queue, call.partner, call.json_body(),
-        call.backend.settings.reconcile_delay_seconds)), context)
+    return handle(
+        req,
+        lambda call: batch_result(
+            daily_close.post_daily_close(
+                call.storage,
+                call.backend.queue,
+                call.partner,
+                call.json_body(),
+                call.backend.settings.reconcile_delay_seconds,
+            )
+        ),
+        context,
+    )

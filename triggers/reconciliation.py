@@ -20,8 +20,14 @@ log = logging.getLogger("pos.reconcile")
 
 @bp.route(route="daily-close/{store_id}/{business_date}", methods=["GET"])
 def get_daily_close(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-    return handle(req, lambda call: (200, daily_close_status(
-        call.storage, call.partner, call.route("store_id"), call.route("business_date"))), context)
+    return handle(
+        req,
+        lambda call: (
+            200,
+            daily_close_status(call.storage, call.partner, call.route("store_id"), call.route("business_date")),
+        ),
+        context,
+    )
 
 
 @bp.queue_trigger(arg_name="msg", queue_name=RECONCILE_QUEUE, connection="AzureWebJobsStorage")
@@ -42,16 +48,31 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
     except service.CloseNotCommitted:
         attempt = msg.dequeue_count or 1
         if attempt < max_attempts:
-            log.info("reconciliation postponed: close %s of %s/%s is not committed yet (attempt %d of %d)",
-                     request.close_batch_id, request.store_id, request.business_date, attempt, max_attempts)
+            log.info(
+                "reconciliation postponed: close %s of %s/%s is not committed yet (attempt %d of %d)",
+                request.close_batch_id,
+                request.store_id,
+                request.business_date,
+                attempt,
+                max_attempts,
+            )
             raise  # delivered again after the visibility timeout, when the close has committed
         # Its request failed for good (the partner got no 2xx): nothing to reconcile, and nothing for
         # the poison queue. Should the close commit after all, the sweep reconciles it.
-        log.warning("reconciliation dropped after %d attempts: close %s of %s/%s was never committed",
-                    max_attempts, request.close_batch_id, request.store_id, request.business_date)
+        log.warning(
+            "reconciliation dropped after %d attempts: close %s of %s/%s was never committed",
+            max_attempts,
+            request.close_batch_id,
+            request.store_id,
+            request.business_date,
+        )
         return
-    telemetry.record_reconciliation(result, invocation_id=context.invocation_id, partner_id=request.partner_id,
-                                    duration_ms=(time.perf_counter() - started) * 1000)
+    telemetry.record_reconciliation(
+        result,
+        invocation_id=context.invocation_id,
+        partner_id=request.partner_id,
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
 
 
 @bp.timer_trigger(arg_name="timer", schedule="%RECONCILE_SWEEP_SCHEDULE%", run_on_startup=False)

@@ -20,13 +20,16 @@ from pathlib import Path
 from opentelemetry import metrics
 
 _meter = metrics.get_meter("pos.ingestion")
-ACCEPTED_RECORDS = _meter.create_counter("pos.records.accepted", unit="{record}",
-                                         description="Records accepted in new batches, by endpoint")
+ACCEPTED_RECORDS = _meter.create_counter(
+    "pos.records.accepted", unit="{record}", description="Records accepted in new batches, by endpoint"
+)
 WARNINGS = _meter.create_counter("pos.warnings", unit="{warning}", description="Warnings returned, by code")
-REJECTED = _meter.create_counter("pos.requests.rejected", unit="{request}",
-                                 description="Requests answered with an error, by code")
-RECONCILIATIONS = _meter.create_counter("pos.reconciliations", unit="{run}",
-                                        description="Reconciliation outcomes, by status")
+REJECTED = _meter.create_counter(
+    "pos.requests.rejected", unit="{request}", description="Requests answered with an error, by code"
+)
+RECONCILIATIONS = _meter.create_counter(
+    "pos.reconciliations", unit="{run}", description="Reconciliation outcomes, by status"
+)
 
 log = logging.getLogger("pos.api")
 
@@ -36,8 +39,18 @@ _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskN
 
 # What the app's log lines carry for the KQL queries of docs/decisions.md ("Package, telemetry and health as
 # Azure sees them"): Application Insights shows them as customDimensions of `traces`.
-REQUEST_FIELDS = ("event", "function", "invocation_id", "request_id", "method", "path", "status", "duration_ms",
-                  "partner_id", "key_id")
+REQUEST_FIELDS = (
+    "event",
+    "function",
+    "invocation_id",
+    "request_id",
+    "method",
+    "path",
+    "status",
+    "duration_ms",
+    "partner_id",
+    "key_id",
+)
 RECONCILIATION_FIELDS = ("event", "invocation_id", "partner_id", "duration_ms", "status")
 
 _azure_monitor_configured = False
@@ -55,8 +68,11 @@ def configure_telemetry() -> None:
     global _azure_monitor_configured
     service = logging.getLogger("pos")
     service.setLevel(os.environ.get("LOG_LEVEL", "INFO").upper())
-    if (os.environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING") and not _azure_monitor_configured
-            and not _worker_exports_telemetry()):
+    if (
+        os.environ.get("APPLICATIONINSIGHTS_CONNECTION_STRING")
+        and not _azure_monitor_configured
+        and not _worker_exports_telemetry()
+    ):
         from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
 
         configure_azure_monitor(logger_name="pos")
@@ -76,7 +92,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "time": dt.datetime.fromtimestamp(record.created, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -100,8 +116,11 @@ def _type_name(error: BaseException) -> str:
 
 
 def _describe(error: BaseException) -> str:
-    codes = [f"{name}={getattr(error, name)}" for name in _SAFE_CODES
-             if isinstance(getattr(error, name, None), (int, str)) and getattr(error, name) not in ("", None)]
+    codes = [
+        f"{name}={getattr(error, name)}"
+        for name in _SAFE_CODES
+        if isinstance(getattr(error, name, None), (int, str)) and getattr(error, name) not in ("", None)
+    ]
     return _type_name(error) + (f" ({', '.join(codes)})" if codes else "")
 
 
@@ -110,22 +129,32 @@ def exception_fields(error: BaseException) -> dict:
     where each was raised, never a message. Messages can quote what a partner sent (pydantic's
     ValidationError quotes input values, a KeyError its key, a library error a card number), and
     log.exception() would print them, and send them to Application Insights, for every chained cause."""
-    chain, seen, current = [], set(), error
+    chain: list[BaseException] = []
+    seen: set[int] = set()
+    current: BaseException | None = error
     while current is not None and id(current) not in seen and len(chain) < _MAX_CHAIN:
         seen.add(id(current))
         chain.append(current)
         current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
     blocks = []
     for caught in reversed(chain):  # innermost cause first, as Python prints a chain
-        frames = [f'  File "{frame.filename.removeprefix(_ROOT)}", line {frame.lineno}, in {frame.name}'
-                  for frame in traceback.extract_tb(caught.__traceback__)]
-        blocks.append("\n".join(["Traceback (most recent call last):", *frames, _describe(caught) + ": (message not logged)"]))
-    return {"exception_type": _type_name(error), "exception_chain": [_describe(caught) for caught in chain],
-            "exception": "\n\nwhich caused:\n\n".join(blocks)}
+        frames = [
+            f'  File "{frame.filename.removeprefix(_ROOT)}", line {frame.lineno}, in {frame.name}'
+            for frame in traceback.extract_tb(caught.__traceback__)
+        ]
+        blocks.append(
+            "\n".join(["Traceback (most recent call last):", *frames, _describe(caught) + ": (message not logged)"])
+        )
+    return {
+        "exception_type": _type_name(error),
+        "exception_chain": [_describe(caught) for caught in chain],
+        "exception": "\n\nwhich caused:\n\n".join(blocks),
+    }
 
 
-def log_exception(logger: logging.Logger, message: str, error: BaseException, level: int = logging.ERROR,
-                  **fields) -> None:
+def log_exception(
+    logger: logging.Logger, message: str, error: BaseException, level: int = logging.ERROR, **fields
+) -> None:
     """Log a caught exception with exception_fields() instead of exc_info (which carries the message)."""
     logger.log(level, message, extra={**fields, **exception_fields(error)}, stacklevel=2)
 
@@ -139,21 +168,45 @@ def _canonical_uuid(text: str) -> str:
         return text
 
 
-def record_request(*, function: str, invocation_id: str, request_id: str, method: str, path: str, status: int,
-                   duration_ms: float, partner_id: str | None, body: object, error_code: str | None,
-                   key_id: str | None = None) -> None:
+def record_request(
+    *,
+    function: str,
+    invocation_id: str,
+    request_id: str,
+    method: str,
+    path: str,
+    status: int,
+    duration_ms: float,
+    partner_id: str | None,
+    body: object,
+    error_code: str | None,
+    key_id: str | None = None,
+) -> None:
     """Log one completed request and count what it did. The key is named by its id (`hq key list`),
     never by the key itself."""
-    fields: dict = {"event": "http_request", "function": function, "invocation_id": invocation_id,
-                    "request_id": request_id, "method": method, "path": path, "status": status,
-                    "duration_ms": round(duration_ms, 1), "partner_id": partner_id, "key_id": key_id}
+    fields: dict = {
+        "event": "http_request",
+        "function": function,
+        "invocation_id": invocation_id,
+        "request_id": request_id,
+        "method": method,
+        "path": path,
+        "status": status,
+        "duration_ms": round(duration_ms, 1),
+        "partner_id": partner_id,
+        "key_id": key_id,
+    }
     if error_code:
         fields["code"] = error_code
         REJECTED.add(1, {"code": error_code, "function": function})
     elif isinstance(body, dict) and "batch_id" in body and "record_count" in body:
         codes = Counter(warning["code"] for warning in body.get("warnings", []))
-        fields.update(batch_id=_canonical_uuid(body["batch_id"]), batch_status=body["status"], record_count=body["record_count"],
-                      warnings=dict(codes))
+        fields.update(
+            batch_id=_canonical_uuid(body["batch_id"]),
+            batch_status=body["status"],
+            record_count=body["record_count"],
+            warnings=dict(codes),
+        )
         if body["status"] == "ACCEPTED":
             ACCEPTED_RECORDS.add(body["record_count"], {"function": function})
         for code, count in codes.items():
@@ -162,13 +215,20 @@ def record_request(*, function: str, invocation_id: str, request_id: str, method
 
 
 def record_reconciliation(result, *, invocation_id: str, partner_id: str, duration_ms: float) -> None:
-    fields = {"event": "reconciliation", "invocation_id": invocation_id, "partner_id": partner_id,
-              "duration_ms": round(duration_ms, 1)}
-    if result is None:
-        fields["status"] = "SKIPPED"  # a newer close replaced the one this message named
-    else:
-        fields.update(status=result.status, store_id=result.store_id,
-                      business_date=result.business_date.isoformat(), differences=result.differences,
-                      trade_record_count=(result.actual or {}).get("trade_record_count"))
-    RECONCILIATIONS.add(1, {"status": fields["status"]})
-    logging.getLogger("pos.reconcile").info("reconciliation %s", fields["status"], extra=fields)
+    fields = {
+        "event": "reconciliation",
+        "invocation_id": invocation_id,
+        "partner_id": partner_id,
+        "duration_ms": round(duration_ms, 1),
+    }
+    status = "SKIPPED" if result is None else result.status  # SKIPPED: a newer close replaced the one named
+    fields["status"] = status
+    if result is not None:
+        fields.update(
+            store_id=result.store_id,
+            business_date=result.business_date.isoformat(),
+            differences=result.differences,
+            trade_record_count=(result.actual or {}).get("trade_record_count"),
+        )
+    RECONCILIATIONS.add(1, {"status": status})
+    logging.getLogger("pos.reconcile").info("reconciliation %s", status, extra=fields)

@@ -27,9 +27,19 @@ class Admission:
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo:
         self._partner_repository.require_partner(partner_id)
         try:
-            self._partners.create_item({"id": "key", "pk": api_key_key(key_hash), "type": "key",
-                                        "partner_id": partner_id, "key_id": key_id, "key_hash": key_hash,
-                                        "created_at": to_utc_text(now), "revoked_at": None, "last_used_at": None})
+            self._partners.create_item(
+                {
+                    "id": "key",
+                    "pk": api_key_key(key_hash),
+                    "type": "key",
+                    "partner_id": partner_id,
+                    "key_id": key_id,
+                    "key_hash": key_hash,
+                    "created_at": to_utc_text(now),
+                    "revoked_at": None,
+                    "last_used_at": None,
+                }
+            )
         except CosmosResourceExistsError:
             raise AdminError(f"key {key_id} already exists") from None
         return ApiKeyInfo(key_id, partner_id, now, None)
@@ -37,8 +47,12 @@ class Admission:
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
         self._partner_repository.require_partner(partner_id)
         # Found by a query (HQ only, cross-partition), then changed in its own partition.
-        found = query(self._partners, "SELECT c.key_hash FROM c WHERE c.type = 'key' AND c.partner_id = @partner "
-                                      "AND c.key_id = @key", partner=partner_id, key=key_id)
+        found = query(
+            self._partners,
+            "SELECT c.key_hash FROM c WHERE c.type = 'key' AND c.partner_id = @partner AND c.key_id = @key",
+            partner=partner_id,
+            key=key_id,
+        )
         if not found:
             raise AdminError(f"partner {partner_id} has no key {key_id}")
 
@@ -55,14 +69,24 @@ class Admission:
 
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         self._partner_repository.require_partner(partner_id)
-        items = query(self._partners, "SELECT c.key_id, c.partner_id, c.created_at, c.revoked_at, c.last_used_at "
-                                      "FROM c WHERE c.type = 'key' AND c.partner_id = @partner", partner=partner_id)
+        items = query(
+            self._partners,
+            "SELECT c.key_id, c.partner_id, c.created_at, c.revoked_at, c.last_used_at "
+            "FROM c WHERE c.type = 'key' AND c.partner_id = @partner",
+            partner=partner_id,
+        )
         items.sort(key=lambda item: (item["created_at"], item["key_id"]))
         # A key item written before last_used_at existed has no such property.
-        return [ApiKeyInfo(item["key_id"], item["partner_id"], from_utc_text(item["created_at"]),
-                           from_utc_text_or_none(item["revoked_at"]),
-                           from_utc_text_or_none(item.get("last_used_at")))
-                for item in items]
+        return [
+            ApiKeyInfo(
+                item["key_id"],
+                item["partner_id"],
+                from_utc_text(item["created_at"]),
+                from_utc_text_or_none(item["revoked_at"]),
+                from_utc_text_or_none(item.get("last_used_at")),
+            )
+            for item in items
+        ]
 
     def find_key(self, key_hash: str) -> KeyOwner | None:
         key = read_or_none(self._partners, "key", api_key_key(key_hash))
@@ -71,8 +95,13 @@ class Admission:
         partner = read_or_none(self._partners, "partner", partner_key(key["partner_id"]))
         if partner is None:
             return None
-        return KeyOwner(partner_of(partner), key["key_id"], key["key_hash"], key["revoked_at"] is not None,
-                        from_utc_text_or_none(key.get("last_used_at")))
+        return KeyOwner(
+            partner_of(partner),
+            key["key_id"],
+            key["key_hash"],
+            key["revoked_at"] is not None,
+            from_utc_text_or_none(key.get("last_used_at")),
+        )
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         # Read, compare, replace on the ETag read: a concurrent revocation is never overwritten, and an
@@ -92,14 +121,16 @@ class Admission:
 
         def attempt(_number: int):
             try:
-                item = self._partners.patch_item(item_id, partition_key=pk,
-                                                 patch_operations=[{"op": "incr", "path": "/count", "value": 1}])
+                item = self._partners.patch_item(
+                    item_id, partition_key=pk, patch_operations=[{"op": "incr", "path": "/count", "value": 1}]
+                )
                 return int(item["count"])
             except CosmosResourceNotFoundError:
                 pass
             try:  # first request of the window; old windows expire by TTL
-                self._partners.create_item({"id": item_id, "pk": pk, "type": "rate-window", "count": 1,
-                                            "ttl": RATE_WINDOW_TTL_SECONDS})
+                self._partners.create_item(
+                    {"id": item_id, "pk": pk, "type": "rate-window", "count": 1, "ttl": RATE_WINDOW_TTL_SECONDS}
+                )
                 return 1
             except CosmosResourceExistsError:
                 return TRY_AGAIN

@@ -13,25 +13,50 @@ from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import close_id, partner_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
-from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out
+from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out, result_is_stale
 
 
 def closed_day_of(item: dict) -> ClosedDay:
     return ClosedDay(
-        item["store_id"], dt.date.fromisoformat(item["business_date"]), item["close_batch_id"], item["currency"],
-        item["expected"], from_utc_text(item["received_at"]), from_utc_text(item["due_at"]), item["status"],
-        from_utc_text_or_none(item["checked_at"]), item["actual"], list(item["differences"]), item["details"],
-        item.get("revision", 0), item.get("moved_out", []))
+        item["store_id"],
+        dt.date.fromisoformat(item["business_date"]),
+        item["close_batch_id"],
+        item["currency"],
+        item["expected"],
+        from_utc_text(item["received_at"]),
+        from_utc_text(item["due_at"]),
+        item["status"],
+        from_utc_text_or_none(item["checked_at"]),
+        item["actual"],
+        list(item["differences"]),
+        item["details"],
+        item.get("revision", 0),
+        item.get("moved_out", []),
+    )
 
 
 def _close_item(partner_id: str, day: ClosedDay, current: dict | None) -> dict:
     """A new close of the day; its revision and the records moved out of the day stay with the day."""
     kept = {"revision": current.get("revision", 0), "moved_out": current.get("moved_out", [])} if current else {}
-    return {**kept, "id": close_id(day.store_id, day.business_date), "pk": partner_key(partner_id), "type": "close",
-            "partner_id": partner_id, "store_id": day.store_id, "business_date": day.business_date.isoformat(),
-            "close_batch_id": day.close_batch_id, "currency": day.currency, "expected": day.expected,
-            "received_at": to_utc_text(day.received_at), "due_at": to_utc_text(day.due_at),
-            "status": day.status, "checked_at": None, "actual": None, "differences": [], "details": None}
+    return {
+        **kept,
+        "id": close_id(day.store_id, day.business_date),
+        "pk": partner_key(partner_id),
+        "type": "close",
+        "partner_id": partner_id,
+        "store_id": day.store_id,
+        "business_date": day.business_date.isoformat(),
+        "close_batch_id": day.close_batch_id,
+        "currency": day.currency,
+        "expected": day.expected,
+        "received_at": to_utc_text(day.received_at),
+        "due_at": to_utc_text(day.due_at),
+        "status": day.status,
+        "checked_at": None,
+        "actual": None,
+        "differences": [],
+        "details": None,
+    }
 
 
 class Closes:
@@ -43,8 +68,12 @@ class Closes:
         # The last close received wins: it replaces the previous one and its result. A close the day
         # received before (its marker gone) is a resend: the later close stays.
         return self._markers.write_with_receipt(
-            self._closes, close_id(day.store_id, day.business_date), partner_key(marker.partner_id), marker,
-            lambda current: _close_item(marker.partner_id, day, current))
+            self._closes,
+            close_id(day.store_id, day.business_date),
+            partner_key(marker.partner_id),
+            marker,
+            lambda current: _close_item(marker.partner_id, day, current),
+        )
 
     def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
         item = read_or_none(self._closes, close_id(store_id, business_date), partner_key(partner_id))
@@ -57,8 +86,9 @@ class Closes:
     def of_partner(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
         pk = partner_key(partner_id)
         if status:
-            items = query(self._closes, "SELECT * FROM c WHERE c.pk = @pk AND c.status = @status", pk,
-                          pk=pk, status=status)
+            items = query(
+                self._closes, "SELECT * FROM c WHERE c.pk = @pk AND c.status = @status", pk, pk=pk, status=status
+            )
         else:
             items = query(self._closes, "SELECT * FROM c WHERE c.pk = @pk", pk, pk=pk)
         # Sorted here rather than by ORDER BY, which on two properties would need another composite index.
@@ -67,8 +97,11 @@ class Closes:
 
     def due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]:
         # Across partners (the periodic sweep): served by the composite index (status, due_at).
-        items = query(self._closes, "SELECT * FROM c WHERE c.status = 'RECEIVED' AND c.due_at < @before",
-                      before=to_utc_text(before))
+        items = query(
+            self._closes,
+            "SELECT * FROM c WHERE c.status = 'RECEIVED' AND c.due_at < @before",
+            before=to_utc_text(before),
+        )
         return [(item["partner_id"], closed_day_of(item)) for item in items]
 
     def save_result(self, partner_id: str, day: ClosedDay) -> bool:
@@ -77,41 +110,67 @@ class Closes:
                 return None  # a newer close replaced the one reconciled
             if current.get("revision", 0) != day.revision:
                 return None  # the day's records changed during the run
-            return {**without_system_properties(current), "status": day.status,
-                    "checked_at": to_utc_text_or_none(day.checked_at), "actual": day.actual,
-                    "differences": list(day.differences), "details": day.details}
+            return {
+                **without_system_properties(current),
+                "status": day.status,
+                "checked_at": to_utc_text_or_none(day.checked_at),
+                "actual": day.actual,
+                "differences": list(day.differences),
+                "details": day.details,
+            }
 
         # Conditioned on the ETag read: a close saved in between makes us look again.
-        return update_item(self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id),
-                           with_result).after is not None
+        return (
+            update_item(
+                self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id), with_result
+            ).after
+            is not None
+        )
 
-    def reopen(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
-               checked_before: dt.datetime | None = None) -> ClosedDay | None:
+    def reopen(
+        self,
+        partner_id: str,
+        day: StoreDay,
+        due_at: dt.datetime,
+        moved_out: list[RecordMove],
+        checked_before: dt.datetime | None = None,
+    ) -> ClosedDay | None:
         def reopens(closed: ClosedDay) -> bool:
-            return closed.status != "RECEIVED" and (checked_before is None or closed.checked_at < checked_before)
+            return result_is_stale(closed, checked_before)
 
         def changed(current: dict | None) -> dict | None:
             if current is None:
                 return None
             closed = closed_day_of(current)
-            item = {**without_system_properties(current), "revision": closed.revision + 1,
-                    "moved_out": merge_moved_out(closed.moved_out, day, moved_out)}
+            item = {
+                **without_system_properties(current),
+                "revision": closed.revision + 1,
+                "moved_out": merge_moved_out(closed.moved_out, day, moved_out),
+            }
             if reopens(closed):  # the result is gone, as when a new close arrives: the day is due again
-                item.update(status="RECEIVED", due_at=to_utc_text(due_at), checked_at=None, actual=None,
-                            differences=[], details=None)
+                item.update(
+                    status="RECEIVED",
+                    due_at=to_utc_text(due_at),
+                    checked_at=None,
+                    actual=None,
+                    differences=[],
+                    details=None,
+                )
             return item
 
         # Conditioned on the ETag read: of concurrent reopens (or a result saved meanwhile) one wins, and the
         # others look again (and find the day RECEIVED).
-        update = update_item(self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id),
-                             changed)
+        update = update_item(self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id), changed)
         if update.after is None or update.before is None or not reopens(closed_day_of(update.before)):
             return None
         return closed_day_of(update.after)
 
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         try:
-            self._closes.patch_item(close_id(store_id, business_date), partition_key=partner_key(partner_id),
-                                    patch_operations=[{"op": "set", "path": "/due_at", "value": to_utc_text(due_at)}])
+            self._closes.patch_item(
+                close_id(store_id, business_date),
+                partition_key=partner_key(partner_id),
+                patch_operations=[{"op": "set", "path": "/due_at", "value": to_utc_text(due_at)}],
+            )
         except CosmosResourceNotFoundError:
             pass

@@ -55,8 +55,14 @@ class Update:
     after: dict | None  # the item as written (with its new ETag); None when the change left it as it was
 
 
-def update_item(container, item_id: str, partition_key: str, change: Callable[[dict | None], dict | None], *,
-                create_first: bool = False) -> Update:
+def update_item(
+    container,
+    item_id: str,
+    partition_key: str,
+    change: Callable[[dict | None], dict | None],
+    *,
+    create_first: bool = False,
+) -> Update:
     """Replace the item by change(stored item), conditioned on the ETag read, or create change(None) when
     there is none; `change` returns None to leave the item as it is (and may raise to refuse). Called again
     on what a concurrent writer left. `create_first`: the item is most likely absent, so the first attempt
@@ -71,8 +77,12 @@ def update_item(container, item_id: str, partition_key: str, change: Callable[[d
         try:
             if current is None:
                 return Update(None, container.create_item(wanted))
-            return Update(current, container.replace_item(item_id, wanted, etag=current["_etag"],
-                                                          match_condition=MatchConditions.IfNotModified))
+            return Update(
+                current,
+                container.replace_item(
+                    item_id, wanted, etag=current["_etag"], match_condition=MatchConditions.IfNotModified
+                ),
+            )
         except (CosmosResourceExistsError, CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
             return TRY_AGAIN
 
@@ -80,10 +90,23 @@ def update_item(container, item_id: str, partition_key: str, change: Callable[[d
     return retry_until_settled(attempt, f"item {item_id!r} of {container.id}")
 
 
-def write_if_replaces(container, item: dict, version: Version, replaces: Callable[[Version, Version | None], bool],
-                      *, create_first: bool = False) -> bool:
+def write_if_replaces(
+    container,
+    item: dict,
+    version: Version,
+    replaces: Callable[[Version, Version | None], bool],
+    *,
+    create_first: bool = False,
+) -> bool:
     """Create `item` (of `version`), or replace the stored one when replaces(version, its version): one of
     core/versions' rules. False when the stored item stays."""
-    return update_item(container, item["id"], item["pk"],
-                       lambda current: item if replaces(version, None if current is None else stored_version(current))
-                       else None, create_first=create_first).after is not None
+    return (
+        update_item(
+            container,
+            item["id"],
+            item["pk"],
+            lambda current: item if replaces(version, None if current is None else stored_version(current)) else None,
+            create_first=create_first,
+        ).after
+        is not None
+    )

@@ -74,15 +74,26 @@ def _transport(pool_size: int) -> RequestsTransport:
     # One connection per concurrent writer (the default pool keeps 10 and would reconnect, paying a
     # TLS handshake, whenever a batch writes with more threads). Retries are the Cosmos SDK's job.
     session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=pool_size,
-                                            max_retries=Retry(total=False, redirect=False, raise_on_status=False))
+    adapter = requests.adapters.HTTPAdapter(
+        pool_connections=4,
+        pool_maxsize=pool_size,
+        max_retries=Retry(total=False, redirect=False, raise_on_status=False),
+    )
     session.mount("https://", adapter)
     session.mount("http://", adapter)
     return RequestsTransport(session=session, session_owner=True)
 
 
-def connect(endpoint: str, database_name: str, *, key: str | None, credential, verify_tls: bool | None,
-            definitions: list[dict], create_containers: bool) -> tuple[CosmosClient, Containers]:
+def connect(
+    endpoint: str,
+    database_name: str,
+    *,
+    key: str | None,
+    credential,
+    verify_tls: bool | None,
+    definitions: list[dict],
+    create_containers: bool,
+) -> tuple[CosmosClient, Containers]:
     """The client of the account and the database's containers. Credentials: a key when given (the
     emulator), else `credential`, else the managed identity. TLS is verified unless the endpoint is loopback."""
     verify = tls_verification(endpoint, verify_tls)
@@ -94,17 +105,26 @@ def connect(endpoint: str, database_name: str, *, key: str | None, credential, v
 
         credential = DefaultAzureCredential()  # managed identity in Azure
     if not verify:  # the emulator's self-signed certificate: silence that warning for its host only
-        warnings.filterwarnings("ignore", category=InsecureRequestWarning,
-                                message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'")
+        warnings.filterwarnings(
+            "ignore",
+            category=InsecureRequestWarning,
+            message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'",
+        )
     try:
         # The SDK retries throttling (429: up to 9 times, 30 s in all, honouring Retry-After) and
         # transient failures (connection errors, 408/410/449/503) before raising.
-        client = CosmosClient(endpoint, credential, connection_verify=verify,
-                              transport=_transport(2 * WRITE_CONCURRENCY), user_agent_suffix="pos-ingestion")
+        client = CosmosClient(
+            endpoint,
+            credential,
+            connection_verify=verify,
+            transport=_transport(2 * WRITE_CONCURRENCY),
+            user_agent_suffix="pos-ingestion",
+        )
         return client, _open_containers(client, database_name, definitions, create_containers)
     except (CosmosHttpResponseError, *UNREACHABLE) as error:
-        raise BackendUnavailable(f"cannot open Cosmos DB database {database_name!r} at {endpoint}: "
-                                 f"{type(error).__name__}") from error
+        raise BackendUnavailable(
+            f"cannot open Cosmos DB database {database_name!r} at {endpoint}: {type(error).__name__}"
+        ) from error
 
 
 def _open_containers(client: CosmosClient, database_name: str, definitions: list[dict], create: bool) -> Containers:
@@ -114,10 +134,12 @@ def _open_containers(client: CosmosClient, database_name: str, definitions: list
             key = definition["partitionKey"]
             database.create_container_if_not_exists(
                 id=definition["id"],
-                partition_key=PartitionKey(path=key["paths"][0], kind=key.get("kind", "Hash"),
-                                           version=key.get("version", 2)),
+                partition_key=PartitionKey(
+                    path=key["paths"][0], kind=key.get("kind", "Hash"), version=key.get("version", 2)
+                ),
                 indexing_policy=definition.get("indexingPolicy"),
-                default_ttl=definition.get("defaultTtl"))
+                default_ttl=definition.get("defaultTtl"),
+            )
     else:
         database = client.get_database_client(database_name)
     containers = {definition["id"]: database.get_container_client(definition["id"]) for definition in definitions}
@@ -126,8 +148,10 @@ def _open_containers(client: CosmosClient, database_name: str, definitions: list
         try:
             container.read()
         except CosmosResourceNotFoundError:
-            raise BackendUnavailable(f"Cosmos DB container {container_id!r} of database {database_name!r} does "
-                                     "not exist: deploy infra/ or set COSMOS_CREATE_CONTAINERS=true") from None
+            raise BackendUnavailable(
+                f"Cosmos DB container {container_id!r} of database {database_name!r} does "
+                "not exist: deploy infra/ or set COSMOS_CREATE_CONTAINERS=true"
+            ) from None
     return Containers(containers[PARTNERS], containers[BATCHES], containers[TRADE_RECORDS], containers[CLOSES])
 
 

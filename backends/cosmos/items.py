@@ -57,4 +57,4 @@ def query(container, sql: str, partition_key: str | None = None, **parameters) -
 
 def chunks(values: list[str]) -> Iterable[list[str]]:
     """`values` in slices of IDS_PER_QUERY, one parameterised query each."""
-    return (values[start:start + IDS_PER_QUERY] for start in range(0, len(values), IDS_PER_QUERY))
+    return (values[start : start + IDS_PER_QUERY] for start in range(0, len(values), IDS_PER_QUERY))

@@ -26,8 +26,9 @@ def key_part(value: str) -> str:
     """
     if all(char in _PLAIN for char in value):
         return value
-    return "".join(char if char in _PLAIN else "".join(f"~{byte:02X}" for byte in char.encode("utf-8"))
-                   for char in value)
+    return "".join(
+        char if char in _PLAIN else "".join(f"~{byte:02X}" for byte in char.encode("utf-8")) for char in value
+    )
 
 
 def compound_key(*parts: str) -> str:

@@ -38,10 +38,17 @@ class Markers:
         if item is None:
             return None
         return BatchMarker(
-            item["partner_id"], item["batch_id"], item["kind"], item["record_count"], item["body_digest"],
-            from_utc_text(item["received_at"]), item["store_id"],
+            item["partner_id"],
+            item["batch_id"],
+            item["kind"],
+            item["record_count"],
+            item["body_digest"],
+            from_utc_text(item["received_at"]),
+            item["store_id"],
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
-            item["batch_seq"], RecordChanges.from_json(item.get("changes")))
+            item["batch_seq"],
+            RecordChanges.from_json(item.get("changes")),
+        )
 
     @overload
     def unless_received(self, marker: BatchMarker, write: Callable[[], BatchMarker | None]) -> BatchMarker | None: ...
@@ -62,12 +69,20 @@ class Markers:
         marker of the concurrent twin that won. `receipt_written`: this call wrote the batch's receipt
         (a close or mapping), so a twin that found the receipt may have put this very marker back from
         it (restore) in between; the batch is still this call's."""
-        item = {"id": marker_id(marker.batch_id), "pk": marker_key(marker.partner_id, marker.batch_id),
-                "type": "batch", "partner_id": marker.partner_id, "batch_id": marker.batch_id, "kind": marker.kind,
-                "record_count": marker.record_count, "body_digest": marker.body_digest,
-                "received_at": to_utc_text(marker.received_at), "store_id": marker.store_id,
-                "business_date": None if marker.business_date is None else marker.business_date.isoformat(),
-                "batch_seq": marker.batch_seq}
+        item = {
+            "id": marker_id(marker.batch_id),
+            "pk": marker_key(marker.partner_id, marker.batch_id),
+            "type": "batch",
+            "partner_id": marker.partner_id,
+            "batch_id": marker.batch_id,
+            "kind": marker.kind,
+            "record_count": marker.record_count,
+            "body_digest": marker.body_digest,
+            "received_at": to_utc_text(marker.received_at),
+            "store_id": marker.store_id,
+            "business_date": None if marker.business_date is None else marker.business_date.isoformat(),
+            "batch_seq": marker.batch_seq,
+        }
         if marker.changes is not None:
             item["changes"] = marker.changes.as_json()
         if self.ttl_seconds:
@@ -92,15 +107,20 @@ class Markers:
         A resend either way: its marker (or the twin's that is committing it right now) is the answer."""
         return self.commit(received) or received
 
-    def write_with_receipt(self, container, item_id: str, pk: str, marker: BatchMarker,
-                           build: Callable[[dict | None], dict]) -> BatchMarker | None:
+    def write_with_receipt(
+        self, container, item_id: str, pk: str, marker: BatchMarker, build: Callable[[dict | None], dict]
+    ) -> BatchMarker | None:
         """Write build(current item or None) with the receipts the item holds plus this batch's, then
         commit the marker: None when this call accepted the batch. When a receipt of the same batch_id
         is there already, nothing is written: the batch was received before (its marker gone), its
         marker is put back and returned. The write is conditioned on the ETag read, so of concurrent
         writers each sees the receipts of those before it."""
-        receipt = {"batch_id": marker.batch_id, "record_count": marker.record_count,
-                   "body_digest": marker.body_digest, "received_at": to_utc_text(marker.received_at)}
+        receipt = {
+            "batch_id": marker.batch_id,
+            "record_count": marker.record_count,
+            "body_digest": marker.body_digest,
+            "received_at": to_utc_text(marker.received_at),
+        }
 
         def with_receipt(current: dict | None) -> dict | None:
             receipts = [] if current is None else current.get("received", [])  # none in items of before
@@ -113,7 +133,10 @@ class Markers:
             return self.commit(marker, receipt_written=True)
         assert update.before is not None  # with_receipt(None) always writes
         earlier = next(seen for seen in update.before["received"] if seen["batch_id"] == marker.batch_id)
-        received = dataclasses.replace(marker, record_count=earlier["record_count"],
-                                       body_digest=earlier["body_digest"],
-                                       received_at=from_utc_text(earlier["received_at"]))
+        received = dataclasses.replace(
+            marker,
+            record_count=earlier["record_count"],
+            body_digest=earlier["body_digest"],
+            received_at=from_utc_text(earlier["received_at"]),
+        )
         return self.restore(received)

@@ -34,33 +34,55 @@ class Masters:
 
         def save(store: StoreMaster) -> None:
             version = Version.of(0, store.last_modified_at)  # a store has no version of its own
-            item = {"id": _store_id(store.store_id), "pk": pk, "type": "store", "store_id": store.store_id,
-                    "currency": store.currency, "country_code": store.country_code, "time_zone": store.time_zone,
-                    "workday_start": store.workday_start, "prices_include_tax": store.prices_include_tax,
-                    "last_modified_us": json_safe_int(version.modified_us), "document": store.document}
+            item = {
+                "id": _store_id(store.store_id),
+                "pk": pk,
+                "type": "store",
+                "store_id": store.store_id,
+                "currency": store.currency,
+                "country_code": store.country_code,
+                "time_zone": store.time_zone,
+                "workday_start": store.workday_start,
+                "prices_include_tax": store.prices_include_tax,
+                "last_modified_us": json_safe_int(version.modified_us),
+                "document": store.document,
+            }
             write_if_replaces(self._partners, item, version, master_replaces)
             faults.point("cosmos.master_written")
 
         self._writers.each(save, stores)
         return self._markers.commit(marker)
 
-    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
-                      groups: list[ModifierGroupMaster]) -> BatchMarker | None:
+    def save_products(
+        self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
+    ) -> BatchMarker | None:
         pk = partner_key(marker.partner_id)
 
         def save_product(product: ProductMaster) -> None:
             version = Version.of(product.version, product.last_modified_at)
-            item = {"id": _product_id(product.product_id, product.store_id), "pk": pk, "type": "product",
-                    "product_id": product.product_id, "store_key": product.store_id or "",
-                    "version": product.version, "last_modified_us": json_safe_int(version.modified_us),
-                    "document": product.document}
+            item = {
+                "id": _product_id(product.product_id, product.store_id),
+                "pk": pk,
+                "type": "product",
+                "product_id": product.product_id,
+                "store_key": product.store_id or "",
+                "version": product.version,
+                "last_modified_us": json_safe_int(version.modified_us),
+                "document": product.document,
+            }
             write_if_replaces(self._partners, item, version, master_replaces)
             faults.point("cosmos.master_written")
 
         def save_group(group: ModifierGroupMaster) -> None:
-            self._partners.upsert_item({"id": compound_key("group", group.group_id), "pk": pk,
-                                        "type": "modifier-group", "group_id": group.group_id,
-                                        "document": group.document})
+            self._partners.upsert_item(
+                {
+                    "id": compound_key("group", group.group_id),
+                    "pk": pk,
+                    "type": "modifier-group",
+                    "group_id": group.group_id,
+                    "document": group.document,
+                }
+            )
             faults.point("cosmos.master_written")
 
         self._writers.each(save_product, products)
@@ -71,24 +93,46 @@ class Masters:
         # Uploaded before (its receipt is there, its marker gone): the mapping stays as it is.
         pk = partner_key(marker.partner_id)
         return self._markers.write_with_receipt(
-            self._partners, "mapping", pk, marker,
-            lambda current: {"id": "mapping", "pk": pk, "type": "mapping", "batch_id": marker.batch_id,
-                             "updated_at": to_utc_text(marker.received_at), "entries": entries})
+            self._partners,
+            "mapping",
+            pk,
+            marker,
+            lambda current: {
+                "id": "mapping",
+                "pk": pk,
+                "type": "mapping",
+                "batch_id": marker.batch_id,
+                "updated_at": to_utc_text(marker.received_at),
+                "entries": entries,
+            },
+        )
 
     def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None:
         item = read_or_none(self._partners, _store_id(store_id), partner_key(partner_id))
         if item is None:
             return None
-        return StoreMaster(item["store_id"], item["currency"], item["country_code"], item["time_zone"],
-                           item["workday_start"], bool(item["prices_include_tax"]),
-                           from_epoch_micros(int(item["last_modified_us"])), item["document"])
+        return StoreMaster(
+            item["store_id"],
+            item["currency"],
+            item["country_code"],
+            item["time_zone"],
+            item["workday_start"],
+            bool(item["prices_include_tax"]),
+            from_epoch_micros(int(item["last_modified_us"])),
+            item["document"],
+        )
 
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
         item = read_or_none(self._partners, _product_id(product_id, store_id), partner_key(partner_id))
         if item is None:
             return None
-        return ProductMaster(item["product_id"], item["store_key"] or None, int(item["version"]),
-                             from_epoch_micros(int(item["last_modified_us"])), item["document"])
+        return ProductMaster(
+            item["product_id"],
+            item["store_key"] or None,
+            int(item["version"]),
+            from_epoch_micros(int(item["last_modified_us"])),
+            item["document"],
+        )
 
     def get_mapping(self, partner_id: str) -> Mapping:
         item = read_or_none(self._partners, "mapping", partner_key(partner_id))
@@ -101,7 +145,13 @@ class Masters:
         pk = partner_key(partner_id)
         known: set[str] = set()
         for ids in chunks(product_ids):
-            items = stream(self._partners, "SELECT c.product_id, c.store_key FROM c WHERE c.pk = @pk "
-                           "AND c.type = 'product' AND ARRAY_CONTAINS(@ids, c.product_id)", pk, pk=pk, ids=ids)
+            items = stream(
+                self._partners,
+                "SELECT c.product_id, c.store_key FROM c WHERE c.pk = @pk "
+                "AND c.type = 'product' AND ARRAY_CONTAINS(@ids, c.product_id)",
+                pk,
+                pk=pk,
+                ids=ids,
+            )
             known.update(item["product_id"] for item in items if item["store_key"] in ("", store_id))
         return known

@@ -37,17 +37,28 @@ class Partners:
 
     def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner:
         try:
-            self._partners.create_item({"id": "partner", "pk": partner_key(partner_id), "type": "partner",
-                                        "partner_id": partner_id, "name": name, "active": True,
-                                        "created_at": to_utc_text(now)})
+            self._partners.create_item(
+                {
+                    "id": "partner",
+                    "pk": partner_key(partner_id),
+                    "type": "partner",
+                    "partner_id": partner_id,
+                    "name": name,
+                    "active": True,
+                    "created_at": to_utc_text(now),
+                }
+            )
         except CosmosResourceExistsError:
             raise AdminError(f"partner {partner_id} already exists") from None
         return Partner(partner_id, name, True, now)
 
     def set_partner_active(self, partner_id: str, active: bool) -> Partner:
         try:
-            item = self._partners.patch_item("partner", partition_key=partner_key(partner_id),
-                                             patch_operations=[{"op": "set", "path": "/active", "value": active}])
+            item = self._partners.patch_item(
+                "partner",
+                partition_key=partner_key(partner_id),
+                patch_operations=[{"op": "set", "path": "/active", "value": active}],
+            )
         except CosmosResourceNotFoundError:
             raise AdminError(f"unknown partner {partner_id}") from None
         return partner_of(item)
@@ -74,9 +85,15 @@ class Partners:
 
         def register(store_id: str) -> None:
             try:
-                self._partners.create_item({"id": _registration_id(store_id), "pk": partner_key(partner_id),
-                                            "type": "registration", "store_id": store_id,
-                                            "registered_at": to_utc_text(now)})
+                self._partners.create_item(
+                    {
+                        "id": _registration_id(store_id),
+                        "pk": partner_key(partner_id),
+                        "type": "registration",
+                        "store_id": store_id,
+                        "registered_at": to_utc_text(now),
+                    }
+                )
             except CosmosResourceExistsError:
                 raced.add(store_id)
 
@@ -101,20 +118,28 @@ class Partners:
     def registered_stores(self, partner_id: str) -> list[str]:
         self.require_partner(partner_id)
         pk = partner_key(partner_id)
-        items = query(self._partners, "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration'",
-                      pk, pk=pk)
+        items = query(
+            self._partners, "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration'", pk, pk=pk
+        )
         return sorted(item["store_id"] for item in items)
 
     def registered_among(self, partner_id: str, store_ids) -> set[str]:
         ids = sorted(set(store_ids))
         pk = partner_key(partner_id)
         if len(ids) <= POINT_READS_UP_TO:
-            return {store_id for store_id in ids
-                    if read_or_none(self._partners, _registration_id(store_id), pk) is not None}
+            return {
+                store_id for store_id in ids if read_or_none(self._partners, _registration_id(store_id), pk) is not None
+            }
         found: set[str] = set()
         for some in chunks(ids):
-            items = query(self._partners, "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration' "
-                                          "AND ARRAY_CONTAINS(@ids, c.store_id)", pk, pk=pk, ids=some)
+            items = query(
+                self._partners,
+                "SELECT c.store_id FROM c WHERE c.pk = @pk AND c.type = 'registration' "
+                "AND ARRAY_CONTAINS(@ids, c.store_id)",
+                pk,
+                pk=pk,
+                ids=some,
+            )
             found.update(item["store_id"] for item in items)
         return found
 
@@ -127,8 +152,10 @@ class Partners:
         def with_direction(current: dict | None) -> dict:
             if current is None:
                 return {"id": DIRECTIONS_ID, "pk": pk, "type": DIRECTIONS_ID, "directions": {payment_type: direction}}
-            return {**without_system_properties(current),
-                    "directions": {**current["directions"], payment_type: direction}}
+            return {
+                **without_system_properties(current),
+                "directions": {**current["directions"], payment_type: direction},
+            }
 
         update_item(self._partners, DIRECTIONS_ID, pk, with_direction)
 
@@ -142,8 +169,9 @@ class Partners:
         def without_direction(current: dict | None) -> dict | None:
             if current is None or payment_type not in current["directions"]:
                 return None
-            return {**without_system_properties(current),
-                    "directions": {code: value for code, value in current["directions"].items()
-                                   if code != payment_type}}
+            return {
+                **without_system_properties(current),
+                "directions": {code: value for code, value in current["directions"].items() if code != payment_type},
+            }
 
         return update_item(self._partners, DIRECTIONS_ID, partner_key(partner_id), without_direction).after is not None

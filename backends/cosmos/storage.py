@@ -41,17 +41,31 @@ from core.settings import Settings
 class CosmosStorage:
     """The Storage port on Cosmos DB. One instance per process; it is thread-safe."""
 
-    def __init__(self, endpoint: str, database: str = "pos", *, key: str | None = None, credential=None,
-                 create_containers: bool = False, marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
-                 verify_tls: bool | None = None, containers_file: Path = CONTAINERS_FILE) -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        database: str = "pos",
+        *,
+        key: str | None = None,
+        credential=None,
+        create_containers: bool = False,
+        marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
+        verify_tls: bool | None = None,
+        containers_file: Path = CONTAINERS_FILE,
+    ) -> None:
         if not endpoint:
             raise ValueError("COSMOS_ENDPOINT is not set")
         if marker_ttl_days < 0:
             raise ValueError("marker_ttl_days must be 0 (keep forever) or more")
-        self.client, self._containers = connect(endpoint, database, key=key, credential=credential,
-                                                verify_tls=verify_tls,
-                                                definitions=load_container_definitions(containers_file),
-                                                create_containers=create_containers)
+        self.client, self._containers = connect(
+            endpoint,
+            database,
+            key=key,
+            credential=credential,
+            verify_tls=verify_tls,
+            definitions=load_container_definitions(containers_file),
+            create_containers=create_containers,
+        )
         containers = self._containers
         self._writers = WriterPool()
         self._markers = Markers(containers.batches, marker_ttl_days)
@@ -64,9 +78,13 @@ class CosmosStorage:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CosmosStorage:
-        return cls(settings.cosmos_endpoint, settings.cosmos_database, key=settings.cosmos_key or None,
-                   create_containers=settings.cosmos_create_containers,
-                   marker_ttl_days=settings.batch_marker_ttl_days)
+        return cls(
+            settings.cosmos_endpoint,
+            settings.cosmos_database,
+            key=settings.cosmos_key or None,
+            create_containers=settings.cosmos_create_containers,
+            marker_ttl_days=settings.batch_marker_ttl_days,
+        )
 
     def close(self) -> None:
         self._writers.shutdown()
@@ -161,8 +179,9 @@ class CosmosStorage:
         return self._markers.unless_received(marker, lambda: self._masters.save_stores(marker, stores))
 
     @outage_as_unavailable
-    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
-                      groups: list[ModifierGroupMaster]) -> BatchMarker | None:
+    def save_products(
+        self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
+    ) -> BatchMarker | None:
         return self._markers.unless_received(marker, lambda: self._masters.save_products(marker, products, groups))
 
     @outage_as_unavailable
@@ -171,8 +190,9 @@ class CosmosStorage:
 
     @outage_as_unavailable
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        return self._markers.unless_received(marker, lambda: self._trade_records.save(marker, rows),
-                                             answer=SavedTradeRecords)
+        return self._markers.unless_received(
+            marker, lambda: self._trade_records.save(marker, rows), answer=SavedTradeRecords
+        )
 
     @outage_as_unavailable
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
@@ -213,8 +233,9 @@ class CosmosStorage:
         return self._store_days.batch_seqs(partner_id, store_id, business_date)
 
     @outage_as_unavailable
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]:
         return self._store_days.batches_with_seq(partner_id, store_id, business_date, batch_seq, limit)
 
     @outage_as_unavailable
@@ -240,8 +261,14 @@ class CosmosStorage:
         return self._closes.save_result(partner_id, day)
 
     @outage_as_unavailable
-    def reopen_day(self, partner_id: str, day: StoreDay, due_at: dt.datetime, moved_out: list[RecordMove],
-                   checked_before: dt.datetime | None = None) -> ClosedDay | None:
+    def reopen_day(
+        self,
+        partner_id: str,
+        day: StoreDay,
+        due_at: dt.datetime,
+        moved_out: list[RecordMove],
+        checked_before: dt.datetime | None = None,
+    ) -> ClosedDay | None:
         return self._closes.reopen(partner_id, day, due_at, moved_out, checked_before)
 
     @outage_as_unavailable

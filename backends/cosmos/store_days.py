@@ -37,40 +37,72 @@ class StoreDays:
         # Summed here, as the pages arrive (a big day is never held whole): the emulator has no GROUP BY.
         # The projection keeps the pages small; request units go by the records loaded (docs/decisions.md).
         pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = stream(self._trades,
-                       "SELECT c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, "
-                       "c.payments FROM c WHERE c.pk = @pk AND c.type = 'record'", pk, pk=pk)
+        items = stream(
+            self._trades,
+            "SELECT c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, "
+            "c.payments FROM c WHERE c.pk = @pk AND c.type = 'record'",
+            pk,
+            pk=pk,
+        )
         return StoreDayTotals.of_records(
-            (item["source_type"], item["item_rows"], item["payment_rows"], int(item["total_minor"]),
-             int(item["tax_minor"]), int(item["tip_minor"]),
-             {kind: int(amount) for kind, amount in item["payments"].items()})
-            for item in items)
+            (
+                item["source_type"],
+                item["item_rows"],
+                item["payment_rows"],
+                int(item["total_minor"]),
+                int(item["tax_minor"]),
+                int(item["tip_minor"]),
+                {kind: int(amount) for kind, amount in item["payments"].items()},
+            )
+            for item in items
+        )
 
     def rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = query(self._trades,
-                      "SELECT c.trade_record_id, c.version, c.last_modified_us, c.source_type, c.item_rows, "
-                      "c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, c.payments FROM c "
-                      "WHERE c.pk = @pk AND c.type = 'record'", pk, pk=pk)
-        return [TradeRecordRow(item["trade_record_id"], int(item["version"]),
-                               from_epoch_micros(int(item["last_modified_us"])), store_id, business_date,
-                               item["source_type"], item["item_rows"], item["payment_rows"],
-                               int(item["total_minor"]), int(item["tax_minor"]), int(item["tip_minor"]),
-                               {kind: int(amount) for kind, amount in item["payments"].items()})
-                for item in items]
+        items = query(
+            self._trades,
+            "SELECT c.trade_record_id, c.version, c.last_modified_us, c.source_type, c.item_rows, "
+            "c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, c.payments FROM c "
+            "WHERE c.pk = @pk AND c.type = 'record'",
+            pk,
+            pk=pk,
+        )
+        return [
+            TradeRecordRow(
+                item["trade_record_id"],
+                int(item["version"]),
+                from_epoch_micros(int(item["last_modified_us"])),
+                store_id,
+                business_date,
+                item["source_type"],
+                item["item_rows"],
+                item["payment_rows"],
+                int(item["total_minor"]),
+                int(item["tax_minor"]),
+                int(item["tip_minor"]),
+                {kind: int(amount) for kind, amount in item["payments"].items()},
+            )
+            for item in items
+        ]
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
         items = query(self._trades, "SELECT c.batch_seq FROM c WHERE c.pk = @pk AND c.type = 'batch'", pk, pk=pk)
         return sorted((item["batch_seq"] for item in items), key=lambda seq: (seq is not None, seq or 0))
 
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]:
         # Served by the index on /batch_seq within the store-day's partition: it loads the entries with
         # that batch_seq only (none, usually), not one per batch of the day (docs/decisions.md).
         pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = query(self._trades, f"SELECT TOP {int(limit)} c.batch_id FROM c "
-                      "WHERE c.pk = @pk AND c.type = 'batch' AND c.batch_seq = @seq", pk, pk=pk, seq=batch_seq)
+        items = query(
+            self._trades,
+            f"SELECT TOP {int(limit)} c.batch_id FROM c WHERE c.pk = @pk AND c.type = 'batch' AND c.batch_seq = @seq",
+            pk,
+            pk=pk,
+            seq=batch_seq,
+        )
         return [item["batch_id"] for item in items]
 
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
@@ -79,21 +111,30 @@ class StoreDays:
         payment_id_of = {payment_key(partner_id, payment_id): payment_id for payment_id in set(payment_ids)}
         users: dict[str, set[str]] = {}
         for keys in chunks(sorted(payment_id_of)):
-            for item in stream(self._trades, "SELECT c.trade_record_id, k AS payment_key FROM c "
-                               "JOIN k IN c.payment_keys WHERE c.type = 'record' AND ARRAY_CONTAINS(@keys, k)",
-                               keys=keys):
+            for item in stream(
+                self._trades,
+                "SELECT c.trade_record_id, k AS payment_key FROM c "
+                "JOIN k IN c.payment_keys WHERE c.type = 'record' AND ARRAY_CONTAINS(@keys, k)",
+                keys=keys,
+            ):
                 users.setdefault(payment_id_of[item["payment_key"]], set()).add(item["trade_record_id"])
         return users
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
         lines: dict[str, list[int]] = {}  # product_id -> [item lines, records]
-        for item in stream(self._trades, "SELECT (IS_DEFINED(c.product_lines) ? c.product_lines : c.document.items) "
-                           "AS lines FROM c WHERE c.pk = @pk AND c.type = 'record'", pk, pk=pk):
+        for item in stream(
+            self._trades,
+            "SELECT (IS_DEFINED(c.product_lines) ? c.product_lines : c.document.items) "
+            "AS lines FROM c WHERE c.pk = @pk AND c.type = 'record'",
+            pk,
+            pk=pk,
+        ):
             for product_id, count in _lines_of(item).items():
                 seen = lines.setdefault(product_id, [0, 0])
                 seen[0] += count
                 seen[1] += 1
         known = self._products_in_master(partner_id, store_id, sorted(lines))
-        return [UnknownProduct(product_id, *lines[product_id]) for product_id in sorted(lines)
-                if product_id not in known]
+        return [
+            UnknownProduct(product_id, *lines[product_id]) for product_id in sorted(lines) if product_id not in known
+        ]

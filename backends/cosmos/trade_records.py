@@ -32,8 +32,10 @@ def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
     kept: dict[str, TradeRecordRow] = {}
     for row in rows:
         other = kept.get(row.trade_record_id)
-        if trade_record_replaces(Version.of(row.version, row.last_modified_at),
-                                 None if other is None else Version.of(other.version, other.last_modified_at)):
+        if trade_record_replaces(
+            Version.of(row.version, row.last_modified_at),
+            None if other is None else Version.of(other.version, other.last_modified_at),
+        ):
             kept[row.trade_record_id] = row
     return list(kept.values())
 
@@ -42,9 +44,13 @@ def batch_entry(marker: BatchMarker) -> dict | None:
     """What batch_seqs reads: an entry per received batch in its store-day's partition."""
     if marker.store_id is None or marker.business_date is None:
         return None
-    return {"id": compound_key("batch", marker.batch_id),
-            "pk": day_key(marker.partner_id, marker.store_id, marker.business_date.isoformat()),
-            "type": "batch", "batch_id": marker.batch_id, "batch_seq": marker.batch_seq}
+    return {
+        "id": compound_key("batch", marker.batch_id),
+        "pk": day_key(marker.partner_id, marker.store_id, marker.business_date.isoformat()),
+        "type": "batch",
+        "batch_id": marker.batch_id,
+        "batch_seq": marker.batch_seq,
+    }
 
 
 class TradeRecords:
@@ -54,8 +60,9 @@ class TradeRecords:
         self._markers = markers
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        saved = self._writers.each(lambda row: self._save_trade_record(marker.partner_id, marker.batch_id, row),
-                                   latest_of_each(rows))
+        saved = self._writers.each(
+            lambda row: self._save_trade_record(marker.partner_id, marker.batch_id, row), latest_of_each(rows)
+        )
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
         marker = dataclasses.replace(marker, changes=changes)
@@ -97,10 +104,19 @@ class TradeRecords:
         version_pk = version_key(partner_id, row.trade_record_id)
         mine = Version.of(row.version, row.last_modified_at)
         here = [row.store_id, row.business_date.isoformat()]
-        entry = {"id": "version", "pk": version_pk, "type": "version", "partner_id": partner_id,
-                 "trade_record_id": row.trade_record_id, "version": row.version,
-                 "last_modified_us": json_safe_int(mine.modified_us), "store_id": here[0], "business_date": here[1],
-                 "batch_id": batch_id, "previous": None}
+        entry = {
+            "id": "version",
+            "pk": version_pk,
+            "type": "version",
+            "partner_id": partner_id,
+            "trade_record_id": row.trade_record_id,
+            "version": row.version,
+            "last_modified_us": json_safe_int(mine.modified_us),
+            "store_id": here[0],
+            "business_date": here[1],
+            "batch_id": batch_id,
+            "previous": None,
+        }
 
         def moved_forward(current: dict | None) -> dict | None:
             if current is None:
@@ -130,8 +146,12 @@ class TradeRecords:
             faults.point("cosmos.tombstone")
         if dirty:
             try:
-                self._trades.replace_item("version", {**without_system_properties(written), "dirty": []},
-                                          etag=written["_etag"], match_condition=MatchConditions.IfNotModified)
+                self._trades.replace_item(
+                    "version",
+                    {**without_system_properties(written), "dirty": []},
+                    etag=written["_etag"],
+                    match_condition=MatchConditions.IfNotModified,
+                )
             except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
                 pass  # a newer version took over, and with it the days still to bury
             faults.point("cosmos.cleanup")
@@ -140,27 +160,42 @@ class TradeRecords:
         previous = written.get("previous")
         if previous is None or previous == here:
             return 1, None
-        return 1, RecordMove(row.trade_record_id, StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
-                             StoreDay(row.store_id, row.business_date))
+        return 1, RecordMove(
+            row.trade_record_id,
+            StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
+            StoreDay(row.store_id, row.business_date),
+        )
 
     def _put_record(self, partner_id: str, row: TradeRecordRow, mine: Version, expected: bool) -> None:
         # The narrow fields reconciliation reads are top-level properties (a projection reads them);
         # the record as received goes under "document", which no index covers.
-        item = {"id": record_id(row.trade_record_id),
-                "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
-                "type": "record", "trade_record_id": row.trade_record_id, "version": row.version,
-                "last_modified_us": json_safe_int(mine.modified_us), "source_type": row.source_transaction_type,
-                "item_rows": row.item_rows, "payment_rows": row.payment_rows,
-                "total_minor": json_safe_int(row.total_minor), "tax_minor": json_safe_int(row.tax_minor),
-                "tip_minor": json_safe_int(row.tip_minor),
-                "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
-                "payment_keys": [payment_key(partner_id, payment_id) for payment_id in row.payment_ids],
-                "product_lines": row.product_lines,
-                "document": orjson.loads(row.document_json) if row.document_json else None}
+        item = {
+            "id": record_id(row.trade_record_id),
+            "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
+            "type": "record",
+            "trade_record_id": row.trade_record_id,
+            "version": row.version,
+            "last_modified_us": json_safe_int(mine.modified_us),
+            "source_type": row.source_transaction_type,
+            "item_rows": row.item_rows,
+            "payment_rows": row.payment_rows,
+            "total_minor": json_safe_int(row.total_minor),
+            "tax_minor": json_safe_int(row.tax_minor),
+            "tip_minor": json_safe_int(row.tip_minor),
+            "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
+            "payment_keys": [payment_key(partner_id, payment_id) for payment_id in row.payment_ids],
+            "product_lines": row.product_lines,
+            "document": orjson.loads(row.document_json) if row.document_json else None,
+        }
         write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
 
     def _bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
-        tombstone = {"id": record_id(trade_record_id), "pk": day_key(partner_id, store_id, business_date),
-                     "type": "tombstone", "version": mine.number, "last_modified_us": json_safe_int(mine.modified_us),
-                     "ttl": TOMBSTONE_TTL_SECONDS}
+        tombstone = {
+            "id": record_id(trade_record_id),
+            "pk": day_key(partner_id, store_id, business_date),
+            "type": "tombstone",
+            "version": mine.number,
+            "last_modified_us": json_safe_int(mine.modified_us),
+            "ttl": TOMBSTONE_TTL_SECONDS,
+        }
         write_if_replaces(self._trades, tombstone, mine, trade_record_replaces)

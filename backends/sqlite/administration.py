@@ -18,9 +18,13 @@ def registered_among(db: sqlite3.Connection, partner_id: str, store_ids) -> set[
     """Which of store_ids the partner has registered."""
     found: set[str] = set()
     for chunk, marks in in_chunks(list(set(store_ids))):
-        found.update(row[0] for row in db.execute(
-            f"SELECT store_id FROM registered_stores WHERE partner_id = ? AND store_id IN ({marks})",
-            (partner_id, *chunk)))
+        found.update(
+            row[0]
+            for row in db.execute(
+                f"SELECT store_id FROM registered_stores WHERE partner_id = ? AND store_id IN ({marks})",
+                (partner_id, *chunk),
+            )
+        )
     return found
 
 
@@ -52,14 +56,18 @@ class SqliteAdministration:
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
-            db.execute("INSERT INTO api_keys (key_id, partner_id, key_hash, created_at) VALUES (?, ?, ?, ?)",
-                       (key_id, partner_id, key_hash, to_utc_text(now)))
+            db.execute(
+                "INSERT INTO api_keys (key_id, partner_id, key_hash, created_at) VALUES (?, ?, ?, ?)",
+                (key_id, partner_id, key_hash, to_utc_text(now)),
+            )
         return ApiKeyInfo(key_id, partner_id, now, None)
 
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
-            row = db.execute("SELECT * FROM api_keys WHERE partner_id = ? AND key_id = ?", (partner_id, key_id)).fetchone()
+            row = db.execute(
+                "SELECT * FROM api_keys WHERE partner_id = ? AND key_id = ?", (partner_id, key_id)
+            ).fetchone()
             if row is None:
                 raise AdminError(f"partner {partner_id} has no key {key_id}")
             if row["revoked_at"] is not None:
@@ -70,11 +78,21 @@ class SqliteAdministration:
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]:
         require_partner(self.get_partner, partner_id)
         with self.db.read() as db:
-            rows = db.execute("SELECT key_id, partner_id, created_at, revoked_at, last_used_at FROM api_keys "
-                              "WHERE partner_id = ? ORDER BY created_at, key_id", (partner_id,)).fetchall()
-        return [ApiKeyInfo(r["key_id"], r["partner_id"], from_utc_text(r["created_at"]),
-                           from_utc_text_or_none(r["revoked_at"]), from_utc_text_or_none(r["last_used_at"]))
-                for r in rows]
+            rows = db.execute(
+                "SELECT key_id, partner_id, created_at, revoked_at, last_used_at FROM api_keys "
+                "WHERE partner_id = ? ORDER BY created_at, key_id",
+                (partner_id,),
+            ).fetchall()
+        return [
+            ApiKeyInfo(
+                r["key_id"],
+                r["partner_id"],
+                from_utc_text(r["created_at"]),
+                from_utc_text_or_none(r["revoked_at"]),
+                from_utc_text_or_none(r["last_used_at"]),
+            )
+            for r in rows
+        ]
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         require_partner(self.get_partner, partner_id)
@@ -82,8 +100,10 @@ class SqliteAdministration:
             known = registered_among(db, partner_id, store_ids)
             if known:
                 raise AdminError(f"already registered for {partner_id}: {', '.join(sorted(known))}")
-            db.executemany("INSERT INTO registered_stores VALUES (?, ?, ?)",
-                           [(partner_id, store_id, to_utc_text(now)) for store_id in store_ids])
+            db.executemany(
+                "INSERT INTO registered_stores VALUES (?, ?, ?)",
+                [(partner_id, store_id, to_utc_text(now)) for store_id in store_ids],
+            )
 
     def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None:
         require_partner(self.get_partner, partner_id)
@@ -91,31 +111,39 @@ class SqliteAdministration:
             missing = set(store_ids) - registered_among(db, partner_id, store_ids)
             if missing:
                 raise AdminError(f"not registered for {partner_id}: {', '.join(sorted(missing))}")
-            db.executemany("DELETE FROM registered_stores WHERE partner_id = ? AND store_id = ?",
-                           [(partner_id, store_id) for store_id in store_ids])
+            db.executemany(
+                "DELETE FROM registered_stores WHERE partner_id = ? AND store_id = ?",
+                [(partner_id, store_id) for store_id in store_ids],
+            )
 
     def registered_stores(self, partner_id: str) -> list[str]:
         require_partner(self.get_partner, partner_id)
         with self.db.read() as db:
-            rows = db.execute("SELECT store_id FROM registered_stores WHERE partner_id = ? ORDER BY store_id",
-                              (partner_id,)).fetchall()
+            rows = db.execute(
+                "SELECT store_id FROM registered_stores WHERE partner_id = ? ORDER BY store_id", (partner_id,)
+            ).fetchall()
         return [row[0] for row in rows]
 
     def set_payment_direction(self, partner_id: str, payment_type: str, direction: int) -> None:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
-            db.execute("INSERT INTO payment_directions VALUES (?, ?, ?) "
-                       "ON CONFLICT DO UPDATE SET direction = excluded.direction", (partner_id, payment_type, direction))
+            db.execute(
+                "INSERT INTO payment_directions VALUES (?, ?, ?) "
+                "ON CONFLICT DO UPDATE SET direction = excluded.direction",
+                (partner_id, payment_type, direction),
+            )
 
     def payment_directions(self, partner_id: str) -> dict[str, int]:
         with self.db.read() as db:
-            rows = db.execute("SELECT payment_type, direction FROM payment_directions WHERE partner_id = ?",
-                              (partner_id,)).fetchall()
+            rows = db.execute(
+                "SELECT payment_type, direction FROM payment_directions WHERE partner_id = ?", (partner_id,)
+            ).fetchall()
         return {row[0]: row[1] for row in rows}
 
     def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
-            cursor = db.execute("DELETE FROM payment_directions WHERE partner_id = ? AND payment_type = ?",
-                                (partner_id, payment_type))
+            cursor = db.execute(
+                "DELETE FROM payment_directions WHERE partner_id = ? AND payment_type = ?", (partner_id, payment_type)
+            )
             return cursor.rowcount == 1

@@ -19,16 +19,26 @@ class SqliteAdmission:
         with self.db.read() as db:
             row = db.execute(
                 "SELECT k.key_id, k.key_hash, k.revoked_at, k.last_used_at, p.* FROM api_keys k "
-                "JOIN partners p ON p.partner_id = k.partner_id WHERE k.key_hash = ?", (key_hash,)).fetchone()
+                "JOIN partners p ON p.partner_id = k.partner_id WHERE k.key_hash = ?",
+                (key_hash,),
+            ).fetchone()
         if row is None:
             return None
-        return KeyOwner(partner_of(row), row["key_id"], row["key_hash"], row["revoked_at"] is not None,
-                        from_utc_text_or_none(row["last_used_at"]))
+        return KeyOwner(
+            partner_of(row),
+            row["key_id"],
+            row["key_hash"],
+            row["revoked_at"] is not None,
+            from_utc_text_or_none(row["last_used_at"]),
+        )
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         with self.db.write() as db:
-            db.execute("UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? "
-                       "AND (last_used_at IS NULL OR last_used_at < ?)", (to_utc_text(hour), key_hash, to_utc_text(hour)))
+            db.execute(
+                "UPDATE api_keys SET last_used_at = ? WHERE key_hash = ? "
+                "AND (last_used_at IS NULL OR last_used_at < ?)",
+                (to_utc_text(hour), key_hash, to_utc_text(hour)),
+            )
 
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]:
         with self.db.read() as db:
@@ -38,10 +48,13 @@ class SqliteAdmission:
         with self.db.write() as db:
             count = db.execute(
                 "INSERT INTO request_counts VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 "
-                "RETURNING count", (partner_id, window_start)).fetchone()[0]
+                "RETURNING count",
+                (partner_id, window_start),
+            ).fetchone()[0]
             if count == 1:  # first request of a new window: forget the old ones
-                db.execute("DELETE FROM request_counts WHERE partner_id = ? AND window_start < ?",
-                           (partner_id, window_start))
+                db.execute(
+                    "DELETE FROM request_counts WHERE partner_id = ? AND window_start < ?", (partner_id, window_start)
+                )
         return count
 
     def ping(self) -> None:

@@ -35,14 +35,16 @@ UPSERT_STORE = (
     "time_zone = excluded.time_zone, workday_start = excluded.workday_start, "
     "prices_include_tax = excluded.prices_include_tax, "
     "last_modified_us = excluded.last_modified_us, document = excluded.document "
-    "WHERE excluded.last_modified_us >= stores.last_modified_us")
+    "WHERE excluded.last_modified_us >= stores.last_modified_us"
+)
 
 # core.versions.master_replaces: the higher version, or an equal one with a later or equal last_modified_at.
 UPSERT_PRODUCT = (
     "INSERT INTO products VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
     "version = excluded.version, last_modified_us = excluded.last_modified_us, "
     "document = excluded.document WHERE excluded.version > products.version "
-    "OR (excluded.version = products.version AND excluded.last_modified_us >= products.last_modified_us)")
+    "OR (excluded.version = products.version AND excluded.last_modified_us >= products.last_modified_us)"
+)
 
 # core.versions.trade_record_replaces: the higher version, or an equal one with a later last_modified_at.
 UPSERT_TRADE_RECORD = (
@@ -58,7 +60,8 @@ UPSERT_TRADE_RECORD = (
     "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document, "
     "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines "
     "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
-    "AND excluded.last_modified_us > trade_records.last_modified_us)")
+    "AND excluded.last_modified_us > trade_records.last_modified_us)"
+)
 
 # The last close received wins: it replaces the day's previous close and its result.
 UPSERT_CLOSED_DAY = (
@@ -68,7 +71,8 @@ UPSERT_CLOSED_DAY = (
     "ON CONFLICT DO UPDATE SET close_batch_id = excluded.close_batch_id, "
     "currency = excluded.currency, expected = excluded.expected, "
     "received_at = excluded.received_at, due_at = excluded.due_at, status = excluded.status, "
-    "checked_at = NULL, actual = NULL, differences = '[]', details = NULL")
+    "checked_at = NULL, actual = NULL, differences = '[]', details = NULL"
+)
 
 
 def _record_changes(db, partner_id: str, rows: list[TradeRecordRow]) -> RecordChanges:
@@ -77,8 +81,10 @@ def _record_changes(db, partner_id: str, rows: list[TradeRecordRow]) -> RecordCh
     stored: dict[str, tuple[Version, StoreDay]] = {}
     for chunk, marks in in_chunks(sorted({row.trade_record_id for row in rows})):
         for record_id, version, modified, store_id, business_date in db.execute(
-                "SELECT trade_record_id, version, last_modified_us, store_id, business_date FROM trade_records "
-                f"WHERE partner_id = ? AND trade_record_id IN ({marks})", (partner_id, *chunk)):
+            "SELECT trade_record_id, version, last_modified_us, store_id, business_date FROM trade_records "
+            f"WHERE partner_id = ? AND trade_record_id IN ({marks})",
+            (partner_id, *chunk),
+        ):
             stored[record_id] = (Version(version, modified), StoreDay(store_id, dt.date.fromisoformat(business_date)))
     newer, moves = 0, []
     for row in rows:
@@ -103,46 +109,100 @@ class SqliteBatchWrites:
 
     def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None:
         def write_rows(db) -> None:
-            db.executemany(UPSERT_STORE, [
-                (marker.partner_id, s.store_id, s.currency, s.country_code, s.time_zone, s.workday_start,
-                 int(s.prices_include_tax), epoch_micros(s.last_modified_at), to_json(s.document)) for s in stores])
+            db.executemany(
+                UPSERT_STORE,
+                [
+                    (
+                        marker.partner_id,
+                        s.store_id,
+                        s.currency,
+                        s.country_code,
+                        s.time_zone,
+                        s.workday_start,
+                        int(s.prices_include_tax),
+                        epoch_micros(s.last_modified_at),
+                        to_json(s.document),
+                    )
+                    for s in stores
+                ],
+            )
 
         return write_batch(self.db, marker, write_rows).existing
 
-    def save_products(self, marker: BatchMarker, products: list[ProductMaster],
-                      groups: list[ModifierGroupMaster]) -> BatchMarker | None:
+    def save_products(
+        self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
+    ) -> BatchMarker | None:
         def write_rows(db) -> None:
-            db.executemany(UPSERT_PRODUCT, [
-                (marker.partner_id, p.product_id, p.store_id or "", p.version, epoch_micros(p.last_modified_at),
-                 to_json(p.document)) for p in products])
+            db.executemany(
+                UPSERT_PRODUCT,
+                [
+                    (
+                        marker.partner_id,
+                        p.product_id,
+                        p.store_id or "",
+                        p.version,
+                        epoch_micros(p.last_modified_at),
+                        to_json(p.document),
+                    )
+                    for p in products
+                ],
+            )
             db.executemany(
                 "INSERT INTO modifier_groups VALUES (?, ?, ?) ON CONFLICT DO UPDATE SET document = excluded.document",
-                [(marker.partner_id, g.group_id, to_json(g.document)) for g in groups])
+                [(marker.partner_id, g.group_id, to_json(g.document)) for g in groups],
+            )
 
         return write_batch(self.db, marker, write_rows).existing
 
     def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
         def write_rows(db) -> None:
-            db.execute("INSERT INTO mapping_receipts VALUES (?, ?, ?, ?, ?)",
-                       (marker.partner_id, marker.batch_id, marker.record_count, marker.body_digest,
-                        to_utc_text(marker.received_at)))
+            db.execute(
+                "INSERT INTO mapping_receipts VALUES (?, ?, ?, ?, ?)",
+                (
+                    marker.partner_id,
+                    marker.batch_id,
+                    marker.record_count,
+                    marker.body_digest,
+                    to_utc_text(marker.received_at),
+                ),
+            )
             db.execute(
                 "INSERT INTO mappings VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                 "batch_id = excluded.batch_id, updated_at = excluded.updated_at, entries = excluded.entries",
-                (marker.partner_id, marker.batch_id, to_utc_text(marker.received_at), to_json(entries)))
+                (marker.partner_id, marker.batch_id, to_utc_text(marker.received_at), to_json(entries)),
+            )
 
-        return write_batch(self.db, marker, write_rows,
-                           lambda db: mapping_receipt(db, marker.partner_id, marker.batch_id)).existing
+        return write_batch(
+            self.db, marker, write_rows, lambda db: mapping_receipt(db, marker.partner_id, marker.batch_id)
+        ).existing
 
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
         def write_rows(db) -> RecordChanges:
             changes = _record_changes(db, marker.partner_id, rows)
-            db.executemany(UPSERT_TRADE_RECORD, [
-                (marker.partner_id, r.trade_record_id, r.version, epoch_micros(r.last_modified_at), r.store_id,
-                 r.business_date.isoformat(), r.source_transaction_type, r.item_rows, r.payment_rows,
-                 r.total_minor, r.tax_minor, r.tip_minor, to_json(r.payments_minor), r.document_json,
-                 to_json(r.payment_ids), to_json(r.product_lines))
-                for r in rows])
+            db.executemany(
+                UPSERT_TRADE_RECORD,
+                [
+                    (
+                        marker.partner_id,
+                        r.trade_record_id,
+                        r.version,
+                        epoch_micros(r.last_modified_at),
+                        r.store_id,
+                        r.business_date.isoformat(),
+                        r.source_transaction_type,
+                        r.item_rows,
+                        r.payment_rows,
+                        r.total_minor,
+                        r.tax_minor,
+                        r.tip_minor,
+                        to_json(r.payments_minor),
+                        r.document_json,
+                        to_json(r.payment_ids),
+                        to_json(r.product_lines),
+                    )
+                    for r in rows
+                ],
+            )
             return changes  # the marker keeps what the records changed
 
         written = write_batch(self.db, marker, write_rows)
@@ -153,15 +213,38 @@ class SqliteBatchWrites:
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         def write_rows(db) -> None:
-            db.execute("INSERT INTO close_receipts VALUES (?, ?, ?, ?, ?, ?)",
-                       (marker.partner_id, day.store_id, day.business_date.isoformat(), marker.batch_id,
-                        marker.body_digest, to_utc_text(marker.received_at)))
-            db.execute(UPSERT_CLOSED_DAY, (
-                marker.partner_id, day.store_id, day.business_date.isoformat(), day.close_batch_id, day.currency,
-                to_json(day.expected), to_utc_text(day.received_at), to_utc_text(day.due_at), day.status))
+            db.execute(
+                "INSERT INTO close_receipts VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    marker.partner_id,
+                    day.store_id,
+                    day.business_date.isoformat(),
+                    marker.batch_id,
+                    marker.body_digest,
+                    to_utc_text(marker.received_at),
+                ),
+            )
+            db.execute(
+                UPSERT_CLOSED_DAY,
+                (
+                    marker.partner_id,
+                    day.store_id,
+                    day.business_date.isoformat(),
+                    day.close_batch_id,
+                    day.currency,
+                    to_json(day.expected),
+                    to_utc_text(day.received_at),
+                    to_utc_text(day.due_at),
+                    day.status,
+                ),
+            )
 
-        return write_batch(self.db, marker, write_rows, lambda db: close_receipt(
-            db, marker.partner_id, day.store_id, day.business_date, marker.batch_id)).existing
+        return write_batch(
+            self.db,
+            marker,
+            write_rows,
+            lambda db: close_receipt(db, marker.partner_id, day.store_id, day.business_date, marker.batch_id),
+        ).existing
 
     def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
         with self.db.read() as db:

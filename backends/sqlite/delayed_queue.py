@@ -52,8 +52,10 @@ class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
     def _put(self, queue: str, body: str, delay_seconds: int) -> None:
         now = _now_us()
         with self.db.write() as db:
-            db.execute("INSERT INTO queue_messages VALUES (?, ?, ?, ?, 0, NULL, ?)",
-                       (uuid.uuid4().hex, queue, body, now + max(delay_seconds, 0) * 1_000_000, now))
+            db.execute(
+                "INSERT INTO queue_messages VALUES (?, ?, ?, ?, 0, NULL, ?)",
+                (uuid.uuid4().hex, queue, body, now + max(delay_seconds, 0) * 1_000_000, now),
+            )
 
     def ping(self) -> None:
         with self.db.read() as db:
@@ -68,29 +70,37 @@ class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
                 "UPDATE queue_messages SET dequeue_count = dequeue_count + 1, pop_receipt = ?, visible_at_us = ? "
                 "WHERE message_id = (SELECT message_id FROM queue_messages WHERE queue = ? AND visible_at_us <= ? "
                 "ORDER BY visible_at_us LIMIT 1) RETURNING message_id, body, dequeue_count, inserted_at_us",
-                (receipt, now + int(visibility_timeout_seconds * 1_000_000), self.queue_name, now)).fetchone()
+                (receipt, now + int(visibility_timeout_seconds * 1_000_000), self.queue_name, now),
+            ).fetchone()
         if row is None:
             return None
         return QueuedMessage(row[0], row[1], row[2], receipt, row[3])
 
     def delete(self, message: QueuedMessage) -> None:
         with self.db.write() as db:
-            db.execute("DELETE FROM queue_messages WHERE message_id = ? AND pop_receipt = ?",
-                       (message.message_id, message.pop_receipt))
+            db.execute(
+                "DELETE FROM queue_messages WHERE message_id = ? AND pop_receipt = ?",
+                (message.message_id, message.pop_receipt),
+            )
 
     def move_to_poison(self, message: QueuedMessage) -> None:
         with self.db.write() as db:
-            db.execute("UPDATE queue_messages SET queue = ?, visible_at_us = ?, pop_receipt = NULL "
-                       "WHERE message_id = ? AND pop_receipt = ?",
-                       (self.poison_name, _now_us(), message.message_id, message.pop_receipt))
+            db.execute(
+                "UPDATE queue_messages SET queue = ?, visible_at_us = ?, pop_receipt = NULL "
+                "WHERE message_id = ? AND pop_receipt = ?",
+                (self.poison_name, _now_us(), message.message_id, message.pop_receipt),
+            )
 
     def send_to_poison(self, body: bytes) -> None:
         self._put(self.poison_name, body.decode("utf-8", errors="replace"), 0)
 
     def poison_messages(self) -> list[QueuedMessage]:
         with self.db.read() as db:
-            rows = db.execute("SELECT message_id, body, dequeue_count, inserted_at_us FROM queue_messages "
-                              "WHERE queue = ? ORDER BY inserted_at_us", (self.poison_name,)).fetchall()
+            rows = db.execute(
+                "SELECT message_id, body, dequeue_count, inserted_at_us FROM queue_messages "
+                "WHERE queue = ? ORDER BY inserted_at_us",
+                (self.poison_name,),
+            ).fetchall()
         return [QueuedMessage(r[0], r[1], r[2], "", r[3]) for r in rows]
 
     def poison_count(self) -> int:
@@ -106,7 +116,9 @@ class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
 
     def _replay(self, condition: str, arguments: tuple) -> int:
         with self.db.write() as db:
-            cursor = db.execute("UPDATE queue_messages SET queue = ?, visible_at_us = ?, dequeue_count = 0 "
-                                f"WHERE queue = ? {condition}",
-                                (self.queue_name, _now_us(), self.poison_name, *arguments))
+            cursor = db.execute(
+                "UPDATE queue_messages SET queue = ?, visible_at_us = ?, dequeue_count = 0 "
+                f"WHERE queue = ? {condition}",
+                (self.queue_name, _now_us(), self.poison_name, *arguments),
+            )
             return cursor.rowcount

@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import sqlite3
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import orjson
 
@@ -23,9 +24,12 @@ class BatchWritten(NamedTuple):
     changes: RecordChanges | None = None  # what the rows changed, for the batches that say (trade records)
 
 
-def write_batch(database: SqliteDatabase, marker: BatchMarker,
-                write_rows: Callable[[sqlite3.Connection], RecordChanges | None],
-                receipt: Callable[[sqlite3.Connection], BatchMarker | None] | None = None) -> BatchWritten:
+def write_batch(
+    database: SqliteDatabase,
+    marker: BatchMarker,
+    write_rows: Callable[[sqlite3.Connection], RecordChanges | None],
+    receipt: Callable[[sqlite3.Connection], BatchMarker | None] | None = None,
+) -> BatchWritten:
     """One batch write, in one transaction under the write lock. A batch_id already stored answers with
     its marker and writes nothing. `receipt` finds a batch received before whose marker was lost (a close
     or a mapping, rebuilt from its receipt): it gets its marker back and writes nothing either. Otherwise
@@ -49,38 +53,58 @@ def find_marker(db: sqlite3.Connection, partner_id: str, batch_id: str) -> Batch
     if row is None:
         return None
     return BatchMarker(
-        row["partner_id"], row["batch_id"], row["kind"], row["record_count"], row["body_digest"],
-        from_utc_text(row["received_at"]), row["store_id"],
+        row["partner_id"],
+        row["batch_id"],
+        row["kind"],
+        row["record_count"],
+        row["body_digest"],
+        from_utc_text(row["received_at"]),
+        row["store_id"],
         None if row["business_date"] is None else dt.date.fromisoformat(row["business_date"]),
-        row["batch_seq"], RecordChanges.from_json(None if row["changes"] is None else orjson.loads(row["changes"])))
+        row["batch_seq"],
+        RecordChanges.from_json(None if row["changes"] is None else orjson.loads(row["changes"])),
+    )
 
 
 def insert_marker(db: sqlite3.Connection, marker: BatchMarker) -> None:
     db.execute(
         "INSERT INTO batches (partner_id, batch_id, kind, record_count, body_digest, received_at, store_id, "
         "business_date, batch_seq, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (marker.partner_id, marker.batch_id, marker.kind, marker.record_count, marker.body_digest,
-         to_utc_text(marker.received_at), marker.store_id,
-         None if marker.business_date is None else marker.business_date.isoformat(), marker.batch_seq,
-         None if marker.changes is None else to_json(marker.changes.as_json())))
+        (
+            marker.partner_id,
+            marker.batch_id,
+            marker.kind,
+            marker.record_count,
+            marker.body_digest,
+            to_utc_text(marker.received_at),
+            marker.store_id,
+            None if marker.business_date is None else marker.business_date.isoformat(),
+            marker.batch_seq,
+            None if marker.changes is None else to_json(marker.changes.as_json()),
+        ),
+    )
 
 
-def close_receipt(db: sqlite3.Connection, partner_id: str, store_id: str, business_date: dt.date,
-                  batch_id: str) -> BatchMarker | None:
+def close_receipt(
+    db: sqlite3.Connection, partner_id: str, store_id: str, business_date: dt.date, batch_id: str
+) -> BatchMarker | None:
     """The marker of a close the store-day received with this batch_id, rebuilt from its receipt."""
-    row = db.execute("SELECT body_digest, received_at FROM close_receipts WHERE partner_id = ? AND store_id = ? "
-                     "AND business_date = ? AND batch_id = ?",
-                     (partner_id, store_id, business_date.isoformat(), batch_id)).fetchone()
+    row = db.execute(
+        "SELECT body_digest, received_at FROM close_receipts WHERE partner_id = ? AND store_id = ? "
+        "AND business_date = ? AND batch_id = ?",
+        (partner_id, store_id, business_date.isoformat(), batch_id),
+    ).fetchone()
     if row is None:
         return None
-    return BatchMarker(partner_id, batch_id, "daily-close", 1, row[0], from_utc_text(row[1]), store_id,
-                       business_date)
+    return BatchMarker(partner_id, batch_id, "daily-close", 1, row[0], from_utc_text(row[1]), store_id, business_date)
 
 
 def mapping_receipt(db: sqlite3.Connection, partner_id: str, batch_id: str) -> BatchMarker | None:
     """The marker of a mapping the partner uploaded with this batch_id, rebuilt from its receipt."""
-    row = db.execute("SELECT record_count, body_digest, received_at FROM mapping_receipts "
-                     "WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id)).fetchone()
+    row = db.execute(
+        "SELECT record_count, body_digest, received_at FROM mapping_receipts WHERE partner_id = ? AND batch_id = ?",
+        (partner_id, batch_id),
+    ).fetchone()
     if row is None:
         return None
     return BatchMarker(partner_id, batch_id, "mappings", row[0], row[1], from_utc_text(row[2]))

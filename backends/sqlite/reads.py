@@ -29,16 +29,19 @@ DAY_UNKNOWN_PRODUCTS = (
     "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? AND NOT EXISTS ("
     "    SELECT 1 FROM products p WHERE p.partner_id = t.partner_id AND p.product_id = l.key "
     "    AND p.store_key IN ('', t.store_id)) "
-    "GROUP BY l.key ORDER BY l.key")
+    "GROUP BY l.key ORDER BY l.key"
+)
 
 # A store-day's sums, read from the index trade_records_day_totals alone.
 DAY_BY_SOURCE_TYPE = (
     "SELECT source_type, COUNT(*), SUM(item_rows), SUM(payment_rows), SUM(total_minor), SUM(tax_minor), "
     "SUM(tip_minor) FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ? "
-    "GROUP BY source_type")
+    "GROUP BY source_type"
+)
 DAY_BY_PAYMENT_TYPE = (
     "SELECT p.key, SUM(p.value) FROM trade_records t, json_each(t.payments) p "
-    "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? GROUP BY p.key")
+    "WHERE t.partner_id = ? AND t.store_id = ? AND t.business_date = ? GROUP BY p.key"
+)
 
 
 class SqliteReads:
@@ -46,23 +49,37 @@ class SqliteReads:
 
     def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None:
         with self.db.read() as db:
-            row = db.execute("SELECT * FROM stores WHERE partner_id = ? AND store_id = ?", (partner_id, store_id)).fetchone()
+            row = db.execute(
+                "SELECT * FROM stores WHERE partner_id = ? AND store_id = ?", (partner_id, store_id)
+            ).fetchone()
         if row is None:
             return None
-        return StoreMaster(row["store_id"], row["currency"], row["country_code"], row["time_zone"],
-                           row["workday_start"], bool(row["prices_include_tax"]),
-                           from_epoch_micros(row["last_modified_us"]),
-                           orjson.loads(row["document"]))
+        return StoreMaster(
+            row["store_id"],
+            row["currency"],
+            row["country_code"],
+            row["time_zone"],
+            row["workday_start"],
+            bool(row["prices_include_tax"]),
+            from_epoch_micros(row["last_modified_us"]),
+            orjson.loads(row["document"]),
+        )
 
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
         with self.db.read() as db:
-            row = db.execute("SELECT * FROM products WHERE partner_id = ? AND product_id = ? AND store_key = ?",
-                             (partner_id, product_id, store_id or "")).fetchone()
+            row = db.execute(
+                "SELECT * FROM products WHERE partner_id = ? AND product_id = ? AND store_key = ?",
+                (partner_id, product_id, store_id or ""),
+            ).fetchone()
         if row is None:
             return None
-        return ProductMaster(row["product_id"], row["store_key"] or None, row["version"],
-                             from_epoch_micros(row["last_modified_us"]),
-                             orjson.loads(row["document"]))
+        return ProductMaster(
+            row["product_id"],
+            row["store_key"] or None,
+            row["version"],
+            from_epoch_micros(row["last_modified_us"]),
+            orjson.loads(row["document"]),
+        )
 
     def get_mapping(self, partner_id: str) -> Mapping:
         with self.db.read() as db:
@@ -73,8 +90,10 @@ class SqliteReads:
 
     def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None:
         with self.db.read() as db:
-            row = db.execute("SELECT * FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
-                             (partner_id, store_id, business_date.isoformat())).fetchone()
+            row = db.execute(
+                "SELECT * FROM closed_days WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                (partner_id, store_id, business_date.isoformat()),
+            ).fetchone()
         return None if row is None else closed_day_of(row)
 
     def store_day_totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
@@ -89,10 +108,13 @@ class SqliteReads:
                 # SQLite sums in 64 bits; sums beyond them (amounts near 2**53 times thousands) in Python.
                 rows = db.execute(
                     "SELECT source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, payments "
-                    "FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ?", day)
+                    "FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ?",
+                    day,
+                )
                 return StoreDayTotals.of_records((*row[:6], orjson.loads(row[6])) for row in rows)
-        return StoreDayTotals({row[0]: SourceTypeTotals(*row[1:]) for row in groups},
-                              {row[0]: row[1] for row in payments})
+        return StoreDayTotals(
+            {row[0]: SourceTypeTotals(*row[1:]) for row in groups}, {row[0]: row[1] for row in payments}
+        )
 
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         with self.db.read() as db:
@@ -100,27 +122,46 @@ class SqliteReads:
                 "SELECT trade_record_id, version, last_modified_us, source_type, item_rows, payment_rows, "
                 "total_minor, tax_minor, tip_minor, payments FROM trade_records "
                 "WHERE partner_id = ? AND store_id = ? AND business_date = ?",
-                (partner_id, store_id, business_date.isoformat())).fetchall()
-        return [TradeRecordRow(r[0], r[1], from_epoch_micros(r[2]), store_id,
-                               business_date, r[3], r[4], r[5], r[6], r[7], r[8], orjson.loads(r[9]))
-                for r in rows]
+                (partner_id, store_id, business_date.isoformat()),
+            ).fetchall()
+        return [
+            TradeRecordRow(
+                r[0],
+                r[1],
+                from_epoch_micros(r[2]),
+                store_id,
+                business_date,
+                r[3],
+                r[4],
+                r[5],
+                r[6],
+                r[7],
+                r[8],
+                orjson.loads(r[9]),
+            )
+            for r in rows
+        ]
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:
         with self.db.read() as db:
             rows = db.execute(
                 "SELECT batch_seq FROM batches WHERE partner_id = ? AND store_id = ? AND business_date = ? "
-                "AND kind = 'trade-records' ORDER BY batch_seq", (partner_id, store_id, business_date.isoformat()))
+                "AND kind = 'trade-records' ORDER BY batch_seq",
+                (partner_id, store_id, business_date.isoformat()),
+            )
             return [row[0] for row in rows]
 
-    def batches_with_seq(self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int,
-                         limit: int) -> list[str]:
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]:
         # Only trade record batches have a batch_seq. Naming kind as well would make SQLite's planner
         # prefer the primary key (partner_id alone: every batch of the partner) to this covering index.
         with self.db.read() as db:
             rows = db.execute(
                 "SELECT batch_id FROM batches WHERE partner_id = ? AND store_id = ? AND business_date = ? "
                 "AND batch_seq = ? LIMIT ?",
-                (partner_id, store_id, business_date.isoformat(), batch_seq, limit))
+                (partner_id, store_id, business_date.isoformat(), batch_seq, limit),
+            )
             return [row[0] for row in rows]
 
     def trade_records_by_payment_id(self, partner_id: str, payment_ids) -> dict[str, set[str]]:
@@ -129,8 +170,10 @@ class SqliteReads:
         with self.db.snapshot() as db:
             for chunk, marks in in_chunks(ids):
                 for payment_id, trade_record_id in db.execute(
-                        "SELECT payment_id, trade_record_id FROM trade_record_payments "
-                        f"WHERE partner_id = ? AND payment_id IN ({marks})", (partner_id, *chunk)):
+                    "SELECT payment_id, trade_record_id FROM trade_record_payments "
+                    f"WHERE partner_id = ? AND payment_id IN ({marks})",
+                    (partner_id, *chunk),
+                ):
                     users.setdefault(payment_id, set()).add(trade_record_id)
         return users
 
@@ -151,6 +194,7 @@ class SqliteReads:
 
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]:
         with self.db.read() as db:
-            rows = db.execute("SELECT * FROM closed_days WHERE status = 'RECEIVED' AND due_at < ?",
-                              (to_utc_text(before),)).fetchall()
+            rows = db.execute(
+                "SELECT * FROM closed_days WHERE status = 'RECEIVED' AND due_at < ?", (to_utc_text(before),)
+            ).fetchall()
         return [(row["partner_id"], closed_day_of(row)) for row in rows]

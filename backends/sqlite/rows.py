@@ -22,16 +22,25 @@ def partner_of(row: sqlite3.Row) -> Partner:
 
 def closed_day_of(row: sqlite3.Row) -> ClosedDay:
     return ClosedDay(
-        row["store_id"], dt.date.fromisoformat(row["business_date"]), row["close_batch_id"], row["currency"],
-        orjson.loads(row["expected"]), from_utc_text(row["received_at"]), from_utc_text(row["due_at"]),
-        row["status"], from_utc_text_or_none(row["checked_at"]),
+        row["store_id"],
+        dt.date.fromisoformat(row["business_date"]),
+        row["close_batch_id"],
+        row["currency"],
+        orjson.loads(row["expected"]),
+        from_utc_text(row["received_at"]),
+        from_utc_text(row["due_at"]),
+        row["status"],
+        from_utc_text_or_none(row["checked_at"]),
         None if row["actual"] is None else orjson.loads(row["actual"]),
-        orjson.loads(row["differences"]), None if row["details"] is None else orjson.loads(row["details"]),
-        row["revision"], orjson.loads(row["moved_out"]))
+        orjson.loads(row["differences"]),
+        None if row["details"] is None else orjson.loads(row["details"]),
+        row["revision"],
+        orjson.loads(row["moved_out"]),
+    )
 
 
 def in_chunks(values: list, size: int = 500):
     """Values in slices that stay under SQLite's bound-parameter limit, with the `?, ?, ...` for each."""
     for start in range(0, len(values), size):
-        chunk = values[start:start + size]
+        chunk = values[start : start + size]
         yield chunk, ",".join("?" * len(chunk))

@@ -113,13 +113,17 @@ FILL_RECORD_CODES = (
     "product_lines = (SELECT json_group_object(product_id, lines) FROM ("
     "    SELECT json_extract(i.value, '$.product_id') AS product_id, COUNT(*) AS lines "
     "    FROM json_each(trade_records.document, '$.items') i GROUP BY 1)) "
-    "WHERE json_valid(document)")
+    "WHERE json_valid(document)"
+)
 
 
 # Columns added after a release, as (table, column, declaration): a database made before gets them on open.
-ADDED_COLUMNS = [("api_keys", "last_used_at", "TEXT"), ("batches", "changes", "TEXT"),
-                 ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
-                 ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'")]
+ADDED_COLUMNS = [
+    ("api_keys", "last_used_at", "TEXT"),
+    ("batches", "changes", "TEXT"),
+    ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
+    ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'"),
+]
 
 
 def open_database(data_dir: Path) -> SqliteDatabase:
@@ -147,6 +151,7 @@ def _add_missing_columns(database: SqliteDatabase) -> None:
 
 def _add_record_codes(database: SqliteDatabase) -> None:
     """Give a database made before them the columns payment_ids and product_lines, filled (once)."""
+
     def missing(db) -> list[str]:
         present = {row["name"] for row in db.execute("PRAGMA table_info(trade_records)")}
         return [name for name in RECORD_CODE_COLUMNS if name not in present]

@@ -55,6 +55,7 @@ class WriteBatch(WireModel):
 
 # --- stores (PUT /stores) -----------------------------------------------------------------------
 
+
 class Store(WireModel):
     store_id: StoreId
     store_name: Text
@@ -73,6 +74,7 @@ class StoresBatch(WriteBatch):
 
 
 # --- products and modifier groups (PUT /products) -----------------------------------------------
+
 
 class ComboComponent(WireModel):
     product_id: Code
@@ -121,6 +123,7 @@ class ProductsBatch(WriteBatch):
 
 
 # --- transaction type mapping (PUT/GET /mappings/transaction-types) -----------------------------
+
 
 class MappingEntry(WireModel):
     source_code: Code
@@ -230,6 +233,7 @@ class TradeRecordsBatch(WriteBatch):
 
 # --- daily close (POST /daily-close) ------------------------------------------------------------
 
+
 class DailyClose(WriteBatch):
     store_id: StoreId
     business_date: dt.date
@@ -243,4 +247,3 @@ class DailyClose(WriteBatch):
     payment_total_amount: Money
     currency: CurrencyCode
     closed_at: Timestamp
-

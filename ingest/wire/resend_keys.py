@@ -41,4 +41,3 @@ class ProductsKey(ResendKey):
 
     def store_ids(self) -> set[str]:
         return {product.store_id for product in self.products if product.store_id is not None}
-

@@ -38,16 +38,26 @@ def _absent(value: object) -> bool:
 @dataclass(config=WireModel.model_config, frozen=True, slots=True)
 class BatchWarning:
     code: Annotated[str, Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")]
-    path: Annotated[str, Field(description="Location of the record in the request, for example trade_records[17]; "
-                                           "$ for a warning about the whole request (RESEND_BODY_IGNORED, "
-                                           "BATCH_ID_REUSED, BATCH_SEQ_REPEATED) or about a member of the body "
-                                           "itself.")]
+    path: Annotated[
+        str,
+        Field(
+            description="Location of the record in the request, for example trade_records[17]; "
+            "$ for a warning about the whole request (RESEND_BODY_IGNORED, "
+            "BATCH_ID_REUSED, BATCH_SEQ_REPEATED) or about a member of the body "
+            "itself."
+        ),
+    ]
     message: Annotated[str, Field(description="Human-readable; may change; must not be parsed.")]
-    field: Annotated[str | None, Field(description="The field concerned, relative to the record (for example "
-                                                   "total_amount or items[2].line_amount; batch_id or batch_seq for "
-                                                   "a warning about the whole request); absent when the warning is "
-                                                   "about the whole record.",
-                                       exclude_if=_absent)] = None
+    field: Annotated[
+        str | None,
+        Field(
+            description="The field concerned, relative to the record (for example "
+            "total_amount or items[2].line_amount; batch_id or batch_seq for "
+            "a warning about the whole request); absent when the warning is "
+            "about the whole record.",
+            exclude_if=_absent,
+        ),
+    ] = None
 
 
 class BatchResponse(WireModel):
@@ -113,11 +123,14 @@ class ReconciliationDetails(WireModel):
     unknown_payment_types: list[str]
     source_codes: list[str]
     mapped_source_codes: dict[str, str] = Field(
-        default_factory=dict, description="The standard type each source code was counted as in this result.")
+        default_factory=dict, description="The standard type each source code was counted as in this result."
+    )
     records_moved_out: list[MovedOutRecord] = Field(
-        default_factory=list, description="Trade records that a later version moved to another store or business "
-                                          "date (trade_record_id is unique across the partner's stores and dates), "
-                                          "the first 100; they no longer count in this day.")
+        default_factory=list,
+        description="Trade records that a later version moved to another store or business "
+        "date (trade_record_id is unique across the partner's stores and dates), "
+        "the first 100; they no longer count in this day.",
+    )
 
 
 class DailyCloseStatus(WireModel):
@@ -130,9 +143,12 @@ class DailyCloseStatus(WireModel):
     differences: list[str]
     details: ReconciliationDetails | None = Field(default=None, exclude_if=_absent)
     reconciliation_due_at: Timestamp | None = Field(
-        default=None, exclude_if=_absent, description="Only while RECEIVED: when the reconciliation is due (UTC), "
-                                  "RECONCILE_DELAY_SECONDS after the latest daily close or the latest change to "
-                                  "the day. Poll again after it; the result usually follows within seconds.")
+        default=None,
+        exclude_if=_absent,
+        description="Only while RECEIVED: when the reconciliation is due (UTC), "
+        "RECONCILE_DELAY_SECONDS after the latest daily close or the latest change to "
+        "the day. Poll again after it; the result usually follows within seconds.",
+    )
 
 
 class HealthResponse(WireModel):

@@ -11,7 +11,7 @@ import enum
 import functools
 import re
 import zoneinfo
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 from uuid import UUID
 
 import langcodes
@@ -42,6 +42,7 @@ MAX_SAFE_INT = 2**53 - 1
 
 
 # --- scalar types -------------------------------------------------------------------------------
+
 
 def _check_currency(code: str) -> str:
     if currency_exponent(code) is None:
@@ -102,14 +103,16 @@ DecimalString = Annotated[
     str,
     StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
     DECIMAL,
-    Field(description="Decimal number as a JSON string, for example \"2\" or \"0.5\"."),
+    Field(description='Decimal number as a JSON string, for example "2" or "0.5".'),
 ]
 Money = Annotated[
     str,
     StringConstraints(pattern=r"^-?[0-9]{1,15}(\.[0-9]{1,8})?$"),
     DECIMAL,
-    Field(description="Amount as a decimal string with exactly the currency's minor-unit places "
-                      "(USD \"12.50\", JPY \"1200\")."),
+    Field(
+        description="Amount as a decimal string with exactly the currency's minor-unit places "
+        '(USD "12.50", JPY "1200").'
+    ),
 ]
 # Codes and ids (product_id, payment_id, fiscal_document_no, tax_code, ...). The specification types
 # them as plain strings with no length, and real systems write them with any character: "FT A/123",
@@ -124,8 +127,10 @@ Code = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_CODE_LENGTH, pattern=_CODE_PATTERN),
     CODE,
-    Field(description=f"Code of 1 to {MAX_CODE_LENGTH} characters: any printable text, kept exactly as sent "
-                      "(spaces included); no control characters or line separators."),
+    Field(
+        description=f"Code of 1 to {MAX_CODE_LENGTH} characters: any printable text, kept exactly as sent "
+        "(spaces included); no control characters or line separators."
+    ),
 ]
 # store_id alone travels in a URL path (GET /daily-close/{store_id}/{business_date}), where "/" splits
 # the path, "?" and "#" end it, and some clients and proxies read a backslash as "/": it keeps a
@@ -136,16 +141,19 @@ StoreId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=MAX_STORE_ID_LENGTH, pattern=_STORE_ID_PATTERN),
     CODE,
-    Field(description=f"Store code of 1 to {MAX_STORE_ID_LENGTH} characters, without / \\ ? # or control "
-                      "characters: it travels in the path of GET /daily-close/{store_id}/{business_date}."),
+    Field(
+        description=f"Store code of 1 to {MAX_STORE_ID_LENGTH} characters, without / \\ ? # or control "
+        "characters: it travels in the path of GET /daily-close/{store_id}/{business_date}."
+    ),
 ]
 # Names and free strings: any text but control characters (tab and line breaks aside). A NUL or an
 # escape sequence is never POS data, and would reach HQ's reports and terminals as it is.
 _PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE), FREE_TEXT]
 FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE), FREE_TEXT]
-CurrencyCode = Annotated[str, AfterValidator(_check_currency), STANDARD,
-                         Field(description="ISO 4217 code.", examples=["USD"])]
+CurrencyCode = Annotated[
+    str, AfterValidator(_check_currency), STANDARD, Field(description="ISO 4217 code.", examples=["USD"])
+]
 CountryCode = Annotated[str, AfterValidator(_check_country), STANDARD, Field(description="ISO 3166-1 alpha-2 code.")]
 TimeZone = Annotated[str, AfterValidator(_check_time_zone), STANDARD, Field(description="IANA time zone.")]
 # The document gives the syntax of a tag (as the pattern of the object's keys); the validator also
@@ -158,18 +166,26 @@ LanguageTag = Annotated[
 ]
 LocalizedText = Annotated[
     dict[LanguageTag, Text],
-    Field(min_length=1, description="Text by BCP 47 language tag; at least one language.",
-          json_schema_extra={"additionalProperties": False}),
+    Field(
+        min_length=1,
+        description="Text by BCP 47 language tag; at least one language.",
+        json_schema_extra={"additionalProperties": False},
+    ),
 ]
 # Timestamps are turned into UTC, store local time and epoch microseconds: a year of headroom at both
 # ends of the datetime range keeps every conversion in range (otherwise a 500, not a 400). The bounds
 # are compared in pydantic-core, offsets included, with no Python call per timestamp.
-Timestamp = Annotated[AwareDatetime,
-                      Field(ge=dt.datetime(2, 1, 1, tzinfo=dt.timezone.utc),
-                            lt=dt.datetime(9999, 1, 1, tzinfo=dt.timezone.utc),
-                            description="Date-time with a UTC offset (RFC 3339).")]
-ClockTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), STANDARD,
-                      Field(description="HH:mm")]
+Timestamp = Annotated[
+    AwareDatetime,
+    Field(
+        ge=dt.datetime(2, 1, 1, tzinfo=dt.UTC),
+        lt=dt.datetime(9999, 1, 1, tzinfo=dt.UTC),
+        description="Date-time with a UTC offset (RFC 3339).",
+    ),
+]
+ClockTime = Annotated[
+    str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$"), STANDARD, Field(description="HH:mm")
+]
 # The last four digits of a payment card, the most of a card number a partner may send.
 CardLast4 = Annotated[str, StringConstraints(pattern=r"^[0-9]{4}$"), STANDARD]
 # A batch_id is kept as the partner wrote it, to be echoed exactly (spec 1: "Echo of the request
@@ -188,21 +204,31 @@ def _check_uuid(text: str) -> str:
     return text
 
 
-BatchId = Annotated[str, AfterValidator(_check_uuid), STANDARD,
-                    Field(description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {UUID_EXAMPLE}; "
-                                      "also accepted without hyphens, in braces or after urn:uuid:. The response "
-                                      "echoes it exactly as sent. Two batch_ids are the same batch when they are "
-                                      "the same UUID, in any case or form.",
-                          json_schema_extra={"format": "uuid"})]
+BatchId = Annotated[
+    str,
+    AfterValidator(_check_uuid),
+    STANDARD,
+    Field(
+        description=f"Idempotency key of the batch: a UUID (RFC 9562), for example {UUID_EXAMPLE}; "
+        "also accepted without hyphens, in braces or after urn:uuid:. The response "
+        "echoes it exactly as sent. Two batch_ids are the same batch when they are "
+        "the same UUID, in any case or form.",
+        json_schema_extra={"format": "uuid"},
+    ),
+]
 MasterStatus = Literal["ACTIVE", "INACTIVE"]
 ProductType = Literal["SINGLE", "COMBO", "SIDE", "DRINK", "MODIFIER"]
-TaxCategory = Literal[code_list("tax-categories").codes]  # type: ignore[valid-type]
-OrderType = Literal[code_list("order-types").codes]  # type: ignore[valid-type]
-PaymentMethod = Literal[code_list("payment-methods").codes]  # type: ignore[valid-type]
+if TYPE_CHECKING:  # the codes are read from reference/data when the app starts: text to a type checker
+    TaxCategory = str
+    OrderType = str
+    PaymentMethod = str
+else:
+    TaxCategory = Literal[code_list("tax-categories").codes]
+    OrderType = Literal[code_list("order-types").codes]
+    PaymentMethod = Literal[code_list("payment-methods").codes]
 TradeStatus = Literal["OPEN", "COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"]
 
 
 class WireModel(BaseModel):
     # Unknown fields are ignored so that partners can send fields added by later minor versions.
     model_config = ConfigDict(strict=True, extra="ignore")
-

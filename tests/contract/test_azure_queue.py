@@ -22,27 +22,32 @@ import pytest
 from azure.storage.queue import LinearRetry, QueueClient
 
 from backends.azure_queue import MAX_DELAY_SECONDS, AzureQueue, host_message_encoding
-from backends.queues import RECONCILE_QUEUE
-from backends.queues import open_reconcile_queue
+from backends.queues import RECONCILE_QUEUE, open_reconcile_queue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
+from core import reconcile_messages
 from core.clock import utc_now
 from core.ports import BackendUnavailable
 from core.records import ReconcileRequest
-from core.settings import Settings
-from core.settings import host_settings
+from core.settings import Settings, host_settings
 from devhost.functions import QueueFunction
 from devhost.triggers import QueueTriggerRunner
 from ingest.daily_close import post_daily_close
 from ingest.stores import put_stores
-from core import reconcile_messages
 from tests.conftest import ROOT, free_port
 from tests.payloads import stores_batch
 from tests.trade_payloads import daily_close
 
 DAY = "2026-11-20"
-ZERO_TOTALS = {"trade_record_count": 0, "item_row_count": 0, "payment_row_count": 0, "net_sales_amount": "0.00",
-               "tax_amount": "0.00", "tip_amount": "0.00", "payment_total_amount": "0.00"}
+ZERO_TOTALS = {
+    "trade_record_count": 0,
+    "item_row_count": 0,
+    "payment_row_count": 0,
+    "net_sales_amount": "0.00",
+    "tax_amount": "0.00",
+    "tip_amount": "0.00",
+    "payment_total_amount": "0.00",
+}
 HOST_QUEUES = host_settings()["extensions"]["queues"]
 MAX_DEQUEUE = int(HOST_QUEUES["maxDequeueCount"])
 
@@ -124,6 +129,7 @@ def listed_ids(listing: str) -> list[str]:
 
 # --- the message the sender writes is the message the trigger decodes ------------------------------
 
+
 @pytest.fixture
 def store_day(tmp_path):
     """SQLite storage with a partner and a store that may send a daily close."""
@@ -145,7 +151,11 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
     (peeked,) = raw_client(azurite, queue.queue_name).peek_messages()
     assert base64.b64decode(peeked.content, validate=True) == sent.encode()
     assert orjson.loads(base64.b64decode(peeked.content)) == {
-        "partner_id": partner.partner_id, "store_id": "S1", "business_date": DAY, "close_batch_id": close["batch_id"]}
+        "partner_id": partner.partner_id,
+        "store_id": "S1",
+        "business_date": DAY,
+        "close_batch_id": close["batch_id"],
+    }
 
     # The local host's trigger path hands the app's own function the decoded bytes. (The function is
     # taken from its decorator: app.get_functions() may be called only once per process.)
@@ -162,7 +172,9 @@ def test_a_daily_close_reaches_the_queue_trigger_as_the_sender_wrote_it(azurite,
     assert runner(queue, reconcile_store_day).run_once()
     (msg,) = given
     assert msg.get_body() == sent.encode()
-    assert reconcile_messages.decode(msg.get_body()) == ReconcileRequest(partner.partner_id, "S1", dt_date(DAY), close["batch_id"])
+    assert reconcile_messages.decode(msg.get_body()) == ReconcileRequest(
+        partner.partner_id, "S1", dt_date(DAY), close["batch_id"]
+    )
     assert storage.get_closed_day(partner.partner_id, "S1", dt_date(DAY)).status == "MATCHED"
     assert raw_client(azurite, queue.queue_name).peek_messages() == []  # deleted once processed
 
@@ -210,8 +222,11 @@ def test_a_message_not_in_base64_goes_to_the_poison_queue_at_once(azurite, queue
     assert len(queue.poison_messages()) == 1
 
 
-@pytest.mark.parametrize("body", [b"\xff\xfe not UTF-8", '{"partner_id": "ÄRZTE-東京", "store_id": 42}'.encode(),
-                                  b"[]"], ids=["bytes", "partial", "not-an-object"])
+@pytest.mark.parametrize(
+    "body",
+    [b"\xff\xfe not UTF-8", '{"partner_id": "ÄRZTE-東京", "store_id": 42}'.encode(), b"[]"],
+    ids=["bytes", "partial", "not-an-object"],
+)
 def test_a_message_the_function_cannot_decode_goes_to_the_poison_queue_at_once(azurite, queue, monkeypatch, body):
     """Valid base64, so the host hands it over; but it is no reconciliation request. The app's function
     moves it to the poison queue on its first attempt instead of failing five times."""
@@ -243,8 +258,10 @@ def test_the_host_settings_overrides_are_read_as_the_host_reads_them(monkeypatch
     assert host_message_encoding() == "none"
     assert runner(types.SimpleNamespace(), lambda msg: None, **settings["extensions"]["queues"]).max_dequeue == 2
     (tmp_path / "host.json").write_text("{}")
-    assert (max_dequeue_count(host_settings(tmp_path / "host.json", environ={})),
-            route_prefix(host_settings(tmp_path / "host.json", environ={}))) == (5, "api")  # the host's defaults
+    assert (
+        max_dequeue_count(host_settings(tmp_path / "host.json", environ={})),
+        route_prefix(host_settings(tmp_path / "host.json", environ={})),
+    ) == (5, "api")  # the host's defaults
 
 
 def test_an_overridden_max_dequeue_count_moves_a_failing_message_after_that_many_attempts(queue, monkeypatch):
@@ -259,8 +276,9 @@ def test_an_overridden_max_dequeue_count_moves_a_failing_message_after_that_many
         attempts.append(msg.dequeue_count)
         raise RuntimeError("the function fails")
 
-    trigger = QueueTriggerRunner(QueueFunction("f", queue.queue_name, fail), queue,
-                                 queue_settings(host_settings()), threading.Event())
+    trigger = QueueTriggerRunner(
+        QueueFunction("f", queue.queue_name, fail), queue, queue_settings(host_settings()), threading.Event()
+    )
     deadline = time.monotonic() + 30
     while not queue.poison_messages():
         assert time.monotonic() < deadline, "the message never reached the poison queue"
@@ -283,6 +301,7 @@ def test_a_stale_receipt_deletes_nothing_and_raises_nothing(queue):
 
 # --- poison and hq ---------------------------------------------------------------------------------
 
+
 def test_a_poisoned_message_on_azurite_is_listed_and_replayed_by_hq(azurite, reconcile_queue, tmp_path):
     request = ReconcileRequest("p-poison", "S1", dt_date(DAY), "close-1")
     reconcile_queue.send(reconcile_messages.encode(request), 0)
@@ -290,8 +309,14 @@ def test_a_poisoned_message_on_azurite_is_listed_and_replayed_by_hq(azurite, rec
     assert reconcile_queue.receive(1) is None  # gone from the main queue after maxDequeueCount attempts
 
     env = azure_env(azurite, tmp_path)
-    listing = subprocess.run([sys.executable, "-m", "hq", "queue", "poison", "list"], cwd=ROOT,
-                             env={**os.environ, **env}, capture_output=True, text=True, timeout=60)
+    listing = subprocess.run(
+        [sys.executable, "-m", "hq", "queue", "poison", "list"],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert listing.returncode == 0, listing.stderr
     header, row = listing.stdout.strip().splitlines()
     assert header.split() == ["MESSAGE_ID", "INSERTED_AT", "PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "CLOSE_BATCH_ID"]
@@ -365,10 +390,17 @@ def _settings(env: dict) -> Settings:
 
 # --- connection and outage -------------------------------------------------------------------------
 
+
 def test_an_unreachable_queue_is_backend_unavailable():
-    closed = (f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
-              f"QueueEndpoint=http://127.0.0.1:{free_port()}/devstoreaccount1;")
-    down = AzureQueue("reconcile-requests", connection_string=closed, retry_policy=LinearRetry(backoff=0, retry_total=1, random_jitter_range=0))
+    closed = (
+        f"DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;"
+        f"QueueEndpoint=http://127.0.0.1:{free_port()}/devstoreaccount1;"
+    )
+    down = AzureQueue(
+        "reconcile-requests",
+        connection_string=closed,
+        retry_policy=LinearRetry(backoff=0, retry_total=1, random_jitter_range=0),
+    )
     with pytest.raises(BackendUnavailable):
         down.ping()
     with pytest.raises(BackendUnavailable):
@@ -385,8 +417,9 @@ def test_without_a_connection_string_a_managed_identity_signs_in(tmp_path):
     from azure.identity import DefaultAzureCredential
 
     settings = _settings({"POS_BACKEND": "azure", "AzureWebJobsStorage": "", "POS_DATA_DIR": str(tmp_path)})
-    by_uri = AzureQueue.from_settings(settings, RECONCILE_QUEUE,
-                                      {"AzureWebJobsStorage__queueServiceUri": "https://acct.queue.core.windows.net"})
+    by_uri = AzureQueue.from_settings(
+        settings, RECONCILE_QUEUE, {"AzureWebJobsStorage__queueServiceUri": "https://acct.queue.core.windows.net"}
+    )
     assert by_uri._client.url.startswith("https://acct.queue.core.windows.net/reconcile-requests")
     assert isinstance(by_uri._client.credential, DefaultAzureCredential)
     by_name = AzureQueue.from_settings(settings, RECONCILE_QUEUE, {"AzureWebJobsStorage__accountName": "other"})

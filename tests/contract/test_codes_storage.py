@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay, Mapping, ModifierGroupMaster, ProductMaster, SourceTypeTotals, StoreMaster
 from ingest.wire.scalars import MAX_CODE_LENGTH, MAX_STORE_ID_LENGTH
@@ -25,17 +25,76 @@ from tests.contract.test_storage_contract import DAY, NEXT_DAY, T0, day_rows, ma
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
 # Codes as real POS systems write them, and codes made to collide under a careless escaping.
-REAL_CODES = ["FT A/123", "FV/2024/01/001", "GST/HST", "ABC/12-XL", "#4411", "R/2024/77", "NF-e 35/2411\\001",
-              "?", "#", "/", "\\", "發票 AB-12345678", "فاتورة ١٢٣", "ใบเสร็จ/001", "Чек №5", "🍔/🍟", "👨‍👩‍👧 #1"]
-TRICKY_CODES = ["a/b", "a%2Fb", "a%2fb", "a~2Fb", "a~7E2Fb", "a_b", "a b", "a  b", " a/b", "a/b ", " a/b ",
-                "a|b", "a~7Cb", "a%7Cb", "a||b", "|", "~", "%", "100%", "a.b", "a-b", "a+b", "a\\b", "a?b", "a#b"]
-LONG_CODES = ["x" * MAX_CODE_LENGTH, "x" * (MAX_CODE_LENGTH - 1) + "/", "x" * (MAX_CODE_LENGTH - 1) + "?",
-              "店" * MAX_CODE_LENGTH, "店" * (MAX_CODE_LENGTH - 1) + "#", "😀" * MAX_CODE_LENGTH,
-              "/" * MAX_CODE_LENGTH, "\\" * MAX_CODE_LENGTH]
+REAL_CODES = [
+    "FT A/123",
+    "FV/2024/01/001",
+    "GST/HST",
+    "ABC/12-XL",
+    "#4411",
+    "R/2024/77",
+    "NF-e 35/2411\\001",
+    "?",
+    "#",
+    "/",
+    "\\",
+    "發票 AB-12345678",
+    "فاتورة ١٢٣",
+    "ใบเสร็จ/001",
+    "Чек №5",
+    "🍔/🍟",
+    "👨‍👩‍👧 #1",
+]
+TRICKY_CODES = [
+    "a/b",
+    "a%2Fb",
+    "a%2fb",
+    "a~2Fb",
+    "a~7E2Fb",
+    "a_b",
+    "a b",
+    "a  b",
+    " a/b",
+    "a/b ",
+    " a/b ",
+    "a|b",
+    "a~7Cb",
+    "a%7Cb",
+    "a||b",
+    "|",
+    "~",
+    "%",
+    "100%",
+    "a.b",
+    "a-b",
+    "a+b",
+    "a\\b",
+    "a?b",
+    "a#b",
+]
+LONG_CODES = [
+    "x" * MAX_CODE_LENGTH,
+    "x" * (MAX_CODE_LENGTH - 1) + "/",
+    "x" * (MAX_CODE_LENGTH - 1) + "?",
+    "店" * MAX_CODE_LENGTH,
+    "店" * (MAX_CODE_LENGTH - 1) + "#",
+    "😀" * MAX_CODE_LENGTH,
+    "/" * MAX_CODE_LENGTH,
+    "\\" * MAX_CODE_LENGTH,
+]
 CODES = REAL_CODES + TRICKY_CODES + LONG_CODES
 # Store ids keep a restricted set (no / \ ? #: they travel in a URL path), but everything else.
-STORE_IDS = ["S1", "店 1", " S 1 ", "a%2Fb", "a~2Fb", "a|b", "Ф-1", "😀" * MAX_STORE_ID_LENGTH,
-             "店" * MAX_STORE_ID_LENGTH, "x" * MAX_STORE_ID_LENGTH]
+STORE_IDS = [
+    "S1",
+    "店 1",
+    " S 1 ",
+    "a%2Fb",
+    "a~2Fb",
+    "a|b",
+    "Ф-1",
+    "😀" * MAX_STORE_ID_LENGTH,
+    "店" * MAX_STORE_ID_LENGTH,
+    "x" * MAX_STORE_ID_LENGTH,
+]
 
 
 def test_the_codes_under_test_are_distinct_and_valid():
@@ -60,6 +119,7 @@ def partner(storage) -> str:
 
 # -- trade records --------------------------------------------------------------------------------
 
+
 def test_records_keyed_by_any_code_are_stored_apart(storage, partner):
     rows = [record(code, total=index) for index, code in enumerate(CODES)]
     assert save_records(storage, partner, *rows) is None
@@ -70,14 +130,16 @@ def test_the_highest_version_of_such_a_record_wins_and_moves_between_store_days(
     save_records(storage, partner, *[record(code) for code in CODES])
     moved, stayed = CODES[::2], CODES[1::2]
     # half of them move to another store-day (an odd store id); the rest get a higher version in place
-    save_records(storage, partner, *[record(code, 2, store_id="店 1", business_date=NEXT_DAY, total=2)
-                                     for code in moved])
+    save_records(
+        storage, partner, *[record(code, 2, store_id="店 1", business_date=NEXT_DAY, total=2) for code in moved]
+    )
     save_records(storage, partner, *[record(code, 3, total=3) for code in stayed])
     # older versions sent later change nothing
     save_records(storage, partner, *[record(code, 1, T0 + dt.timedelta(days=1), total=9) for code in CODES])
     assert day_rows(storage, partner) == {code: record(code, 3, total=3) for code in stayed}
     assert day_rows(storage, partner, "店 1", NEXT_DAY) == {
-        code: record(code, 2, store_id="店 1", business_date=NEXT_DAY, total=2) for code in moved}
+        code: record(code, 2, store_id="店 1", business_date=NEXT_DAY, total=2) for code in moved
+    }
     # and back again, with a higher version
     save_records(storage, partner, *[record(code, 4, total=4) for code in moved])
     assert day_rows(storage, partner, "店 1", NEXT_DAY) == {}
@@ -117,11 +179,20 @@ def test_store_days_of_any_store_id_hold_their_records_totals_batches_and_close(
             assert storage.store_day_rows(partner, other, DAY) == []
 
     close = ClosedDay(store_id, DAY, str(uuid.uuid4()), "USD", {"trade_record_count": len(rows)}, T0, T0, "RECEIVED")
-    assert storage.save_daily_close(marker(partner, "daily-close", batch_id=close.close_batch_id, store_id=store_id,
-                                           business_date=DAY), close) is None
+    assert (
+        storage.save_daily_close(
+            marker(partner, "daily-close", batch_id=close.close_batch_id, store_id=store_id, business_date=DAY), close
+        )
+        is None
+    )
     assert storage.get_closed_day(partner, store_id, DAY) == close
-    checked = replace(close, status="MATCHED", checked_at=T0, actual={"trade_record_count": len(rows)},
-                      details={"source_codes": sorted(REAL_CODES), "unmapped_source_codes": sorted(REAL_CODES)})
+    checked = replace(
+        close,
+        status="MATCHED",
+        checked_at=T0,
+        actual={"trade_record_count": len(rows)},
+        details={"source_codes": sorted(REAL_CODES), "unmapped_source_codes": sorted(REAL_CODES)},
+    )
     assert storage.save_result(partner, checked) is True
     assert storage.get_closed_day(partner, store_id, DAY) == checked
     assert [day.store_id for day in storage.closed_days(partner)] == [store_id]
@@ -129,10 +200,12 @@ def test_store_days_of_any_store_id_hold_their_records_totals_batches_and_close(
 
 # -- master data and the mapping ------------------------------------------------------------------
 
+
 def test_products_keyed_by_any_code_and_store_scope_are_kept_apart(storage, partner):
     scopes = [None, "S1", "店 1", "a%2Fb", "a|b", " S 1 "]
-    products = [ProductMaster(code, scope, 1, T0, {"product_id": code, "store_id": scope})
-                for code in CODES for scope in scopes]
+    products = [
+        ProductMaster(code, scope, 1, T0, {"product_id": code, "store_id": scope}) for code in CODES for scope in scopes
+    ]
     assert storage.save_products(marker(partner, "products", len(products)), products, []) is None
     for product in products:
         assert storage.get_product(partner, product.product_id, product.store_id) == product
@@ -140,8 +213,9 @@ def test_products_keyed_by_any_code_and_store_scope_are_kept_apart(storage, part
     assert storage.get_product(partner, "a/b|S1", None) is None  # the separator is escaped, not shared
     # the version rule holds for such codes too
     newer = [replace(product, version=2, document={"v": 2}) for product in products if product.store_id is None]
-    older = [replace(product, version=1, last_modified_at=T0 - dt.timedelta(days=1), document={"v": 0})
-             for product in newer]
+    older = [
+        replace(product, version=1, last_modified_at=T0 - dt.timedelta(days=1), document={"v": 0}) for product in newer
+    ]
     storage.save_products(marker(partner, "products", len(newer)), newer, [])
     storage.save_products(marker(partner, "products", len(older)), older, [])
     for product in newer:
@@ -152,8 +226,9 @@ def test_products_keyed_by_any_code_and_store_scope_are_kept_apart(storage, part
 def _stored_groups(storage, partner_id: str) -> dict[str, dict]:
     """Modifier groups as stored: the port writes them (products refer to them) but has no read."""
     if isinstance(storage, MemoryStorage):
-        return {group_id: group.document for (partner, group_id), group in storage._groups.items()
-                if partner == partner_id}
+        return {
+            group_id: group.document for (partner, group_id), group in storage._groups.items() if partner == partner_id
+        }
     if isinstance(storage, SqliteStorage):
         import orjson
 
@@ -164,7 +239,9 @@ def _stored_groups(storage, partner_id: str) -> dict[str, dict]:
 
     items = storage._containers.partners.query_items(
         "SELECT c.group_id, c.document FROM c WHERE c.pk = @pk AND c.type = 'modifier-group'",
-        parameters=[{"name": "@pk", "value": compound_key(partner_id)}], partition_key=compound_key(partner_id))
+        parameters=[{"name": "@pk", "value": compound_key(partner_id)}],
+        partition_key=compound_key(partner_id),
+    )
     return {item["group_id"]: item["document"] for item in items}
 
 
@@ -192,8 +269,10 @@ def test_payment_directions_of_any_payment_type_are_kept_apart(storage, partner)
 
 
 def test_stores_with_any_allowed_store_id_are_kept_apart(storage, partner):
-    stores = [StoreMaster(store_id, "JPY", "JP", "Asia/Tokyo", "04:00", True, T0, {"store_id": store_id})
-              for store_id in STORE_IDS]
+    stores = [
+        StoreMaster(store_id, "JPY", "JP", "Asia/Tokyo", "04:00", True, T0, {"store_id": store_id})
+        for store_id in STORE_IDS
+    ]
     assert storage.save_stores(marker(partner, "stores", len(stores)), stores) is None
     for store in stores:
         assert storage.get_store(partner, store.store_id) == store

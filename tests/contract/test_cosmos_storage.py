@@ -39,8 +39,9 @@ def database_name() -> str:
 
 @pytest.fixture(scope="module")
 def storage(cosmos_emulator, database_name):
-    opened = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key, create_containers=True,
-                           marker_ttl_days=30)
+    opened = CosmosStorage(
+        cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key, create_containers=True, marker_ttl_days=30
+    )
     yield opened
     opened.close()
 
@@ -72,6 +73,7 @@ def crash_once(monkeypatch, storage, name: str) -> None:
 
 # -- containers and settings ----------------------------------------------------------------------
 
+
 def test_containers_are_created_as_the_definition_file_says(storage, database_name):
     database = storage.client.get_database_client(database_name)
     for definition in load_container_definitions():
@@ -98,15 +100,17 @@ def test_missing_containers_are_reported_at_start(cosmos_emulator):
 def test_markers_carry_the_configured_time_to_live(storage, cosmos_emulator, database_name, partner):
     batch = marker(partner, "mappings")
     storage.replace_mapping(batch, [])
-    item = storage._containers.batches.read_item(keys.compound_key(batch.batch_id),
-                                                 partition_key=keys.compound_key(partner, batch.batch_id))
+    item = storage._containers.batches.read_item(
+        keys.compound_key(batch.batch_id), partition_key=keys.compound_key(partner, batch.batch_id)
+    )
     assert item["ttl"] == 30 * 86_400
 
     forever = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key, marker_ttl_days=0)
     kept = marker(partner, "mappings")
     forever.replace_mapping(kept, [])
-    assert "ttl" not in forever._containers.batches.read_item(keys.compound_key(kept.batch_id),
-                                                              partition_key=keys.compound_key(partner, kept.batch_id))
+    assert "ttl" not in forever._containers.batches.read_item(
+        keys.compound_key(kept.batch_id), partition_key=keys.compound_key(partner, kept.batch_id)
+    )
     forever.close()
 
 
@@ -127,14 +131,17 @@ def test_settings_open_the_adapter(cosmos_emulator, database_name, monkeypatch):
     assert Settings.from_env().batch_marker_ttl_days == markers.DEFAULT_MARKER_TTL_DAYS
 
 
-@pytest.mark.parametrize("endpoint, verify", [
-    ("https://pos-prod.documents.azure.com:443/", True),
-    ("https://10.0.0.4:8081/", True),
-    ("https://127.0.0.1:8081/", False),
-    ("https://127.5.0.1:8081/", False),
-    ("https://localhost:8081/", False),
-    ("https://[::1]:8081/", False),
-])
+@pytest.mark.parametrize(
+    "endpoint, verify",
+    [
+        ("https://pos-prod.documents.azure.com:443/", True),
+        ("https://10.0.0.4:8081/", True),
+        ("https://127.0.0.1:8081/", False),
+        ("https://127.5.0.1:8081/", False),
+        ("https://localhost:8081/", False),
+        ("https://[::1]:8081/", False),
+    ],
+)
 def test_tls_is_verified_except_on_loopback(endpoint, verify):
     assert cosmos_connection.tls_verification(endpoint, None) is verify
     assert cosmos_connection.tls_verification(endpoint, True) is True
@@ -146,6 +153,7 @@ def test_tls_verification_cannot_be_turned_off_for_a_remote_endpoint():
 
 
 # -- outages --------------------------------------------------------------------------------------
+
 
 def test_an_unreachable_account_at_start_is_backend_unavailable():
     from devhost.cosmos_emulator import _free_port
@@ -167,6 +175,7 @@ def test_an_outage_after_start_is_backend_unavailable(tmp_path):
 
 
 # -- crashes between steps, and slow writers ------------------------------------------------------
+
 
 def test_a_crash_before_the_marker_is_completed_by_the_retry(storage, partner, monkeypatch):
     batch = marker(partner, "trade-records", 2, store_id="S1", business_date=DAY, seq=1)
@@ -234,14 +243,17 @@ def test_a_slow_writer_of_an_older_version_cannot_bring_it_back(storage, partner
         assert day_rows(storage, partner, "S1") == {}
 
 
-@pytest.mark.parametrize("identifier, part", [
-    ("S-001_a.b", "S-001_a.b"),
-    ("a|b", "a~7Cb"),
-    ("a%2Fb", "a~252Fb"),
-    ("~7C", "~7E7C"),
-    ("x y ", "x~20y~20"),
-    ("店", "~E5~BA~97"),
-])
+@pytest.mark.parametrize(
+    "identifier, part",
+    [
+        ("S-001_a.b", "S-001_a.b"),
+        ("a|b", "a~7Cb"),
+        ("a%2Fb", "a~252Fb"),
+        ("~7C", "~7E7C"),
+        ("x y ", "x~20y~20"),
+        ("店", "~E5~BA~97"),
+    ],
+)
 def test_identifiers_become_safe_key_parts(identifier, part):
     assert keys.key_part(identifier) == part
     assert keys.compound_key("a", identifier) == "a|" + part
@@ -257,12 +269,31 @@ def test_overlong_keys_are_hashed_within_the_id_limit():
 def test_records_keep_narrow_fields_on_top_and_the_document_below(storage, partner):
     row = record("T1", payments_minor={"SALE": 700, "DEPOSIT": 300}, total=1000)
     save_records(storage, partner, row)
-    item = storage._containers.trade_records.read_item(keys.record_id("T1"),
-                                                       partition_key=keys.day_key(partner, "S1", DAY.isoformat()))
-    assert {name: item[name] for name in ("type", "version", "item_rows", "payment_rows", "total_minor", "tax_minor",
-                                          "tip_minor", "payments")} == {
-        "type": "record", "version": 1, "item_rows": 2, "payment_rows": 1, "total_minor": 1000, "tax_minor": 80,
-        "tip_minor": 0, "payments": {"SALE": 700, "DEPOSIT": 300}}
+    item = storage._containers.trade_records.read_item(
+        keys.record_id("T1"), partition_key=keys.day_key(partner, "S1", DAY.isoformat())
+    )
+    assert {
+        name: item[name]
+        for name in (
+            "type",
+            "version",
+            "item_rows",
+            "payment_rows",
+            "total_minor",
+            "tax_minor",
+            "tip_minor",
+            "payments",
+        )
+    } == {
+        "type": "record",
+        "version": 1,
+        "item_rows": 2,
+        "payment_rows": 1,
+        "total_minor": 1000,
+        "tax_minor": 80,
+        "tip_minor": 0,
+        "payments": {"SALE": 700, "DEPOSIT": 300},
+    }
     assert item["document"] == {"v": 1}
 
 

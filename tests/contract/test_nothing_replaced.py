@@ -17,16 +17,13 @@ from dataclasses import replace
 
 import pytest
 
-from backends.memory_storage import MemoryStorage
 from backends.cosmos import keys, markers
+from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from core.records import ClosedDay
 from core.settings import Settings
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner
-from tests.payloads import mapping_batch
-from tests.e2e.test_business_day import DAY as HTTP_DAY, DIRECTIONS, open_store, wait_for_result
-from tests.e2e.test_close_race import queued
 from tests.contract.test_storage_contract import (
     DAY,
     NEXT_DAY,
@@ -38,13 +35,20 @@ from tests.contract.test_storage_contract import (
     result_of,
     run_together,
 )
+from tests.e2e.test_business_day import DAY as HTTP_DAY
+from tests.e2e.test_business_day import DIRECTIONS, open_store, wait_for_result
+from tests.e2e.test_close_race import queued
+from tests.payloads import mapping_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
 # Batch ids as partners send them: UUIDs, compared in their canonical (lower-case) form.
-CLOSE_A, CLOSE_B, CLOSE_C = ("3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a01", "3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a02",
-                             "3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a03")
+CLOSE_A, CLOSE_B, CLOSE_C = (
+    "3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a01",
+    "3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a02",
+    "3f1c0b1e-8d2a-4c7e-9a10-0c5e2f6b7a03",
+)
 
 
 def forget_marker(storage, partner_id: str, batch_id: str) -> None:
@@ -56,8 +60,9 @@ def forget_marker(storage, partner_id: str, batch_id: str) -> None:
             deleted = db.execute("DELETE FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id))
             assert deleted.rowcount == 1
     else:
-        storage._containers.batches.delete_item(keys.compound_key(batch_id),
-                                                partition_key=keys.compound_key(partner_id, batch_id))
+        storage._containers.batches.delete_item(
+            keys.compound_key(batch_id), partition_key=keys.compound_key(partner_id, batch_id)
+        )
     assert storage.find_batch(partner_id, batch_id) is None
 
 
@@ -73,8 +78,9 @@ STORE = "FR-Lyon/Part-Dieu #2"  # a store code with the punctuation real partner
 
 
 def close_marker(partner_id: str, batch_id: str, digest: str = "digest", business_date: dt.date = DAY):
-    return marker(partner_id, "daily-close", batch_id=batch_id, store_id=STORE, business_date=business_date,
-                  digest=digest)
+    return marker(
+        partner_id, "daily-close", batch_id=batch_id, store_id=STORE, business_date=business_date, digest=digest
+    )
 
 
 def a_close(batch_id: str, records: int) -> ClosedDay:
@@ -82,6 +88,7 @@ def a_close(batch_id: str, records: int) -> ClosedDay:
 
 
 # -- storage contract: daily closes -----------------------------------------------------------------------
+
 
 def test_an_earlier_close_resent_after_its_marker_is_gone_replaces_nothing(storage, partner):
     older = close_day(storage, partner, CLOSE_A, STORE, expected={"trade_record_count": 1})
@@ -169,6 +176,7 @@ def test_concurrent_resends_of_an_earlier_close_and_a_new_close_leave_the_new_on
 
 # -- storage contract: mappings ----------------------------------------------------------------------------
 
+
 def test_an_earlier_mapping_resent_after_its_marker_is_gone_replaces_nothing(storage, partner):
     first = marker(partner, "mappings", 1)
     storage.replace_mapping(first, [{"source_code": "01", "standard_code": "SALE"}])
@@ -194,6 +202,7 @@ def test_concurrent_twins_of_a_mapping_store_it_once_and_one_is_accepted(storage
 
 # -- Cosmos DB: markers do not expire unless told to -------------------------------------------------------
 
+
 def test_cosmos_db_markers_carry_no_time_to_live_by_default(cosmos_storage, monkeypatch):
     monkeypatch.delenv("BATCH_MARKER_TTL_DAYS", raising=False)
     assert Settings.from_env().batch_marker_ttl_days == markers.DEFAULT_MARKER_TTL_DAYS == 0
@@ -201,8 +210,9 @@ def test_cosmos_db_markers_carry_no_time_to_live_by_default(cosmos_storage, monk
     cosmos_storage.add_partner(partner_id, "Partner", T0)
     batch = marker(partner_id, "mappings")
     cosmos_storage.replace_mapping(batch, [])
-    item = cosmos_storage._containers.batches.read_item(keys.compound_key(batch.batch_id),
-                                                        partition_key=keys.compound_key(partner_id, batch.batch_id))
+    item = cosmos_storage._containers.batches.read_item(
+        keys.compound_key(batch.batch_id), partition_key=keys.compound_key(partner_id, batch.batch_id)
+    )
     assert "ttl" not in item
 
 
@@ -218,6 +228,7 @@ def test_a_close_item_keeps_its_receipts_through_a_result_and_a_postponement(cos
 
 # -- over HTTP on the local host, both backends ------------------------------------------------------------
 
+
 @pytest.fixture
 def shop(backend_host):
     partner = make_partner(backend_host, ("S1",))
@@ -227,8 +238,9 @@ def shop(backend_host):
 
 def reconciliations_of(host, partner_id: str, since: int) -> list[dict]:
     """The reconciliation runs the host logged for this partner after offset `since` of its log."""
-    return [json.loads(line) for line in host.log()[since:].splitlines()
-            if partner_id in line and "reconciliation" in line]
+    return [
+        json.loads(line) for line in host.log()[since:].splitlines() if partner_id in line and "reconciliation" in line
+    ]
 
 
 def settle(host, partner, close_batch_id: str, since: int) -> None:
@@ -257,8 +269,12 @@ def test_an_earlier_close_resent_after_its_marker_is_gone_changes_nothing(backen
     since = len(backend_host.log())
     resent = shop.post("daily-close", old_close)
     assert resent.status_code == 200, resent.text
-    assert resent.json() == {"batch_id": old_close["batch_id"], "status": "ALREADY_RECEIVED", "record_count": 1,
-                             "warnings": []}
+    assert resent.json() == {
+        "batch_id": old_close["batch_id"],
+        "status": "ALREADY_RECEIVED",
+        "record_count": 1,
+        "warnings": [],
+    }
     assert shop.get(f"daily-close/S1/{HTTP_DAY}").json() == result
     again = shop.post("daily-close", old_close)  # the resend of the resend: from the marker put back
     assert again.status_code == 200 and again.headers.get("Idempotent-Replayed") == "true"
@@ -267,8 +283,7 @@ def test_an_earlier_close_resent_after_its_marker_is_gone_changes_nothing(backen
     assert shop.get(f"daily-close/S1/{HTTP_DAY}").json() == result  # the newer close's result, untouched
 
 
-def test_a_close_resent_with_changed_totals_after_its_marker_is_gone_is_ignored_with_a_warning(backend_host,
-                                                                                              shop):
+def test_a_close_resent_with_changed_totals_after_its_marker_is_gone_is_ignored_with_a_warning(backend_host, shop):
     record = trade_record("S1", HTTP_DAY, [Line("P-BURGER", 1, 550)], tax=44)
     assert shop.post("trade-records", trade_batch("S1", HTTP_DAY, [record])).status_code == 202
     wrong = daily_close("S1", HTTP_DAY, {**totals_of([record], {"01"}, DIRECTIONS), "trade_record_count": 7})
@@ -316,5 +331,4 @@ def test_an_earlier_mapping_resent_after_its_marker_is_gone_leaves_the_mapping_i
     assert resent.json()["status"] == "ALREADY_RECEIVED" and resent.json()["record_count"] == 2
     mapping = shop.get("mappings/transaction-types").json()
     assert mapping["batch_id"] == second["batch_id"]
-    assert {m["source_code"]: m["standard_code"] for m in mapping["mappings"]} == {"01": "SALE",
-                                                                                    "返品": "RETURN"}
+    assert {m["source_code"]: m["standard_code"] for m in mapping["mappings"]} == {"01": "SALE", "返品": "RETURN"}

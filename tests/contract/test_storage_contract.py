@@ -33,7 +33,7 @@ from core.records import (
     UnknownProduct,
 )
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
 DAY = dt.date(2026, 11, 20)
 NEXT_DAY = dt.date(2026, 11, 21)
@@ -41,7 +41,6 @@ RACERS = 8
 
 # The emulator's self-signed certificate (verification is off for loopback endpoints only).
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
-
 
 
 def new_id(prefix: str = "p") -> str:
@@ -56,16 +55,39 @@ def partner(storage) -> str:
     return partner_id
 
 
-def marker(partner_id: str, kind: str, count: int = 1, *, digest: str = "digest", batch_id: str | None = None,
-           store_id: str | None = None, business_date: dt.date | None = None, seq: int | None = None) -> BatchMarker:
+def marker(
+    partner_id: str,
+    kind: str,
+    count: int = 1,
+    *,
+    digest: str = "digest",
+    batch_id: str | None = None,
+    store_id: str | None = None,
+    business_date: dt.date | None = None,
+    seq: int | None = None,
+) -> BatchMarker:
     return BatchMarker(partner_id, batch_id or str(uuid.uuid4()), kind, count, digest, T0, store_id, business_date, seq)
 
 
-def record(trade_record_id: str, version: int = 1, modified: dt.datetime = T0, store_id: str = "S1",
-           business_date: dt.date = DAY, total: int = 1000, **fields) -> TradeRecordRow:
-    values = {"source_transaction_type": "01", "item_rows": 2, "payment_rows": 1, "total_minor": total,
-              "tax_minor": 80, "tip_minor": 0, "payments_minor": {"SALE": total},
-              "document_json": f'{{"v": {version}}}'}
+def record(
+    trade_record_id: str,
+    version: int = 1,
+    modified: dt.datetime = T0,
+    store_id: str = "S1",
+    business_date: dt.date = DAY,
+    total: int = 1000,
+    **fields,
+) -> TradeRecordRow:
+    values = {
+        "source_transaction_type": "01",
+        "item_rows": 2,
+        "payment_rows": 1,
+        "total_minor": total,
+        "tax_minor": 80,
+        "tip_minor": 0,
+        "payments_minor": {"SALE": total},
+        "document_json": f'{{"v": {version}}}',
+    }
     values.update(fields)
     return TradeRecordRow(trade_record_id, version, modified, store_id, business_date, **values)
 
@@ -73,8 +95,11 @@ def record(trade_record_id: str, version: int = 1, modified: dt.datetime = T0, s
 def save_records(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1) -> BatchMarker | None:
     first = rows[0]
     return storage.save_trade_records(
-        marker(partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date,
-               seq=seq), list(rows)).existing
+        marker(
+            partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date, seq=seq
+        ),
+        list(rows),
+    ).existing
 
 
 def day_rows(storage, partner_id: str, store_id: str = "S1", business_date: dt.date = DAY) -> dict:
@@ -105,6 +130,7 @@ def run_together(count: int, work) -> list:
 
 # -- HQ administration ----------------------------------------------------------------------------
 
+
 def test_partners_are_added_once_listed_and_read(storage):
     partner_id = new_id()
     assert storage.get_partner(partner_id) is None
@@ -134,8 +160,10 @@ def test_keys_are_found_by_hash_listed_and_revoked(storage, partner):
     hash_a, hash_b = uuid.uuid4().hex * 2, uuid.uuid4().hex * 2
     assert storage.add_key(partner, "key_b", hash_b, later) == ApiKeyInfo("key_b", partner, later, None)
     storage.add_key(partner, "key_a", hash_a, T0)
-    assert storage.list_keys(partner) == [ApiKeyInfo("key_a", partner, T0, None),
-                                          ApiKeyInfo("key_b", partner, later, None)]
+    assert storage.list_keys(partner) == [
+        ApiKeyInfo("key_a", partner, T0, None),
+        ApiKeyInfo("key_b", partner, later, None),
+    ]
     assert storage.list_keys(other) == []
     owner = Partner(partner, "Partner", True, T0)
     assert storage.find_key(hash_a) == KeyOwner(owner, "key_a", hash_a, False)
@@ -186,8 +214,9 @@ def test_a_sqlite_database_made_before_last_used_gets_the_column_on_open(tmp_pat
     SqliteStorage(tmp_path).add_partner("acme", "Acme", T0)
     with sqlite3.connect(tmp_path / "pos.sqlite3") as db:  # as a database of the previous release
         db.execute("ALTER TABLE api_keys DROP COLUMN last_used_at")
-        db.execute("INSERT INTO api_keys VALUES ('key_old', 'acme', ?, '2026-01-01T00:00:00.000000Z', NULL)",
-                   ("h" * 64,))
+        db.execute(
+            "INSERT INTO api_keys VALUES ('key_old', 'acme', ?, '2026-01-01T00:00:00.000000Z', NULL)", ("h" * 64,)
+        )
     storage = SqliteStorage(tmp_path)
     assert storage.find_key("h" * 64).last_used_at is None
     storage.record_key_use("h" * 64, T0.replace(minute=0, second=0, microsecond=0))
@@ -195,8 +224,11 @@ def test_a_sqlite_database_made_before_last_used_gets_the_column_on_open(tmp_pat
 
 
 def test_key_operations_need_a_known_partner(storage):
-    for call in (lambda: storage.add_key("nobody", "k", "h" * 64, T0), lambda: storage.list_keys("nobody"),
-                 lambda: storage.revoke_key("nobody", "k", T0)):
+    for call in (
+        lambda: storage.add_key("nobody", "k", "h" * 64, T0),
+        lambda: storage.list_keys("nobody"),
+        lambda: storage.revoke_key("nobody", "k", T0),
+    ):
         with pytest.raises(AdminError, match="^unknown partner nobody$"):
             call()
 
@@ -220,8 +252,11 @@ def test_stores_are_registered_and_unregistered_all_or_nothing(storage):
     assert storage.unregistered(partner_id, set(many) | {"Z"}) == {"S00", "S05", "Z"}
     assert storage.unregistered(partner_id, set()) == set()
     assert storage.unregistered(new_id(), {"S01"}) == {"S01"}
-    for call in (lambda: storage.register_stores("nobody", ["S"], T0), lambda: storage.registered_stores("nobody"),
-                 lambda: storage.unregister_stores("nobody", ["S"])):
+    for call in (
+        lambda: storage.register_stores("nobody", ["S"], T0),
+        lambda: storage.registered_stores("nobody"),
+        lambda: storage.unregister_stores("nobody", ["S"]),
+    ):
         with pytest.raises(AdminError, match="^unknown partner nobody$"):
             call()
 
@@ -281,15 +316,22 @@ def test_a_payment_direction_is_deleted_for_its_partner_only(storage, partner):
 
 def test_concurrent_payment_direction_changes_are_all_kept(storage, partner):
     codes = [f"T{i}" for i in range(RACERS)]
-    for code in codes[:RACERS // 2]:
+    for code in codes[: RACERS // 2]:
         storage.set_payment_direction(partner, code, 1)
     # Half the threads delete a code set above while the other half set new ones: none may be lost.
-    run_together(RACERS, lambda i: storage.delete_payment_direction(partner, codes[i]) if i < RACERS // 2
-                 else storage.set_payment_direction(partner, codes[i], -1))
-    assert storage.payment_directions(partner) == {code: -1 for code in codes[RACERS // 2:]}
+    run_together(
+        RACERS,
+        lambda i: (
+            storage.delete_payment_direction(partner, codes[i])
+            if i < RACERS // 2
+            else storage.set_payment_direction(partner, codes[i], -1)
+        ),
+    )
+    assert storage.payment_directions(partner) == {code: -1 for code in codes[RACERS // 2 :]}
 
 
 # -- request admission ----------------------------------------------------------------------------
+
 
 def test_requests_are_counted_per_partner_and_window(storage, partner):
     other = new_id()
@@ -309,6 +351,7 @@ def test_ping_answers(storage):
 
 
 # -- batches and their markers --------------------------------------------------------------------
+
 
 def test_a_batch_is_accepted_once_and_a_resend_gets_the_stored_marker(storage, partner):
     assert storage.find_batch(partner, "unknown") is None
@@ -343,8 +386,13 @@ def test_stores_keep_the_latest_modification(storage, partner):
     same_time = replace(base, time_zone="America/Chicago", document={"v": "same time"})
     storage.save_stores(marker(partner, "stores"), [same_time])
     assert storage.get_store(partner, "S1") == same_time  # equal: the newer request wins
-    newer = replace(base, country_code="CA", prices_include_tax=False, last_modified_at=T0 + dt.timedelta(days=1),
-                    document={"v": "newer"})
+    newer = replace(
+        base,
+        country_code="CA",
+        prices_include_tax=False,
+        last_modified_at=T0 + dt.timedelta(days=1),
+        document={"v": "newer"},
+    )
     other_store = replace(base, store_id="S2", document={"v": "S2"})
     storage.save_stores(marker(partner, "stores", 2), [newer, other_store])
     assert storage.get_store(partner, "S1") == newer
@@ -392,12 +440,24 @@ def test_the_mapping_is_replaced_by_each_batch(storage, partner):
 
 # -- trade records: the latest version for the whole partner --------------------------------------
 
+
 def test_trade_records_are_stored_with_their_narrow_fields(storage, partner):
     huge = 2**60 + 1  # beyond a double's exact integers
     far = dt.datetime(9000, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)  # epoch microseconds beyond 2**53
-    rows = [record("T1"), record("T2", total=-250, tax_minor=-20, tip_minor=5, item_rows=0, payment_rows=2,
-                                 payments_minor={"REFUND": -200, "ADJUSTMENT": -50}, source_transaction_type="R"),
-            record("T3", 4, far, total=huge, payments_minor={"SALE": huge})]
+    rows = [
+        record("T1"),
+        record(
+            "T2",
+            total=-250,
+            tax_minor=-20,
+            tip_minor=5,
+            item_rows=0,
+            payment_rows=2,
+            payments_minor={"REFUND": -200, "ADJUSTMENT": -50},
+            source_transaction_type="R",
+        ),
+        record("T3", 4, far, total=huge, payments_minor={"SALE": huge}),
+    ]
     assert save_records(storage, partner, *rows) is None
     assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
     assert storage.store_day_rows(partner, "S2", DAY) == []
@@ -471,8 +531,10 @@ def test_batches_with_seq_are_the_store_days_batches_with_that_batch_seq(storage
     save_records(storage, partner, record("T9"), seq=2)
     save_records(storage, partner, record("T8", store_id="S2"), seq=1)
     save_records(storage, partner, record("T7", business_date=NEXT_DAY), seq=1)
-    storage.save_daily_close(marker(partner, "daily-close", store_id="S1", business_date=DAY),
-                             ClosedDay("S1", DAY, "c1", "USD", {}, T0, T0, "RECEIVED"))
+    storage.save_daily_close(
+        marker(partner, "daily-close", store_id="S1", business_date=DAY),
+        ClosedDay("S1", DAY, "c1", "USD", {}, T0, T0, "RECEIVED"),
+    )
     assert all(twin is None for twin in twins)
     found = storage.batches_with_seq(partner, "S1", DAY, 1, 10)
     assert len(found) == 3 and len(set(found)) == 3
@@ -484,20 +546,31 @@ def test_batches_with_seq_are_the_store_days_batches_with_that_batch_seq(storage
 
 # -- partner-wide payment ids and products not (yet) in the master (issue 11) --------------------
 
+
 def test_payment_ids_are_found_across_the_partners_stores_and_dates(storage, partner):
-    save_records(storage, partner, record("FT A/123", payment_ids=("FT A/123#1", "4411")),
-                 record("R/2024/77", payment_ids=("4411",)))
-    save_records(storage, partner, record("收据-0007", store_id="S2", business_date=NEXT_DAY,
-                                          payment_ids=("支付/0007", "💳 #9")))
+    save_records(
+        storage,
+        partner,
+        record("FT A/123", payment_ids=("FT A/123#1", "4411")),
+        record("R/2024/77", payment_ids=("4411",)),
+    )
+    save_records(
+        storage, partner, record("收据-0007", store_id="S2", business_date=NEXT_DAY, payment_ids=("支付/0007", "💳 #9"))
+    )
     save_records(storage, partner, record("VOID-1", payment_ids=()))
     other_partner = new_id()
     storage.add_partner(other_partner, "Other", T0)
     save_records(storage, other_partner, record("FT A/123", payment_ids=("4411", "only-theirs")))
 
     found = storage.trade_records_by_payment_id(
-        partner, ["FT A/123#1", "4411", "支付/0007", "💳 #9", "only-theirs", "never-used", "4411"])
-    assert found == {"FT A/123#1": {"FT A/123"}, "4411": {"FT A/123", "R/2024/77"},
-                     "支付/0007": {"收据-0007"}, "💳 #9": {"收据-0007"}}
+        partner, ["FT A/123#1", "4411", "支付/0007", "💳 #9", "only-theirs", "never-used", "4411"]
+    )
+    assert found == {
+        "FT A/123#1": {"FT A/123"},
+        "4411": {"FT A/123", "R/2024/77"},
+        "支付/0007": {"收据-0007"},
+        "💳 #9": {"收据-0007"},
+    }
     assert storage.trade_records_by_payment_id(other_partner, ["4411", "FT A/123#1"]) == {"4411": {"FT A/123"}}
     assert storage.trade_records_by_payment_id(partner, []) == {}
 
@@ -507,10 +580,15 @@ def test_payment_ids_are_those_of_each_records_latest_version(storage, partner):
     save_records(storage, partner, record("T1", version=1, payment_ids=("PAY-1",)))  # older, sent later
     assert storage.trade_records_by_payment_id(partner, ["PAY-1", "PAY-2"]) == {"PAY-2": {"T1"}}
     # A new version that moves the record to another store-day and changes its payments.
-    save_records(storage, partner, record("T1", version=3, store_id="S2", business_date=NEXT_DAY,
-                                          payment_ids=("PAY-3", "PAY-2/b")))
+    save_records(
+        storage,
+        partner,
+        record("T1", version=3, store_id="S2", business_date=NEXT_DAY, payment_ids=("PAY-3", "PAY-2/b")),
+    )
     assert storage.trade_records_by_payment_id(partner, ["PAY-1", "PAY-2", "PAY-3", "PAY-2/b"]) == {
-        "PAY-3": {"T1"}, "PAY-2/b": {"T1"}}
+        "PAY-3": {"T1"},
+        "PAY-2/b": {"T1"},
+    }
     save_records(storage, partner, record("T1", version=4, store_id="S2", business_date=NEXT_DAY, payment_ids=()))
     assert storage.trade_records_by_payment_id(partner, ["PAY-3", "PAY-2/b"]) == {}
 
@@ -525,21 +603,33 @@ def test_a_batch_of_many_payment_ids_is_looked_up_at_once(storage, partner):
 
 def test_unknown_products_are_those_no_master_holds_for_the_store_or_all_stores(storage, partner):
     assert storage.unknown_products(partner, "S1", DAY) == []
-    save_records(storage, partner,
-                 record("T1", product_lines={"P-BURGER": 2, "ABC/12-XL": 1, "饮料 #1": 1}),
-                 record("T2", product_lines={"ABC/12-XL": 3, "S2-ONLY": 1}),
-                 record("T3", product_lines={"OLD-ONLY": 1}))
+    save_records(
+        storage,
+        partner,
+        record("T1", product_lines={"P-BURGER": 2, "ABC/12-XL": 1, "饮料 #1": 1}),
+        record("T2", product_lines={"ABC/12-XL": 3, "S2-ONLY": 1}),
+        record("T3", product_lines={"OLD-ONLY": 1}),
+    )
     save_records(storage, partner, record("T3", version=2, product_lines={"P-BURGER": 1}))  # OLD-ONLY gone
     save_records(storage, partner, record("T4", store_id="S2", product_lines={"OTHER-DAY": 1}))
     save_records(storage, partner, record("T5", business_date=NEXT_DAY, product_lines={"OTHER-DAY": 1}))
-    storage.save_products(marker(partner, "products"),
-                          [ProductMaster("P-BURGER", None, 1, T0, {}), ProductMaster("S2-ONLY", "S2", 1, T0, {})], [])
+    storage.save_products(
+        marker(partner, "products"),
+        [ProductMaster("P-BURGER", None, 1, T0, {}), ProductMaster("S2-ONLY", "S2", 1, T0, {})],
+        [],
+    )
     assert storage.unknown_products(partner, "S1", DAY) == [
-        UnknownProduct("ABC/12-XL", 4, 2), UnknownProduct("S2-ONLY", 1, 1), UnknownProduct("饮料 #1", 1, 1)]
+        UnknownProduct("ABC/12-XL", 4, 2),
+        UnknownProduct("S2-ONLY", 1, 1),
+        UnknownProduct("饮料 #1", 1, 1),
+    ]
 
     # The products arrive (for this store, and for all stores): the day's lines match them.
-    storage.save_products(marker(partner, "products", 2),
-                          [ProductMaster("ABC/12-XL", "S1", 1, T0, {}), ProductMaster("饮料 #1", None, 1, T0, {})], [])
+    storage.save_products(
+        marker(partner, "products", 2),
+        [ProductMaster("ABC/12-XL", "S1", 1, T0, {}), ProductMaster("饮料 #1", None, 1, T0, {})],
+        [],
+    )
     assert storage.unknown_products(partner, "S1", DAY) == [UnknownProduct("S2-ONLY", 1, 1)]
     storage.save_products(marker(partner, "products"), [ProductMaster("S2-ONLY", None, 1, T0, {})], [])
     assert storage.unknown_products(partner, "S1", DAY) == []
@@ -549,17 +639,40 @@ def test_unknown_products_are_those_no_master_holds_for_the_store_or_all_stores(
 
 # -- store-day totals: what reconciliation reads --------------------------------------------------
 
+
 def test_store_day_totals_sum_the_records_of_the_day_per_source_code_and_payment_type(storage, partner):
     custom = 'VOUCHER "Ω" \\ 券'  # a custom payment type: any free string, JSON escapes included
     huge = 2**60 + 1
-    save_records(storage, partner,
-                 record("T1", total=1000, item_rows=3),
-                 record("T2", total=-250, tax_minor=-20, tip_minor=5, payment_rows=2, source_transaction_type="R",
-                        payments_minor={"REFUND": 200, "ADJUSTMENT": -50}),
-                 record("T3", total=huge, tip_minor=7, payment_rows=3,
-                        payments_minor={"SALE": huge - 300, custom: 300, "DEPOSIT_APPLIED": 0}),
-                 record("T4", total=0, tax_minor=0, item_rows=1, payment_rows=0, source_transaction_type="未 mapped",
-                        payments_minor={}))
+    save_records(
+        storage,
+        partner,
+        record("T1", total=1000, item_rows=3),
+        record(
+            "T2",
+            total=-250,
+            tax_minor=-20,
+            tip_minor=5,
+            payment_rows=2,
+            source_transaction_type="R",
+            payments_minor={"REFUND": 200, "ADJUSTMENT": -50},
+        ),
+        record(
+            "T3",
+            total=huge,
+            tip_minor=7,
+            payment_rows=3,
+            payments_minor={"SALE": huge - 300, custom: 300, "DEPOSIT_APPLIED": 0},
+        ),
+        record(
+            "T4",
+            total=0,
+            tax_minor=0,
+            item_rows=1,
+            payment_rows=0,
+            source_transaction_type="未 mapped",
+            payments_minor={},
+        ),
+    )
     save_records(storage, partner, record("T5", store_id="S2"), record("T6", store_id="S2"))
     save_records(storage, partner, record("T7", business_date=NEXT_DAY))
     other = new_id()
@@ -568,69 +681,106 @@ def test_store_day_totals_sum_the_records_of_the_day_per_source_code_and_payment
 
     totals = storage.store_day_totals(partner, "S1", DAY)
     assert totals == StoreDayTotals(
-        {"01": SourceTypeTotals(2, 5, 4, 1000 + huge, 160, 7), "R": SourceTypeTotals(1, 2, 2, -250, -20, 5),
-         "未 mapped": SourceTypeTotals(1, 1, 0, 0, 0, 0)},
-        {"SALE": 1000 + huge - 300, "REFUND": 200, "ADJUSTMENT": -50, custom: 300, "DEPOSIT_APPLIED": 0})
+        {
+            "01": SourceTypeTotals(2, 5, 4, 1000 + huge, 160, 7),
+            "R": SourceTypeTotals(1, 2, 2, -250, -20, 5),
+            "未 mapped": SourceTypeTotals(1, 1, 0, 0, 0, 0),
+        },
+        {"SALE": 1000 + huge - 300, "REFUND": 200, "ADJUSTMENT": -50, custom: 300, "DEPOSIT_APPLIED": 0},
+    )
     rows = storage.store_day_rows(partner, "S1", DAY)  # the same sums as the records one by one
-    assert totals == StoreDayTotals.of_records((r.source_transaction_type, r.item_rows, r.payment_rows, r.total_minor,
-                                                r.tax_minor, r.tip_minor, r.payments_minor) for r in rows)
+    assert totals == StoreDayTotals.of_records(
+        (
+            r.source_transaction_type,
+            r.item_rows,
+            r.payment_rows,
+            r.total_minor,
+            r.tax_minor,
+            r.tip_minor,
+            r.payments_minor,
+        )
+        for r in rows
+    )
     assert storage.store_day_totals(partner, "S2", DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(2, 4, 2, 2000, 160, 0)}, {"SALE": 2000})
+        {"01": SourceTypeTotals(2, 4, 2, 2000, 160, 0)}, {"SALE": 2000}
+    )
     assert storage.store_day_totals(other, "S1", DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(1, 2, 1, 1000, 80, 0)}, {"SALE": 1000})
+        {"01": SourceTypeTotals(1, 2, 1, 1000, 80, 0)}, {"SALE": 1000}
+    )
     assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals({}, {})
 
 
 def test_store_day_totals_count_only_the_latest_version_of_each_record(storage, partner):
     save_records(storage, partner, record("T1", 1, total=100), record("T2", 1, total=200))
-    save_records(storage, partner, record("T1", 2, total=150, source_transaction_type="R",
-                                          payments_minor={"REFUND": 150}))
+    save_records(
+        storage, partner, record("T1", 2, total=150, source_transaction_type="R", payments_minor={"REFUND": 150})
+    )
     save_records(storage, partner, record("T2", 1, T0 - dt.timedelta(seconds=1), total=999))  # older: ignored
     save_records(storage, partner, record("T1", 1, T0 + dt.timedelta(days=1), total=999))  # lower version: ignored
     assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
         {"01": SourceTypeTotals(1, 2, 1, 200, 80, 0), "R": SourceTypeTotals(1, 2, 1, 150, 80, 0)},
-        {"SALE": 200, "REFUND": 150})
+        {"SALE": 200, "REFUND": 150},
+    )
 
 
 def test_store_day_totals_follow_a_record_that_a_later_version_moved(storage, partner):
     save_records(storage, partner, record("T1", 1, total=100), record("T2", 1, total=200))
     save_records(storage, partner, record("T1", 2, store_id="S2", business_date=NEXT_DAY, total=111))
     assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(1, 2, 1, 200, 80, 0)}, {"SALE": 200})
+        {"01": SourceTypeTotals(1, 2, 1, 200, 80, 0)}, {"SALE": 200}
+    )
     assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(1, 2, 1, 111, 80, 0)}, {"SALE": 111})
+        {"01": SourceTypeTotals(1, 2, 1, 111, 80, 0)}, {"SALE": 111}
+    )
     save_records(storage, partner, record("T1", 1, total=100))  # the old version resent: stays moved
     save_records(storage, partner, record("T2", 2, store_id="S2", business_date=NEXT_DAY, total=222))
     assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals({}, {})
     assert storage.store_day_totals(partner, "S2", NEXT_DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(2, 4, 2, 333, 160, 0)}, {"SALE": 333})
+        {"01": SourceTypeTotals(2, 4, 2, 333, 160, 0)}, {"SALE": 333}
+    )
 
 
 def test_store_day_totals_are_exact_beyond_64_bits(storage, partner):
     big = 2**62  # each fits a 64-bit integer; their sum does not
-    save_records(storage, partner, *(record(f"T{i}", total=big, tax_minor=-big, payments_minor={"SALE": big})
-                                     for i in range(3)))
+    save_records(
+        storage, partner, *(record(f"T{i}", total=big, tax_minor=-big, payments_minor={"SALE": big}) for i in range(3))
+    )
     assert storage.store_day_totals(partner, "S1", DAY) == StoreDayTotals(
-        {"01": SourceTypeTotals(3, 6, 3, 3 * big, -3 * big, 0)}, {"SALE": 3 * big})
+        {"01": SourceTypeTotals(3, 6, 3, 3 * big, -3 * big, 0)}, {"SALE": 3 * big}
+    )
 
 
 # -- daily closes and reconciliation results ------------------------------------------------------
 
-def close_day(storage, partner_id: str, batch_id: str, store_id: str = "S1", business_date: dt.date = DAY,
-              due_at: dt.datetime = T0, expected: dict | None = None) -> ClosedDay:
-    day = ClosedDay(store_id, business_date, batch_id, "USD", expected or {"trade_record_count": 1}, T0, due_at,
-                    "RECEIVED")
+
+def close_day(
+    storage,
+    partner_id: str,
+    batch_id: str,
+    store_id: str = "S1",
+    business_date: dt.date = DAY,
+    due_at: dt.datetime = T0,
+    expected: dict | None = None,
+) -> ClosedDay:
+    day = ClosedDay(
+        store_id, business_date, batch_id, "USD", expected or {"trade_record_count": 1}, T0, due_at, "RECEIVED"
+    )
     saved = storage.save_daily_close(
-        marker(partner_id, "daily-close", batch_id=batch_id, store_id=store_id, business_date=business_date), day)
+        marker(partner_id, "daily-close", batch_id=batch_id, store_id=store_id, business_date=business_date), day
+    )
     assert saved is None
     return day
 
 
 def result_of(day: ClosedDay, status: str = "MATCHED") -> ClosedDay:
-    return replace(day, status=status, checked_at=T0 + dt.timedelta(minutes=20),
-                   actual={"trade_record_count": 1, "net_sales_amount": "9.20"},
-                   differences=[] if status == "MATCHED" else ["net_sales_amount"],
-                   details={"batch_seqs_received": [1], "source_codes": ["01"]})
+    return replace(
+        day,
+        status=status,
+        checked_at=T0 + dt.timedelta(minutes=20),
+        actual={"trade_record_count": 1, "net_sales_amount": "9.20"},
+        differences=[] if status == "MATCHED" else ["net_sales_amount"],
+        details={"batch_seqs_received": [1], "source_codes": ["01"]},
+    )
 
 
 def test_a_result_is_saved_only_for_the_latest_close(storage, partner):
@@ -661,10 +811,12 @@ def test_a_resent_close_changes_nothing(storage, partner):
 
 # -- records that change a checked day (issue 12) --------------------------------------------------
 
+
 def save_batch(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1):
     first = rows[0]
-    batch = marker(partner_id, "trade-records", len(rows), store_id=first.store_id,
-                   business_date=first.business_date, seq=seq)
+    batch = marker(
+        partner_id, "trade-records", len(rows), store_id=first.store_id, business_date=first.business_date, seq=seq
+    )
     return batch, storage.save_trade_records(batch, list(rows))
 
 
@@ -716,11 +868,13 @@ def test_a_day_keeps_the_records_that_moved_out_of_it_until_they_come_back(stora
     storage.reopen_day(partner, S1_DAY, T0, [out, RecordMove("#12", S1_DAY, StoreDay("S1", NEXT_DAY))])
     assert storage.get_closed_day(partner, "S1", DAY).moved_out == [
         {"trade_record_id": "NYC1-T0003", "to_store_id": "S2", "to_business_date": "2026-11-21"},
-        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"}]
+        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"},
+    ]
     close_day(storage, partner, "close-2")  # a new close keeps them: they are about the records
     storage.reopen_day(partner, S1_DAY, T0, [RecordMove("NYC1-T0003", S2_NEXT, S1_DAY)])  # back again
     assert storage.get_closed_day(partner, "S1", DAY).moved_out == [
-        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"}]
+        {"trade_record_id": "#12", "to_store_id": "S1", "to_business_date": "2026-11-21"}
+    ]
 
 
 def test_closed_days_are_listed_by_date_and_store_and_filtered_by_status(storage, partner):
@@ -746,8 +900,11 @@ def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves
     elsewhere = close_day(storage, other, "c-4", "S9", DAY, due_at=now - dt.timedelta(minutes=5))
 
     def due() -> set:
-        return {(p, day.store_id, day.business_date, day.close_batch_id) for p, day in storage.days_due(now)
-                if p in (partner, other)}
+        return {
+            (p, day.store_id, day.business_date, day.close_batch_id)
+            for p, day in storage.days_due(now)
+            if p in (partner, other)
+        }
 
     assert due() == {(partner, "S1", DAY, "c-1"), (other, "S9", DAY, "c-4")}
     assert dict(storage.days_due(now))[partner] == overdue
@@ -760,6 +917,7 @@ def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves
 
 
 # -- races ----------------------------------------------------------------------------------------
+
 
 def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
     batch = marker(partner, "trade-records", 5, store_id="S1", business_date=DAY, seq=1)
@@ -792,16 +950,20 @@ def test_concurrent_versions_moving_between_days_leave_the_highest_in_its_day_on
 
         def write(i: int, trade_record_id: str = trade_record_id):
             store_id, business_date = days[i % len(days)]
-            return save_records(storage, partner, record(trade_record_id, i + 1, store_id=store_id,
-                                                         business_date=business_date, total=i + 1))
+            return save_records(
+                storage,
+                partner,
+                record(trade_record_id, i + 1, store_id=store_id, business_date=business_date, total=i + 1),
+            )
 
         run_together(RACERS, write)
         final_store, final_day = days[(RACERS - 1) % len(days)]
         for store_id, business_date in days:
             found = day_rows(storage, partner, store_id, business_date).get(trade_record_id)
             if (store_id, business_date) == (final_store, final_day):
-                assert found == record(trade_record_id, RACERS, store_id=store_id, business_date=business_date,
-                                       total=RACERS)
+                assert found == record(
+                    trade_record_id, RACERS, store_id=store_id, business_date=business_date, total=RACERS
+                )
             else:
                 assert found is None, (store_id, business_date, found)
 

@@ -15,7 +15,7 @@ import pytest
 from core.records import BatchMarker, ProductMaster, StoreMaster, TradeRecordRow
 from core.versions import Version, master_replaces, trade_record_replaces
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 STORED_AT = dt.datetime(2026, 11, 20, 9, 30, 0, 500000, tzinfo=UTC)
 ONE_MICROSECOND = dt.timedelta(microseconds=1)
 DAY = dt.date(2026, 11, 20)
@@ -56,16 +56,19 @@ def marker(partner_id: str, kind: str, **day) -> BatchMarker:
 
 def trade_record(version: int, modified: dt.datetime, total_minor: int) -> TradeRecordRow:
     # total_minor tells which of the two sends the adapter kept (the version alone cannot, when equal)
-    return TradeRecordRow("T1", version, modified, "S1", DAY, "01", 1, 1, total_minor, 0, 0,
-                          {"SALE": total_minor}, "{}")
+    return TradeRecordRow(
+        "T1", version, modified, "S1", DAY, "01", 1, 1, total_minor, 0, 0, {"SALE": total_minor}, "{}"
+    )
 
 
 @pytest.mark.parametrize(("case", "version", "modified"), CASES, ids=CASE_IDS)
 def test_the_adapter_keeps_the_trade_record_core_versions_says(storage, partner_id, case, version, modified):
     expected = trade_record_replaces(Version.of(version, modified), Version.of(STORED_VERSION, STORED_AT))
     for total_minor, row_version, row_modified in ((100, STORED_VERSION, STORED_AT), (200, version, modified)):
-        storage.save_trade_records(marker(partner_id, "trade-records", store_id="S1", business_date=DAY, batch_seq=1),
-                                   [trade_record(row_version, row_modified, total_minor)])
+        storage.save_trade_records(
+            marker(partner_id, "trade-records", store_id="S1", business_date=DAY, batch_seq=1),
+            [trade_record(row_version, row_modified, total_minor)],
+        )
     [kept] = storage.store_day_rows(partner_id, "S1", DAY)
     assert (kept.total_minor == 200) is expected, case
     assert (kept.version, kept.last_modified_at) == ((version, modified) if expected else (STORED_VERSION, STORED_AT))
@@ -74,7 +77,10 @@ def test_the_adapter_keeps_the_trade_record_core_versions_says(storage, partner_
 @pytest.mark.parametrize(("case", "version", "modified"), CASES, ids=CASE_IDS)
 def test_the_adapter_keeps_the_product_core_versions_says(storage, partner_id, case, version, modified):
     expected = master_replaces(Version.of(version, modified), Version.of(STORED_VERSION, STORED_AT))
-    for send, product_version, product_modified in (("first", STORED_VERSION, STORED_AT), ("second", version, modified)):
+    for send, product_version, product_modified in (
+        ("first", STORED_VERSION, STORED_AT),
+        ("second", version, modified),
+    ):
         product = ProductMaster("P1", None, product_version, product_modified, {"send": send})
         storage.save_products(marker(partner_id, "products"), [product], [])
     kept = storage.get_product(partner_id, "P1", None)
@@ -97,7 +103,11 @@ def test_the_cases_cover_both_answers_of_each_rule():
     stored = Version.of(STORED_VERSION, STORED_AT)
     trade = {case: trade_record_replaces(Version.of(version, modified), stored) for case, version, modified in CASES}
     master = {case: master_replaces(Version.of(version, modified), stored) for case, version, modified in CASES}
-    assert trade == {"higher version, earlier time": True, "lower version, later time": False,
-                     "equal version, later time": True, "equal version, earlier time": False,
-                     "equal version, equal time": False}
+    assert trade == {
+        "higher version, earlier time": True,
+        "lower version, later time": False,
+        "equal version, later time": True,
+        "equal version, earlier time": False,
+        "equal version, equal time": False,
+    }
     assert master == {**trade, "equal version, equal time": True}

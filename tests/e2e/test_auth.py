@@ -33,8 +33,9 @@ def test_the_partners_key_opens_every_endpoint(partner, endpoint):
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=ids)
-@pytest.mark.parametrize("key", [None, "", "posk_not-a-key-anyone-was-given", "x" * 5000],
-                         ids=["missing", "empty", "unknown", "long"])
+@pytest.mark.parametrize(
+    "key", [None, "", "posk_not-a-key-anyone-was-given", "x" * 5000], ids=["missing", "empty", "unknown", "long"]
+)
 def test_without_a_valid_key_every_endpoint_is_unauthorized(partner, endpoint, key):
     problem_of(call(partner, *endpoint, key), 401, "UNAUTHORIZED")
 
@@ -78,6 +79,7 @@ def test_a_key_identifies_its_partner(new_partner):
 
 
 # --- rotation -----------------------------------------------------------------------------------
+
 
 def test_a_partner_may_have_several_active_keys(partner):
     _, second = issue_key(partner.host, partner.partner_id)
@@ -123,6 +125,7 @@ def test_keys_never_reach_the_host_log(new_partner):
 
 # --- partner status -----------------------------------------------------------------------------
 
+
 def test_an_inactive_partner_is_refused_until_activated_again(partner):
     hq = partner.host.hq_in_process
     assert hq("partner", "deactivate", partner.partner_id).returncode == 0
@@ -147,6 +150,7 @@ def test_deactivating_one_partner_leaves_other_partners_alone(new_partner):
 
 
 # --- isolation between partners -----------------------------------------------------------------
+
 
 def test_the_same_store_code_under_two_partners_is_two_stores(new_partner):
     first, second = new_partner(stores=("S1",)), new_partner(stores=("S1",))

@@ -11,9 +11,10 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from triggers.auth_failures import FailureLimiter, client_address
+from core.errors import ApiError
 from tests.conftest import make_partner, start_host
 from tests.payloads import problem_of
+from triggers.auth_failures import FailureLimiter, client_address
 
 LIMIT = 5
 PATH = "mappings/transaction-types"
@@ -79,8 +80,7 @@ def test_a_forged_forwarded_for_does_not_escape_the_limit(limited_host):
 def test_a_forged_forwarded_for_does_not_put_another_address_over_the_limit(limited_host):
     flood("127.0.0.6", limited_host)
     # 127.0.0.7 names the limited address as if a proxy had seen it: only the appended hop counts.
-    problem_of(get_from("127.0.0.7", limited_host, bad_key(), **{"X-Forwarded-For": "127.0.0.6"}),
-               401, "UNAUTHORIZED")
+    problem_of(get_from("127.0.0.7", limited_host, bad_key(), **{"X-Forwarded-For": "127.0.0.6"}), 401, "UNAUTHORIZED")
 
 
 def test_a_valid_partner_is_unaffected_from_its_own_address(limited_host):
@@ -137,16 +137,20 @@ def test_the_limit_is_off_at_zero(tmp_path):
 
 # -- the client address and the limiter, in-process --------------------------------------------------
 
-@pytest.mark.parametrize("forwarded, address", [
-    ("203.0.113.7:50432", "203.0.113.7"),
-    ("198.51.100.1, 10.0.0.5, 203.0.113.7:50432", "203.0.113.7"),  # only the front end's own hop
-    ("[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"),  # an IPv6 subscriber holds its /64
-    ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
-    ("[::ffff:203.0.113.7]:8080", "203.0.113.7"),
-    ("203.0.113.7", "203.0.113.7"),
-    ("", "unknown"),
-    (None, "unknown"),
-])
+
+@pytest.mark.parametrize(
+    "forwarded, address",
+    [
+        ("203.0.113.7:50432", "203.0.113.7"),
+        ("198.51.100.1, 10.0.0.5, 203.0.113.7:50432", "203.0.113.7"),  # only the front end's own hop
+        ("[2001:db8:1:2:3:4:5:6]:443", "2001:db8:1:2::/64"),  # an IPv6 subscriber holds its /64
+        ("2001:db8:1:2::9", "2001:db8:1:2::/64"),
+        ("[::ffff:203.0.113.7]:8080", "203.0.113.7"),
+        ("203.0.113.7", "203.0.113.7"),
+        ("", "unknown"),
+        (None, "unknown"),
+    ],
+)
 def test_client_address(forwarded, address):
     assert client_address({"x-forwarded-for": forwarded} if forwarded is not None else {}) == address
 
@@ -171,8 +175,9 @@ def test_memory_is_bounded():
         limiter.accepted(f"{index:064x}")
     assert limiter.tracked_addresses() == 100 and len(limiter._known_keys) == 10
     limiter.check("10.0.0.1", None)  # the oldest addresses were let go first
-    with pytest.raises(Exception):
+    with pytest.raises(ApiError) as refused:
         limiter.check("10.3.231.1", None)
+    assert refused.value.status == 429
 
 
 def test_the_bench_shows_no_storage_call_over_the_limit():

@@ -22,6 +22,8 @@ def partner(backend_host):
 @pytest.fixture
 def new_partner(backend_host):
     return lambda stores=("S1",), prefix="p": make_partner(backend_host, tuple(stores), prefix)
+
+
 DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
 
 
@@ -81,8 +83,14 @@ def test_a_missing_transaction_is_mismatched_then_matches_after_it_is_sent(partn
     expected = totals_of([sent, missing], {"01"}, DIRECTIONS)
     result = close_and_wait(partner, "S1", expected, batch_count=2)
     assert result["status"] == "MISMATCHED"
-    assert result["differences"] == ["trade_record_count", "item_row_count", "payment_row_count",
-                                     "net_sales_amount", "tax_amount", "payment_total_amount"]
+    assert result["differences"] == [
+        "trade_record_count",
+        "item_row_count",
+        "payment_row_count",
+        "net_sales_amount",
+        "tax_amount",
+        "payment_total_amount",
+    ]
     assert result["checked_at"].endswith("Z")
     assert result["details"]["missing_batch_seqs"] == [2]
     assert result["details"]["raw_differences"]["trade_record_count"] == -1
@@ -94,19 +102,33 @@ def test_a_missing_transaction_is_mismatched_then_matches_after_it_is_sent(partn
 def test_a_correction_by_version_replaces_the_old_amounts(partner):
     open_store(partner)
     first = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44)
-    corrected = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88, version=2,
-                             trade_record_id=first["trade_record_id"], last_modified_at="2026-11-20T21:00:00Z")
+    corrected = trade_record(
+        "S1",
+        DAY,
+        [Line("P-BURGER", 2, 550)],
+        tax=88,
+        version=2,
+        trade_record_id=first["trade_record_id"],
+        last_modified_at="2026-11-20T21:00:00Z",
+    )
     push(partner, "S1", [first])
     push(partner, "S1", [corrected], batch_seq=2)
     push(partner, "S1", [first], batch_seq=3)  # the old version arriving late changes nothing
-    assert close_and_wait(partner, "S1", totals_of([corrected], {"01"}, DIRECTIONS), batch_count=3)["status"] == "MATCHED"
+    assert (
+        close_and_wait(partner, "S1", totals_of([corrected], {"01"}, DIRECTIONS), batch_count=3)["status"] == "MATCHED"
+    )
 
 
 def test_equal_versions_are_decided_by_last_modified_at(partner):
     open_store(partner)
     earlier = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], last_modified_at="2026-11-20T20:00:00Z")
-    later = trade_record("S1", DAY, [Line("P-BURGER", 3, 550)], trade_record_id=earlier["trade_record_id"],
-                         last_modified_at="2026-11-20T20:00:01Z")
+    later = trade_record(
+        "S1",
+        DAY,
+        [Line("P-BURGER", 3, 550)],
+        trade_record_id=earlier["trade_record_id"],
+        last_modified_at="2026-11-20T20:00:01Z",
+    )
     push(partner, "S1", [later])
     push(partner, "S1", [earlier], batch_seq=2)
     assert close_and_wait(partner, "S1", totals_of([later], {"01"}, DIRECTIONS), batch_count=2)["status"] == "MATCHED"
@@ -116,14 +138,23 @@ def test_a_later_version_may_move_a_transaction_to_another_day(partner):
     open_store(partner)
     other_day = "2026-11-21"
     first = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)])
-    moved = trade_record("S1", other_day, [Line("P-BURGER", 1, 550)], version=2,
-                         trade_record_id=first["trade_record_id"], opened_at="2026-11-21T12:00:00-05:00")
+    moved = trade_record(
+        "S1",
+        other_day,
+        [Line("P-BURGER", 1, 550)],
+        version=2,
+        trade_record_id=first["trade_record_id"],
+        opened_at="2026-11-21T12:00:00-05:00",
+    )
     push(partner, "S1", [first])
     push(partner, "S1", [moved], business_date=other_day)
     push(partner, "S1", [first], batch_seq=2)  # stale: still belongs to the other day
     empty = totals_of([], {"01"}, DIRECTIONS)
     assert close_and_wait(partner, "S1", empty, batch_count=2)["status"] == "MATCHED"
-    assert close_and_wait(partner, "S1", totals_of([moved], {"01"}, DIRECTIONS), business_date=other_day)["status"] == "MATCHED"
+    assert (
+        close_and_wait(partner, "S1", totals_of([moved], {"01"}, DIRECTIONS), business_date=other_day)["status"]
+        == "MATCHED"
+    )
 
 
 def _one_minor_unit_off(totals: dict, field: str, exponent: int, units: int) -> dict:
@@ -145,10 +176,25 @@ def test_amounts_within_one_minor_unit_match_in_usd(partner):
 
 def test_amounts_within_one_minor_unit_match_in_jpy(new_partner):
     partner = new_partner(stores=("T1",))
-    open_store(partner, "T1", country_code="JP", currency="JPY", time_zone="Asia/Tokyo", locale="ja-JP",
-               prices_include_tax=True)
-    record = trade_record("T1", DAY, [Line("P-RAMEN", 2, 980)], currency="JPY", exponent=0, tax=178,
-                          prices_include_tax=True, opened_at="2026-11-20T12:00:00+09:00")
+    open_store(
+        partner,
+        "T1",
+        country_code="JP",
+        currency="JPY",
+        time_zone="Asia/Tokyo",
+        locale="ja-JP",
+        prices_include_tax=True,
+    )
+    record = trade_record(
+        "T1",
+        DAY,
+        [Line("P-RAMEN", 2, 980)],
+        currency="JPY",
+        exponent=0,
+        tax=178,
+        prices_include_tax=True,
+        opened_at="2026-11-20T12:00:00+09:00",
+    )
     push(partner, "T1", [record])
     totals = totals_of([record], {"01"}, DIRECTIONS, exponent=0)
     close = lambda t: close_and_wait(partner, "T1", t, currency="JPY")  # noqa: E731
@@ -160,8 +206,12 @@ def test_amounts_within_one_minor_unit_match_in_jpy(new_partner):
 def test_deposit_applied_is_not_counted_again_and_refunds_are_subtracted(partner):
     open_store(partner)
     deposit = trade_record("S1", DAY, [Line("P-CAKE", 1, 3000)], payments=[Pay(1000, "DEPOSIT", "CREDIT_CARD")])
-    pickup = trade_record("S1", DAY, [Line("P-CAKE", 1, 3000)],
-                          payments=[Pay(1000, "DEPOSIT_APPLIED", "CREDIT_CARD"), Pay(2000, "SALE", "CREDIT_CARD")])
+    pickup = trade_record(
+        "S1",
+        DAY,
+        [Line("P-CAKE", 1, 3000)],
+        payments=[Pay(1000, "DEPOSIT_APPLIED", "CREDIT_CARD"), Pay(2000, "SALE", "CREDIT_CARD")],
+    )
     refund = trade_record("S1", DAY, [Line("P-COLA", -1, 199)], source_type="02")
     push(partner, "S1", [deposit, pickup, refund])
     totals = totals_of([deposit, pickup, refund], {"01", "02"}, DIRECTIONS)
@@ -237,8 +287,9 @@ def test_the_sweep_reenqueues_a_close_whose_message_was_lost(tmp_path):
 
     from tests.conftest import start_host
 
-    sweeping = start_host(tmp_path, RECONCILE_DELAY_SECONDS="2", RECONCILE_SWEEP_GRACE_SECONDS="1",
-                          RECONCILE_SWEEP_SCHEDULE="* * * * * *")
+    sweeping = start_host(
+        tmp_path, RECONCILE_DELAY_SECONDS="2", RECONCILE_SWEEP_GRACE_SECONDS="1", RECONCILE_SWEEP_SCHEDULE="* * * * * *"
+    )
     try:
         partner = make_partner(sweeping)
         open_store(partner)

@@ -45,6 +45,7 @@ def rows_of(table: str) -> dict[str, list[str]]:
 
 # --- partners -----------------------------------------------------------------------------------
 
+
 def test_partner_add_then_list(host):
     partner_id = new_id()
     assert f"Added partner {partner_id} (Burger Co)" in ok(host.hq("partner", "add", partner_id, "--name", "Burger Co"))
@@ -63,8 +64,15 @@ def test_a_partner_without_a_name_is_named_by_its_id(host):
 def test_a_duplicate_partner_is_refused_saying_it_exists_and_nothing_changed(host):
     partner_id = new_id()
     ok(host.hq_in_process("partner", "add", partner_id, "--name", "First"))
-    message = refused(host.hq("partner", "add", partner_id, "--name", "Second"), partner_id, "already exists",
-                      "First", "active", "nothing changed", f"key list {partner_id}")
+    message = refused(
+        host.hq("partner", "add", partner_id, "--name", "Second"),
+        partner_id,
+        "already exists",
+        "First",
+        "active",
+        "nothing changed",
+        f"key list {partner_id}",
+    )
     assert "Second" not in message
     assert host.storage().get_partner(partner_id).name == "First"
 
@@ -92,9 +100,16 @@ def test_deactivate_and_activate(partner):
     assert partner.get("mappings/transaction-types").status_code == 200
 
 
-@pytest.mark.parametrize("command", [
-    ("partner", "activate"), ("partner", "deactivate"), ("key", "issue"), ("key", "list"), ("store", "list"),
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("partner", "activate"),
+        ("partner", "deactivate"),
+        ("key", "issue"),
+        ("key", "list"),
+        ("store", "list"),
+    ],
+)
 def test_an_unknown_partner_is_refused(host, command):
     partner_id = new_id("nobody")
     refused(host.hq(*command, partner_id), "unknown partner", partner_id)
@@ -103,12 +118,14 @@ def test_an_unknown_partner_is_refused(host, command):
 
 def test_partner_list_on_an_empty_database_says_how_to_add_one(host, tmp_path):
     env = {**host.env, "POS_DATA_DIR": str(tmp_path / "empty")}
-    result = subprocess.run([sys.executable, "-m", "hq", "partner", "list"], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "hq", "partner", "list"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
     assert "partner add" in ok(result)
 
 
 # --- keys ---------------------------------------------------------------------------------------
+
 
 def test_key_issue_prints_the_key_last_and_its_id_before(partner):
     issued = ok(partner.host.hq("key", "issue", partner.partner_id)).strip().splitlines()
@@ -152,10 +169,10 @@ def test_key_list_shows_ids_and_dates_but_never_a_key(partner):
 def test_key_list_shows_the_hour_each_key_was_last_used(backend_host):
     partner = make_partner(backend_host)
     unused_id, _ = issue_key(backend_host, partner.partner_id)
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     for _ in range(3):
         assert partner.get("mappings/transaction-types").status_code == 200
-    after = dt.datetime.now(dt.timezone.utc)
+    after = dt.datetime.now(dt.UTC)
     rows = rows_of(ok(backend_host.hq_in_process("key", "list", partner.partner_id)))
     assert rows[partner.key_id][4] in {moment.strftime("%Y-%m-%dT%H:00Z") for moment in (before, after)}
     assert rows[unused_id][4] == "never"
@@ -172,21 +189,25 @@ def test_a_key_is_noted_as_used_once_an_hour_not_once_a_request():
         def record_key_use(self, key_hash, hour):
             self.writes.append(hour)
 
-    storage, utc = Noting(), dt.timezone.utc
-    owner = KeyOwner(Partner("acme", "Acme", True, dt.datetime(2026, 1, 1, tzinfo=utc)), "key_0123456789ab", "h",
-                     False)
+    storage, utc = Noting(), dt.UTC
+    owner = KeyOwner(Partner("acme", "Acme", True, dt.datetime(2026, 1, 1, tzinfo=utc)), "key_0123456789ab", "h", False)
     last_used = None
     for minute in (5, 30, 59, 60, 61, 119, 120):  # 14:05 ... 16:00, as each request finds the key
-        note_key_use(storage, dataclasses.replace(owner, last_used_at=last_used),
-                     dt.datetime(2026, 11, 20, 14, tzinfo=utc) + dt.timedelta(minutes=minute))
+        note_key_use(
+            storage,
+            dataclasses.replace(owner, last_used_at=last_used),
+            dt.datetime(2026, 11, 20, 14, tzinfo=utc) + dt.timedelta(minutes=minute),
+        )
         last_used = storage.writes[-1]
     assert storage.writes == [dt.datetime(2026, 11, 20, hour, tzinfo=utc) for hour in (14, 15, 16)]
 
 
 def test_request_log_lines_name_the_key_by_its_id_never_the_key(partner):
     request_id = uuid.uuid4().hex
-    assert partner.get("mappings/transaction-types", headers={**partner.headers(), "x-request-id": request_id}
-                       ).status_code == 200
+    assert (
+        partner.get("mappings/transaction-types", headers={**partner.headers(), "x-request-id": request_id}).status_code
+        == 200
+    )
     deadline = time.monotonic() + 10
     while request_id not in partner.host.log() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -213,16 +234,24 @@ def test_revoking_a_revoked_key_is_refused(partner):
 
 
 def test_revoking_by_the_key_itself_is_refused_without_printing_it_and_names_its_key_id(partner):
-    message = refused(partner.host.hq("key", "revoke", partner.partner_id, partner.key), "not a key id",
-                      partner.key_id, f"key revoke {partner.partner_id} {partner.key_id}")
+    message = refused(
+        partner.host.hq("key", "revoke", partner.partner_id, partner.key),
+        "not a key id",
+        partner.key_id,
+        f"key revoke {partner.partner_id} {partner.key_id}",
+    )
     assert partner.key not in message and partner.key[5:25] not in message
     assert partner.get("mappings/transaction-types").status_code == 200  # not revoked on a guess
 
 
 @pytest.mark.parametrize("value", ["posk_" + "A" * 43, "A" * 43, "key_ABC"])
 def test_revoking_by_something_else_than_a_key_id_points_to_the_key_id_column(partner, value):
-    message = refused(partner.host.hq("key", "revoke", partner.partner_id, value), "not a key id", "KEY_ID",
-                      f"key list {partner.partner_id}")
+    message = refused(
+        partner.host.hq("key", "revoke", partner.partner_id, value),
+        "not a key id",
+        "KEY_ID",
+        f"key list {partner.partner_id}",
+    )
     assert value not in message
 
 
@@ -239,17 +268,39 @@ def test_revoking_another_partners_key_is_refused(new_partner):
 
 # --- stores -------------------------------------------------------------------------------------
 
+
 def test_store_register_list_and_unregister(new_partner):
     partner = new_partner(stores=())
     hq = partner.host.hq
     assert "No stores" in ok(hq("store", "list", partner.partner_id))
     assert "S1, S2" in ok(hq("store", "register", partner.partner_id, "S1", "S2"))
-    assert partner.put("stores", stores_batch(store("S1", country_code="JP", currency="JPY", time_zone="Asia/Tokyo",
-                                                    locale="ja-JP", prices_include_tax=True,
-                                                    last_modified_at="2026-11-01T09:00:00+09:00"))).status_code == 202
+    assert (
+        partner.put(
+            "stores",
+            stores_batch(
+                store(
+                    "S1",
+                    country_code="JP",
+                    currency="JPY",
+                    time_zone="Asia/Tokyo",
+                    locale="ja-JP",
+                    prices_include_tax=True,
+                    last_modified_at="2026-11-01T09:00:00+09:00",
+                )
+            ),
+        ).status_code
+        == 202
+    )
     listed = ok(hq("store", "list", partner.partner_id))
-    assert listed.splitlines()[0].split() == ["STORE_ID", "CURRENCY", "COUNTRY", "TIME_ZONE", "WORKDAY_START",
-                                              "TAX_INCLUDED", "LAST_MODIFIED_AT"]
+    assert listed.splitlines()[0].split() == [
+        "STORE_ID",
+        "CURRENCY",
+        "COUNTRY",
+        "TIME_ZONE",
+        "WORKDAY_START",
+        "TAX_INCLUDED",
+        "LAST_MODIFIED_AT",
+    ]
     rows = rows_of(listed)
     assert rows["S1"] == ["S1", "JPY", "JP", "Asia/Tokyo", "04:00", "yes", "2026-11-01T00:00:00Z"]
     assert set(rows) == {"S1", "S2"} and "no master data" in " ".join(rows["S2"])
@@ -260,8 +311,10 @@ def test_store_register_list_and_unregister(new_partner):
 
 def test_registering_registers_the_new_stores_and_names_those_already_there(partner):
     shown = ok(partner.host.hq("store", "register", partner.partner_id, "S2", "S1", "東京-01"))
-    assert shown.splitlines() == [f"Registered for {partner.partner_id}: S2, 東京-01",
-                                  f"Already registered for {partner.partner_id}, left as they were: S1"]
+    assert shown.splitlines() == [
+        f"Registered for {partner.partner_id}: S2, 東京-01",
+        f"Already registered for {partner.partner_id}, left as they were: S1",
+    ]
     assert partner.host.storage().registered_stores(partner.partner_id) == ["S1", "S2", "東京-01"]
     again = ok(partner.host.hq("store", "register", partner.partner_id, "S1", "S2"))
     assert again == f"Already registered for {partner.partner_id}, left as they were: S1, S2\n"
@@ -289,8 +342,11 @@ def test_register_for_an_unknown_partner_is_refused(host):
 
 # --- usage --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args", [(), ("partner",), ("partner", "add"), ("key", "revoke", "p-1"), ("shop", "list"),
-                                  ("store", "register", "p-1")])
+
+@pytest.mark.parametrize(
+    "args",
+    [(), ("partner",), ("partner", "add"), ("key", "revoke", "p-1"), ("shop", "list"), ("store", "register", "p-1")],
+)
 def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
     result = host.hq(*args)
     assert result.returncode == 2

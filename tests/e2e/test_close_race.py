@@ -35,8 +35,9 @@ def queued(host: LocalHost, close_batch_id: str) -> list[tuple[int, str]]:
     if not path.exists():
         return []
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as db:
-        return db.execute("SELECT dequeue_count, queue FROM queue_messages WHERE body LIKE ?",
-                          (f"%{close_batch_id}%",)).fetchall()
+        return db.execute(
+            "SELECT dequeue_count, queue FROM queue_messages WHERE body LIKE ?", (f"%{close_batch_id}%",)
+        ).fetchall()
 
 
 def status_of(partner, business_date: str = DAY) -> str:
@@ -104,5 +105,6 @@ def test_a_close_whose_message_is_delivered_before_its_commit_is_still_reconcile
     # The interleaving did happen, and what the load run reports from the host log (loadtest/report.py)
     # says so: the first delivery was postponed, the second reconciled the close.
     events = reconciliation_events(host.log())
-    assert events["postponed_before_commit"] == [{"close_batch_id": close["batch_id"], "store_id": "S1",
-                                                  "business_date": DAY}]
+    assert events["postponed_before_commit"] == [
+        {"close_batch_id": close["batch_id"], "store_id": "S1", "business_date": DAY}
+    ]

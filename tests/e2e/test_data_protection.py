@@ -29,7 +29,7 @@ from ingest.data_protection import (
     redacted,
     text_fields,
 )
-from ingest.personal_data import is_national_id, is_written_phone_number, may_be_phone_number
+from ingest.personal_data import is_national_id, is_written_phone_number
 from ingest.wire.requests import TradeRecord, record_part
 from ingest.wire.scalars import Code, FreeString50, Text
 from tests.e2e.test_business_day import DAY, open_store
@@ -40,6 +40,7 @@ OPENED = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=
 
 
 # --- builders -------------------------------------------------------------------------------------
+
 
 def card(prefix: str, length: int) -> str:
     partial = prefix + "1234567890123456789"[: length - 1 - len(prefix)]
@@ -52,7 +53,7 @@ def not_luhn(number: str) -> str:
 
 
 def grouped(number: str, separator: str = " ") -> str:
-    return separator.join(number[i:i + 4] for i in range(0, len(number), 4))
+    return separator.join(number[i : i + 4] for i in range(0, len(number), 4))
 
 
 VISA = card("4", 16)
@@ -67,24 +68,74 @@ CARD_LENGTHS = range(13, 20)  # the issue's definition: 13 to 19 digits
 
 def record_body(**changes) -> dict:
     body = {
-        "trade_record_id": "T-1001", "version": 1, "store_id": "S1", "business_date": OPENED.date(),
-        "source_transaction_type": "01", "order_type": "DELIVERY", "order_source": "DELIVERY_PLATFORM",
-        "order_source_detail": "FoodFast", "status": "COMPLETED", "opened_at": OPENED, "closed_at": OPENED,
-        "currency": "USD", "prices_include_tax": False, "subtotal_amount": "5.50", "discount_amount": "0.00",
-        "tax_amount": "0.44", "service_charge_amount": "0.00", "tip_amount": "0.00", "rounding_amount": "0.00",
-        "total_amount": "5.94", "fiscal_document_no": "AB-12345678", "employee_id": "E-042", "guest_count": 1,
-        "member_id": "M-000123", "last_modified_at": OPENED,
-        "items": [{
-            "line_no": 1, "product_id": "P-BURGER", "product_name": "Cheeseburger", "product_type": "SINGLE",
-            "quantity": "1", "unit_price": "5.50", "discount_amount": "0.00", "line_amount": "5.50",
-            "tax_category": "STANDARD", "is_voided": False,
-            "modifiers": [{"group_id": "G-CHEESE", "option_id": "O-CHEDDAR", "option_name": "Cheddar",
-                           "quantity": "1", "price_delta": "0.00"}],
-        }],
-        "payments": [{"payment_id": "PAY-1", "payment_type": "SALE", "payment_method": "CREDIT_CARD",
-                      "payment_method_detail": "VISA", "card_last4": "1111", "amount": "5.94", "paid_at": OPENED}],
-        "tax_lines": [{"tax_code": "NY-SALES", "tax_rate": "0.08", "taxable_amount": "5.50", "tax_amount": "0.44",
-                       "is_inclusive": False}],
+        "trade_record_id": "T-1001",
+        "version": 1,
+        "store_id": "S1",
+        "business_date": OPENED.date(),
+        "source_transaction_type": "01",
+        "order_type": "DELIVERY",
+        "order_source": "DELIVERY_PLATFORM",
+        "order_source_detail": "FoodFast",
+        "status": "COMPLETED",
+        "opened_at": OPENED,
+        "closed_at": OPENED,
+        "currency": "USD",
+        "prices_include_tax": False,
+        "subtotal_amount": "5.50",
+        "discount_amount": "0.00",
+        "tax_amount": "0.44",
+        "service_charge_amount": "0.00",
+        "tip_amount": "0.00",
+        "rounding_amount": "0.00",
+        "total_amount": "5.94",
+        "fiscal_document_no": "AB-12345678",
+        "employee_id": "E-042",
+        "guest_count": 1,
+        "member_id": "M-000123",
+        "last_modified_at": OPENED,
+        "items": [
+            {
+                "line_no": 1,
+                "product_id": "P-BURGER",
+                "product_name": "Cheeseburger",
+                "product_type": "SINGLE",
+                "quantity": "1",
+                "unit_price": "5.50",
+                "discount_amount": "0.00",
+                "line_amount": "5.50",
+                "tax_category": "STANDARD",
+                "is_voided": False,
+                "modifiers": [
+                    {
+                        "group_id": "G-CHEESE",
+                        "option_id": "O-CHEDDAR",
+                        "option_name": "Cheddar",
+                        "quantity": "1",
+                        "price_delta": "0.00",
+                    }
+                ],
+            }
+        ],
+        "payments": [
+            {
+                "payment_id": "PAY-1",
+                "payment_type": "SALE",
+                "payment_method": "CREDIT_CARD",
+                "payment_method_detail": "VISA",
+                "card_last4": "1111",
+                "amount": "5.94",
+                "paid_at": OPENED,
+            }
+        ],
+        "tax_lines": [
+            {
+                "tax_code": "NY-SALES",
+                "tax_rate": "0.08",
+                "taxable_amount": "5.50",
+                "tax_amount": "0.44",
+                "is_inclusive": False,
+            }
+        ],
     }
     body.update(changes)
     return body
@@ -129,6 +180,7 @@ def test_a_record_without_personal_data_has_no_problems():
 
 # --- member_id: sequence numbers, phone numbers, national IDs ------------------------------------
 
+
 def refusal_paths(member_id: str, country_code: str | None) -> list[str]:
     found = member_problems(member_id, country_code)
     for problem in found:
@@ -142,9 +194,19 @@ def member_warnings(member_id: str, country_code: str | None):
 
 
 SEQUENCE_NUMBERS = [
-    "10042", "100420", "987654", "000123", "0000004711", "123456789012", "000000000001", "4711081542",
-    "M-000123", "CUST/2024/0042", "会員-000123",
-    "a1b2c3d4e5f6", hashlib.sha256(b"salt:10042").hexdigest()[:40],
+    "10042",
+    "100420",
+    "987654",
+    "000123",
+    "0000004711",
+    "123456789012",
+    "000000000001",
+    "4711081542",
+    "M-000123",
+    "CUST/2024/0042",
+    "会員-000123",
+    "a1b2c3d4e5f6",
+    hashlib.sha256(b"salt:10042").hexdigest()[:40],
 ]
 
 
@@ -154,35 +216,45 @@ def test_sequence_numbers_and_salted_hashes_pass(member_id, country_code):
     assert member_problems(member_id, country_code) == []
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("+1 202-555-0143", "US"),
-    ("+12025550143", "US"),
-    ("(202) 555-0143", "US"),
-    ("202-555-0143", "US"),
-    ("202.555.0143", "US"),
-    ("tel:+1-202-555-0143", "US"),
-    ("tel:2025550143", "US"),
-    ("030 1234567", "DE"),
-    ("030/1234567", "DE"),
-    ("0171 1234567", "DE"),
-    ("020 7946 0018", "GB"),
-    ("090-1234-5678", "JP"),
-    ("03-1234-5678", "JP"),
-    ("0912-345-678", "TW"),
-    ("(02) 2345-6789", "TW"),
-    ("+886 912 345 678", "TW"),
-    ("+886 912 345 678", "US"),  # the + form is read as international whatever the store's country
-    ("+49 30 1234567", None),
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("+1 202-555-0143", "US"),
+        ("+12025550143", "US"),
+        ("(202) 555-0143", "US"),
+        ("202-555-0143", "US"),
+        ("202.555.0143", "US"),
+        ("tel:+1-202-555-0143", "US"),
+        ("tel:2025550143", "US"),
+        ("030 1234567", "DE"),
+        ("030/1234567", "DE"),
+        ("0171 1234567", "DE"),
+        ("020 7946 0018", "GB"),
+        ("090-1234-5678", "JP"),
+        ("03-1234-5678", "JP"),
+        ("0912-345-678", "TW"),
+        ("(02) 2345-6789", "TW"),
+        ("+886 912 345 678", "TW"),
+        ("+886 912 345 678", "US"),  # the + form is read as international whatever the store's country
+        ("+49 30 1234567", None),
+    ],
+)
 def test_phone_numbers_written_as_one_are_refused(member_id, country_code):
     assert refusal_paths(member_id, country_code) == [f"{PATH}.member_id"]
     assert "phone number" in member_problems(member_id, country_code)[0].message
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("2025550143", "US"), ("0912345678", "TW"), ("09012345678", "JP"), ("0301234567", "DE"), ("07911123456", "GB"),
-    ("".join(chr(ord(char) + 0xFEE0) for char in "0912345678"), "TW"),  # full-width digits
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("2025550143", "US"),
+        ("0912345678", "TW"),
+        ("09012345678", "JP"),
+        ("0301234567", "DE"),
+        ("07911123456", "GB"),
+        ("".join(chr(ord(char) + 0xFEE0) for char in "0912345678"), "TW"),  # full-width digits
+    ],
+)
 def test_a_bare_number_that_reads_as_a_phone_number_is_accepted_with_a_warning(member_id, country_code):
     assert member_problems(member_id, country_code) == []
     (warning,) = member_warnings(member_id, country_code)
@@ -190,22 +262,34 @@ def test_a_bare_number_that_reads_as_a_phone_number_is_accepted_with_a_warning(m
     assert member_id not in warning.message and not any(char.isdigit() for char in warning.message)
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("301234567", "DE"),       # valid for phonenumbers without the trunk 0, but no one dials it so
-    ("0912345678", "US"),      # a Taiwanese mobile number is not a US number
-    ("2025550143", None),      # without the store's country no bare number is a phone number
-    ("000123", "US"), ("123456789012", "JP"), ("M-2025550143", "US"), ("202-555-0143", "US"),
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("301234567", "DE"),  # valid for phonenumbers without the trunk 0, but no one dials it so
+        ("0912345678", "US"),  # a Taiwanese mobile number is not a US number
+        ("2025550143", None),  # without the store's country no bare number is a phone number
+        ("000123", "US"),
+        ("123456789012", "JP"),
+        ("M-2025550143", "US"),
+        ("202-555-0143", "US"),
+    ],
+)
 def test_no_warning_for_what_is_not_a_bare_phone_number_of_the_store_country(member_id, country_code):
     assert member_warnings(member_id, country_code) == []
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("0912-345-678", "US"),    # valid in TW, not in the US: read in the store's country
-    ("(202) 555-0143", None),  # without a country only the international form is a phone number
-    ("1234-5678", "US"), ("2024-000123", "US"), ("000-123", "JP"), ("12 34 56 78 90", "US"),
-    ("+1 000 000", "US"),      # a + that is no valid number anywhere
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("0912-345-678", "US"),  # valid in TW, not in the US: read in the store's country
+        ("(202) 555-0143", None),  # without a country only the international form is a phone number
+        ("1234-5678", "US"),
+        ("2024-000123", "US"),
+        ("000-123", "JP"),
+        ("12 34 56 78 90", "US"),
+        ("+1 000 000", "US"),  # a + that is no valid number anywhere
+    ],
+)
 def test_punctuated_numbers_that_are_not_phone_numbers_of_the_store_country_pass(member_id, country_code):
     assert not is_written_phone_number(member_id, country_code)
     assert member_problems(member_id, country_code) == []
@@ -217,35 +301,43 @@ def test_letters_are_never_read_as_a_phone_keypad():
     assert member_problems(vanity, "US") == []
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("536-90-4399", "US"),           # SSN, written with its dashes
-    ("912-90-3456", "US"),           # ITIN
-    ("390.533.447-05", "BR"),        # CPF
-    ("360426199101010071", "CN"),    # resident ID: 18 digits with place, birth date and check digit
-    ("11010519491231002X", "CN"),
-    ("971013-9019902", "KR"),        # resident registration number
-    ("54362315K", "ES"), ("X2482300W", "ES"),  # DNI, NIE
-    ("RCCMNL83S18D969H", "IT"),      # codice fiscale
-    ("6214 9832 0257", "JP"),        # My Number, grouped as on the card
-    ("36 574 261 809", "DE"),        # Steuer-IdNr
-    ("2 95 10 99 126 111 93", "FR"),  # NIR
-    ("943 476 5870", "GB"),          # NHS number
-    ("2341 2341 2346", "IN"), ("ACUPA7085R", "IN"),  # Aadhaar, PAN
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("536-90-4399", "US"),  # SSN, written with its dashes
+        ("912-90-3456", "US"),  # ITIN
+        ("390.533.447-05", "BR"),  # CPF
+        ("360426199101010071", "CN"),  # resident ID: 18 digits with place, birth date and check digit
+        ("11010519491231002X", "CN"),
+        ("971013-9019902", "KR"),  # resident registration number
+        ("54362315K", "ES"),
+        ("X2482300W", "ES"),  # DNI, NIE
+        ("RCCMNL83S18D969H", "IT"),  # codice fiscale
+        ("6214 9832 0257", "JP"),  # My Number, grouped as on the card
+        ("36 574 261 809", "DE"),  # Steuer-IdNr
+        ("2 95 10 99 126 111 93", "FR"),  # NIR
+        ("943 476 5870", "GB"),  # NHS number
+        ("2341 2341 2346", "IN"),
+        ("ACUPA7085R", "IN"),  # Aadhaar, PAN
+    ],
+)
 def test_national_ids_of_the_store_country_in_their_written_form_are_refused(member_id, country_code):
     assert is_national_id(member_id, country_code)
     assert refusal_paths(member_id, country_code) == [f"{PATH}.member_id"]
     assert "national ID" in member_problems(member_id, country_code)[0].message
 
 
-@pytest.mark.parametrize("member_id, country_code", [
-    ("536904399", "US"),             # a 9-digit sequence number passes the SSN check: not its written form
-    ("39053344705", "BR"),           # CPF digits only
-    ("621498320257", "JP"),          # 12 digits passing the My Number check
-    ("36574261809", "DE"),           # 11 digits passing the Steuer-IdNr check
-    ("536-90-4399", "DE"),           # a US SSN in a German store: not an ID of the store's country
-    ("54362315K", None),
-])
+@pytest.mark.parametrize(
+    "member_id, country_code",
+    [
+        ("536904399", "US"),  # a 9-digit sequence number passes the SSN check: not its written form
+        ("39053344705", "BR"),  # CPF digits only
+        ("621498320257", "JP"),  # 12 digits passing the My Number check
+        ("36574261809", "DE"),  # 11 digits passing the Steuer-IdNr check
+        ("536-90-4399", "DE"),  # a US SSN in a German store: not an ID of the store's country
+        ("54362315K", None),
+    ],
+)
 def test_ids_not_in_the_written_form_of_the_store_country_pass(member_id, country_code):
     assert not is_national_id(member_id, country_code)
     assert member_problems(member_id, country_code) == []
@@ -257,6 +349,7 @@ def test_a_library_check_that_fails_on_odd_input_is_not_an_id():
 
 
 # --- member_id: e-mail addresses ------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("member_id", ["jane.doe@example.com", "j+loyalty@mail.example.co.uk", " ab@cd.tw "])
 def test_email_addresses_are_refused(member_id):
@@ -272,6 +365,7 @@ def test_values_that_are_not_local_at_domain_dot_tld_are_not_email_addresses(val
 
 # --- card numbers ---------------------------------------------------------------------------------
 
+
 def test_the_generated_card_numbers_are_what_they_claim():
     for number, length in ((VISA, 16), (AMEX, 15), (MASTERCARD_2_SERIES, 16), (VISA_13, 13), (UNIONPAY_19, 19)):
         assert len(number) == length and luhn_valid(number)
@@ -284,14 +378,28 @@ def test_the_generated_card_numbers_are_what_they_claim():
 
 # Every Text or FreeString50 field of a trade record and the models it holds.
 FREE_TEXT_FIELDS = [
-    "member_id", "order_source", "order_source_detail", "items.0.product_name", "items.0.modifiers.0.option_name",
-    "payments.0.payment_type", "payments.0.payment_method_detail",
+    "member_id",
+    "order_source",
+    "order_source_detail",
+    "items.0.product_name",
+    "items.0.modifiers.0.option_name",
+    "payments.0.payment_type",
+    "payments.0.payment_method_detail",
 ]
 # Every code field (Code, and StoreId for store_id): codes and ids, which are not scanned.
 IDENTIFIER_FIELDS = [
-    "trade_record_id", "store_id", "source_transaction_type", "original_trade_record_id", "fiscal_document_no",
-    "employee_id", "items.0.product_id", "items.0.modifiers.0.group_id", "items.0.modifiers.0.option_id",
-    "payments.0.payment_id", "payments.0.original_payment_id", "tax_lines.0.tax_code",
+    "trade_record_id",
+    "store_id",
+    "source_transaction_type",
+    "original_trade_record_id",
+    "fiscal_document_no",
+    "employee_id",
+    "items.0.product_id",
+    "items.0.modifiers.0.group_id",
+    "items.0.modifiers.0.option_id",
+    "payments.0.payment_id",
+    "payments.0.original_payment_id",
+    "tax_lines.0.tax_code",
 ]
 
 
@@ -319,8 +427,9 @@ def test_a_luhn_valid_number_outside_every_network_range_passes(prefix, length):
     assert member_problems(number, "US") == []
 
 
-@pytest.mark.parametrize("network, number", [
-    (network, number) for network, numbers in member_ids.TEST_CARDS.items() for number in numbers])
+@pytest.mark.parametrize(
+    "network, number", [(network, number) for network, numbers in member_ids.TEST_CARDS.items() for number in numbers]
+)
 def test_the_networks_published_test_card_numbers_are_refused(network, number):
     digits = number.replace(" ", "")
     assert card_network(digits) == network and luhn_valid(digits)
@@ -331,14 +440,28 @@ def test_the_networks_published_test_card_numbers_are_refused(network, number):
         assert digits not in problem.message and digits[-4:] not in problem.message
 
 
-@pytest.mark.parametrize("number, network", [
-    (card("2221", 16), "Mastercard"), (card("2720", 16), "Mastercard"), (card("2220", 16), None),
-    (card("2721", 16), None), (card("51", 16), "Mastercard"), (card("51", 19), None),  # Mastercard: 16 only
-    (card("37", 15), "American Express"), (card("37", 16), None), (card("4", 13), "Visa"),
-    (card("3528", 16), "JCB"), (card("3527", 16), None), (card("3589", 19), "JCB"),
-    (card("622126", 16), "Discover"), (card("622125", 16), "UnionPay"), (card("36", 14), "Diners Club"),
-    (card("6759", 16), "Maestro"), (card("50", 13), "Maestro"),
-])
+@pytest.mark.parametrize(
+    "number, network",
+    [
+        (card("2221", 16), "Mastercard"),
+        (card("2720", 16), "Mastercard"),
+        (card("2220", 16), None),
+        (card("2721", 16), None),
+        (card("51", 16), "Mastercard"),
+        (card("51", 19), None),  # Mastercard: 16 only
+        (card("37", 15), "American Express"),
+        (card("37", 16), None),
+        (card("4", 13), "Visa"),
+        (card("3528", 16), "JCB"),
+        (card("3527", 16), None),
+        (card("3589", 19), "JCB"),
+        (card("622126", 16), "Discover"),
+        (card("622125", 16), "UnionPay"),
+        (card("36", 14), "Diners Club"),
+        (card("6759", 16), "Maestro"),
+        (card("50", 13), "Maestro"),
+    ],
+)
 def test_issuer_ranges_and_lengths(number, network):
     assert card_network(number) == network
     assert contains_card_number(number) is (network is not None)
@@ -346,7 +469,9 @@ def test_issuer_ranges_and_lengths(number, network):
 
 def test_log_redaction_follows_the_same_rule():
     loyalty = card("7", 16)
-    assert redacted(f"/x/{grouped(VISA)}/{loyalty}/{MASTERCARD_2_SERIES}") == f"/x/[card number]/{loyalty}/[card number]"
+    assert (
+        redacted(f"/x/{grouped(VISA)}/{loyalty}/{MASTERCARD_2_SERIES}") == f"/x/[card number]/{loyalty}/[card number]"
+    )
     assert "[e-mail]" in redacted("/x/jane@example.com") and "jane" not in redacted("/x/jane@example.com")
 
 
@@ -367,12 +492,37 @@ def test_a_luhn_invalid_16_digit_number_passes(prefix):
     assert problems(with_value("items.0.product_name", number)) == []
 
 
-@pytest.mark.parametrize("written", [
-    VISA, grouped(VISA), grouped(VISA, "-"), f"paid with {grouped(VISA)} thanks", f"ref 12 {VISA}",
-    f"{grouped(VISA)} 2", AMEX, f"{AMEX[:4]} {AMEX[4:10]} {AMEX[10:]}", MASTERCARD_2_SERIES, VISA_13, UNIONPAY_19,
-    "".join(chr(ord(char) + 0xFEE0) for char in VISA),  # full-width digits
-], ids=["plain", "spaces", "dashes", "in-text", "after-a-number", "before-a-number", "amex", "amex-grouped",
-        "mastercard-2", "visa-13", "unionpay-19", "full-width"])
+@pytest.mark.parametrize(
+    "written",
+    [
+        VISA,
+        grouped(VISA),
+        grouped(VISA, "-"),
+        f"paid with {grouped(VISA)} thanks",
+        f"ref 12 {VISA}",
+        f"{grouped(VISA)} 2",
+        AMEX,
+        f"{AMEX[:4]} {AMEX[4:10]} {AMEX[10:]}",
+        MASTERCARD_2_SERIES,
+        VISA_13,
+        UNIONPAY_19,
+        "".join(chr(ord(char) + 0xFEE0) for char in VISA),  # full-width digits
+    ],
+    ids=[
+        "plain",
+        "spaces",
+        "dashes",
+        "in-text",
+        "after-a-number",
+        "before-a-number",
+        "amex",
+        "amex-grouped",
+        "mastercard-2",
+        "visa-13",
+        "unionpay-19",
+        "full-width",
+    ],
+)
 def test_card_numbers_are_found_however_they_are_written(written):
     assert contains_card_number(written)
     (problem,) = problems(with_value("items.0.product_name", written))
@@ -380,18 +530,39 @@ def test_card_numbers_are_found_however_they_are_written(written):
     assert VISA not in problem.message and VISA[-4:] not in problem.message
 
 
-@pytest.mark.parametrize("written", [
-    not_luhn(VISA),                     # fails the Luhn check
-    grouped(not_luhn(VISA)),
-    card("4", 12),                      # too short
-    card("4", 20),                      # too long
-    VISA + "0000",                      # a longer digit string is not cut up
-    next(VISA + d for d in "0123456789" if not luhn_valid(VISA + d)),
-    next(d + VISA for d in "123456789" if not luhn_valid(d + VISA)),
-    "AB-12345678", "E-042", "M-000123",
-    card("0", 16), card("2026", 16), card("7", 19),  # Luhn-valid, but in no card network's range
-], ids=["not-luhn", "not-luhn-grouped", "12-digits", "20-digits", "digits-after", "digit-after", "digit-before",
-        "fiscal-no", "employee", "member", "prefix-0", "date-prefix", "loyalty-7"])
+@pytest.mark.parametrize(
+    "written",
+    [
+        not_luhn(VISA),  # fails the Luhn check
+        grouped(not_luhn(VISA)),
+        card("4", 12),  # too short
+        card("4", 20),  # too long
+        VISA + "0000",  # a longer digit string is not cut up
+        next(VISA + d for d in "0123456789" if not luhn_valid(VISA + d)),
+        next(d + VISA for d in "123456789" if not luhn_valid(d + VISA)),
+        "AB-12345678",
+        "E-042",
+        "M-000123",
+        card("0", 16),
+        card("2026", 16),
+        card("7", 19),  # Luhn-valid, but in no card network's range
+    ],
+    ids=[
+        "not-luhn",
+        "not-luhn-grouped",
+        "12-digits",
+        "20-digits",
+        "digits-after",
+        "digit-after",
+        "digit-before",
+        "fiscal-no",
+        "employee",
+        "member",
+        "prefix-0",
+        "date-prefix",
+        "loyalty-7",
+    ],
+)
 def test_other_digit_strings_pass(written):
     assert not contains_card_number(written)
     assert problems(with_value("items.0.product_name", written)) == []
@@ -412,7 +583,9 @@ def test_every_card_number_of_the_free_text_is_reported_in_walk_order():
     body["payments"][0]["payment_method_detail"] = UNIONPAY_19
     body["payments"][0]["payment_id"] = UNIONPAY_19
     assert [problem.path for problem in problems(body)] == [
-        f"{PATH}.order_source", f"{PATH}.member_id", f"{PATH}.items[0].modifiers[0].option_name",
+        f"{PATH}.order_source",
+        f"{PATH}.member_id",
+        f"{PATH}.items[0].modifiers[0].option_name",
         f"{PATH}.payments[0].payment_method_detail",
     ]
 
@@ -430,11 +603,19 @@ def test_a_free_text_field_added_to_the_model_later_is_covered_and_an_identifier
         platform_order_id: Code | None = None
         platform_refs: list[Code] = Field(default_factory=list)
 
-    record = parsed(record_body(
-        delivery_note=f"card {grouped(VISA)}", courier_remark=card("62", 19), platform_order_id=VISA,
-        platform_refs=[card("1", 16), AMEX]), LaterTradeRecord)
+    record = parsed(
+        record_body(
+            delivery_note=f"card {grouped(VISA)}",
+            courier_remark=card("62", 19),
+            platform_order_id=VISA,
+            platform_refs=[card("1", 16), AMEX],
+        ),
+        LaterTradeRecord,
+    )
     assert [problem.path for problem in protection_problems(PATH, record, "US")] == [
-        f"{PATH}.delivery_note", f"{PATH}.courier_remark"]
+        f"{PATH}.delivery_note",
+        f"{PATH}.courier_remark",
+    ]
 
 
 def test_the_walk_leaves_out_identifiers_enums_amounts_and_timestamps():
@@ -444,13 +625,25 @@ def test_the_walk_leaves_out_identifiers_enums_amounts_and_timestamps():
     assert {wire_path(field).removeprefix(f"{PATH}.") for field in FREE_TEXT_FIELDS} <= walked
     for identifier in IDENTIFIER_FIELDS:
         assert wire_path(identifier).removeprefix(f"{PATH}.") not in walked
-    for left_out in ("order_type", "status", "items[0].product_type", "items[0].tax_category",
-                     "payments[0].payment_method", "total_amount", "items[0].quantity", "items[0].unit_price",
-                     "tax_lines[0].tax_rate", "payments[0].amount", "opened_at", "business_date"):
+    for left_out in (
+        "order_type",
+        "status",
+        "items[0].product_type",
+        "items[0].tax_category",
+        "payments[0].payment_method",
+        "total_amount",
+        "items[0].quantity",
+        "items[0].unit_price",
+        "tax_lines[0].tax_rate",
+        "payments[0].amount",
+        "opened_at",
+        "business_date",
+    ):
         assert left_out not in walked
 
 
 # --- the measurements of bench/member_ids.py, on smaller samples ------------------------------------
+
 
 def test_no_sequence_number_is_refused():
     for country, tally in member_ids.measure_sequences(1_000, ("US", "DE", "GB", "JP", "TW", "CN")).items():
@@ -480,6 +673,7 @@ def test_the_bench_script_runs():
 
 # --- over real HTTP on the local host ---------------------------------------------------------------
 
+
 def _stored(partner) -> int:
     return len(partner.host.query("SELECT 1 FROM trade_records WHERE partner_id = ?", partner.partner_id))
 
@@ -494,10 +688,18 @@ def _record(member_id: str | None) -> dict:
     return trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], member_id=member_id)
 
 
-@pytest.mark.parametrize("member_id", [
-    "jane.doe@example.com", "+44 20 7946 0018", "(202) 555-0143", "tel:+1-202-555-0143", "536-90-4399",
-    "4111 1111 1111 1111", "5555555555554444",
-])
+@pytest.mark.parametrize(
+    "member_id",
+    [
+        "jane.doe@example.com",
+        "+44 20 7946 0018",
+        "(202) 555-0143",
+        "tel:+1-202-555-0143",
+        "536-90-4399",
+        "4111 1111 1111 1111",
+        "5555555555554444",
+    ],
+)
 def test_personal_or_card_data_in_member_id_is_refused_over_http(us_store, member_id):
     response = us_store.post("trade-records", trade_batch("S1", DAY, [_record("M-000123"), _record(member_id)]))
     assert response.status_code == 400, response.text
@@ -516,13 +718,22 @@ def test_a_bare_number_that_reads_as_a_us_phone_number_is_accepted_with_a_warnin
     response = us_store.post("trade-records", trade_batch("S1", DAY, [_record("M-000123"), _record("2025550143")]))
     assert response.status_code == 202, response.text
     assert [{key: warning[key] for key in ("code", "path", "field")} for warning in response.json()["warnings"]] == [
-        {"code": MEMBER_ID_MAY_BE_PHONE, "path": "trade_records[1]", "field": "member_id"}]
+        {"code": MEMBER_ID_MAY_BE_PHONE, "path": "trade_records[1]", "field": "member_id"}
+    ]
     assert "2025550143" not in response.text
     assert _stored(us_store) == 2
 
 
-@pytest.mark.parametrize("member_id", ["M-000123", hashlib.sha256(b"pepper:10042").hexdigest()[:48], "000123456789",
-                                       "123456789012", "7001 2345 6789 0123"])
+@pytest.mark.parametrize(
+    "member_id",
+    [
+        "M-000123",
+        hashlib.sha256(b"pepper:10042").hexdigest()[:48],
+        "000123456789",
+        "123456789012",
+        "7001 2345 6789 0123",
+    ],
+)
 def test_sequence_numbers_hashes_and_loyalty_numbers_are_accepted_without_warning_over_http(us_store, member_id):
     response = us_store.post("trade-records", trade_batch("S1", DAY, [_record(member_id)]))
     assert response.status_code == 202, response.text

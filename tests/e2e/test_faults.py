@@ -27,7 +27,7 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core import faults
+from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.faults import POINTS, InjectedFault
 from ingest.batches import BatchOutcome
@@ -36,7 +36,6 @@ from ingest.mappings import put_mapping
 from ingest.products import put_products
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile, sweep
 from tests.conftest import make_partner, start_host
 from tests.payloads import (
@@ -62,6 +61,7 @@ MAX_HITS = 8  # the most hits of one point in one flow that are failed in turn
 
 # -- the business played in every run: the same bodies, so the same batch_ids, for every partner ----
 
+
 def _json(body: dict) -> bytes:
     return orjson.dumps(body)
 
@@ -71,20 +71,45 @@ def _business() -> dict[str, bytes]:
     a1 = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44)
     b1 = trade_record("S1", DAY, [Line("P-COLA", 2, 199)], tax=32)
     c1 = trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], tax=24, source_type="03")  # unmapped at first
-    b2 = trade_record("S1", DAY, [Line("P-COLA", 3, 199)], tax=48, version=2, trade_record_id=b1["trade_record_id"],
-                      last_modified_at="2026-11-20T21:00:00Z")
+    b2 = trade_record(
+        "S1",
+        DAY,
+        [Line("P-COLA", 3, 199)],
+        tax=48,
+        version=2,
+        trade_record_id=b1["trade_record_id"],
+        last_modified_at="2026-11-20T21:00:00Z",
+    )
     d1 = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88)
-    a2 = trade_record("S1", DAY2, [Line("P-BURGER", 1, 550)], tax=44, version=2,  # moves to the next day
-                      trade_record_id=a1["trade_record_id"], opened_at=moved_at, last_modified_at="2026-11-21T18:00:00Z")
+    a2 = trade_record(
+        "S1",
+        DAY2,
+        [Line("P-BURGER", 1, 550)],
+        tax=44,
+        version=2,  # moves to the next day
+        trade_record_id=a1["trade_record_id"],
+        opened_at=moved_at,
+        last_modified_at="2026-11-21T18:00:00Z",
+    )
     e1 = trade_record("S1", DAY2, [Line("P-COLA", 1, 199)], tax=16, opened_at=moved_at)
     # late: a new version of d1 (same amounts) after the day's reconciliation reopens it once
-    d2 = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88, version=2, trade_record_id=d1["trade_record_id"],
-                      last_modified_at="2026-11-22T09:00:00Z")
+    d2 = trade_record(
+        "S1",
+        DAY,
+        [Line("P-BURGER", 2, 550)],
+        tax=88,
+        version=2,
+        trade_record_id=d1["trade_record_id"],
+        last_modified_at="2026-11-22T09:00:00Z",
+    )
     revenue = {"01", "03"}  # the partner counts 03 as a sale; HQ learns it from the second mapping
     return {
         "stores": _json(stores_batch(store("S1"))),
-        "products": _json(products_batch([product("P-BURGER"), product("P-COLA", modifier_group_ids=[])],
-                                         [modifier_group("G-CHEESE")])),
+        "products": _json(
+            products_batch(
+                [product("P-BURGER"), product("P-COLA", modifier_group_ids=[])], [modifier_group("G-CHEESE")]
+            )
+        ),
         "mapping_1": _json(mapping_batch(("01", "SALE"), ("02", "REFUND"))),
         "records_1": _json(trade_batch("S1", DAY, [a1, b1, c1], batch_seq=1)),
         "records_2": _json(trade_batch("S1", DAY, [b2, d1, c1], batch_seq=2)),  # c1 resent unchanged
@@ -102,6 +127,7 @@ BATCH_IDS = [orjson.loads(body)["batch_id"] for body in BODIES.values()]
 
 # -- backends ---------------------------------------------------------------------------------------
 
+
 @dataclass
 class Backend:
     kind: str
@@ -116,7 +142,6 @@ class LostQueue:
         pass
 
 
-
 def open_backend(kind: str, request, tmp_path: Path) -> Backend:
     if kind == "sqlite":
         directory = tmp_path / f"sqlite-{uuid.uuid4().hex[:8]}"
@@ -127,6 +152,7 @@ def open_backend(kind: str, request, tmp_path: Path) -> Backend:
 
 
 # -- playing the business ---------------------------------------------------------------------------
+
 
 def drain(backend: Backend) -> None:
     """The queue trigger, as the host runs it: a message is deleted once its function returns; a failure
@@ -169,8 +195,9 @@ def _mapping(name: str) -> Callable:
 
 
 def _close(name: str, lost: bool = False) -> Callable:
-    return lambda backend, partner: post_daily_close(backend.storage, LostQueue() if lost else backend.queue,
-                                                     partner, BODIES[name], 0)
+    return lambda backend, partner: post_daily_close(
+        backend.storage, LostQueue() if lost else backend.queue, partner, BODIES[name], 0
+    )
 
 
 def _drain(backend: Backend, partner) -> None:
@@ -244,8 +271,9 @@ def snapshot(backend: Backend, partner_id: str) -> dict:
         if found is None:
             return None
         # revision counts changes (a retry may count one more), it is not an outcome
-        return dataclasses.replace(found, received_at=None, due_at=None, checked_at=found.checked_at is not None,
-                                   revision=0)
+        return dataclasses.replace(
+            found, received_at=None, due_at=None, checked_at=found.checked_at is not None, revision=0
+        )
 
     def marker(batch_id):
         found = storage.find_batch(partner_id, batch_id)
@@ -256,8 +284,9 @@ def snapshot(backend: Backend, partner_id: str) -> dict:
         "store": storage.get_store(partner_id, "S1"),
         "products": [storage.get_product(partner_id, product_id, None) for product_id in ("P-BURGER", "P-COLA")],
         "mapping": (mapping.batch_id, mapping.entries),
-        "rows": {day: sorted(storage.store_day_rows(partner_id, *day), key=lambda row: row.trade_record_id)
-                 for day in days},
+        "rows": {
+            day: sorted(storage.store_day_rows(partner_id, *day), key=lambda row: row.trade_record_id) for day in days
+        },
         "batch_seqs": {day: storage.batch_seqs(partner_id, *day) for day in days},
         "closes": {day: close(*day) for day in days},
         "markers": {batch_id: marker(batch_id) for batch_id in BATCH_IDS},
@@ -285,9 +314,13 @@ def clean_run(kind: str, request, tmp_path) -> tuple[dict, list]:
 
 # -- the tests ----------------------------------------------------------------------------------------
 
-CASES = [pytest.param(point.name, flow, kind, id=f"{kind}-{flow}-{point.name}")
-         for point in POINTS for flow in point.flows for kind in ("sqlite", "azure")
-         if point.adapter is None or point.adapter == {"sqlite": "sqlite", "azure": "cosmos"}[kind]]
+CASES = [
+    pytest.param(point.name, flow, kind, id=f"{kind}-{flow}-{point.name}")
+    for point in POINTS
+    for flow in point.flows
+    for kind in ("sqlite", "azure")
+    if point.adapter is None or point.adapter == {"sqlite": "sqlite", "azure": "cosmos"}[kind]
+]
 
 
 def test_every_flow_of_the_business_is_a_flow_of_some_point():
@@ -323,20 +356,27 @@ def test_a_failure_at_each_step_converges_after_the_retry(point, flow, kind, req
 
 # -- the mechanism ------------------------------------------------------------------------------------
 
-SOURCES = [path for folder in ("api", "backends", "core", "devhost", "hq", "ingest", "reconcile", "reference")
-           for path in (ROOT / folder).rglob("*.py")] + [ROOT / "function_app.py"]
+SOURCES = [
+    path
+    for folder in ("api", "backends", "core", "devhost", "hq", "ingest", "reconcile", "reference")
+    for path in (ROOT / folder).rglob("*.py")
+] + [ROOT / "function_app.py"]
 
 
 def test_every_listed_point_is_in_the_code_and_every_point_in_the_code_is_listed():
-    placed = {name for path in SOURCES
-              for name in re.findall(r'faults\.point\("([^"]+)"\)', path.read_text(encoding="utf-8"))}
+    placed = {
+        name for path in SOURCES for name in re.findall(r'faults\.point\("([^"]+)"\)', path.read_text(encoding="utf-8"))
+    }
     assert placed == faults.NAMES
 
 
 def test_only_the_local_host_arms_faults_from_outside():
     arming = re.compile(r"faults\.(arm|arm_from_text|injected)\(|POS_FAULTS")
-    users = {path.relative_to(ROOT).as_posix() for path in SOURCES
-             if path.name != "faults.py" and arming.search(path.read_text(encoding="utf-8"))}
+    users = {
+        path.relative_to(ROOT).as_posix()
+        for path in SOURCES
+        if path.name != "faults.py" and arming.search(path.read_text(encoding="utf-8"))
+    }
     assert users == {"devhost/__main__.py"}
 
 
@@ -372,14 +412,21 @@ def test_the_local_host_arms_pos_faults_at_start_and_the_partner_retry_completes
         assert "FAULT INJECTION IS ON (POS_FAULTS): storage.data_written x1, batch.before_response x1" in host.log()
         partner = make_partner(host)
         body = stores_batch(store("S1"))
-        stored = lambda: host.storage().find_batch(partner.partner_id, body["batch_id"])
+
+        def stored():
+            return host.storage().find_batch(partner.partner_id, body["batch_id"])
+
         problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # failed inside the transaction
         assert stored() is None and host.storage().get_store(partner.partner_id, "S1") is None
         problem_of(partner.put("stores", body), 500, "INTERNAL_ERROR")  # committed, failed before answering
         assert stored() is not None
         retry = partner.put("stores", body)
         assert retry.status_code == 200, retry.text
-        assert retry.json() == {"batch_id": body["batch_id"], "status": "ALREADY_RECEIVED", "record_count": 1,
-                                "warnings": []}
+        assert retry.json() == {
+            "batch_id": body["batch_id"],
+            "status": "ALREADY_RECEIVED",
+            "record_count": 1,
+            "warnings": [],
+        }
     finally:
         host.stop()

@@ -40,19 +40,36 @@ DOCUMENT = json.loads((ROOT / "docs" / "openapi.json").read_text(encoding="utf-8
 OPERATIONS = [(path, method.upper()) for path, item in DOCUMENT["paths"].items() for method in item]
 # Negative examples (outside the schema) for the operations that take something to break: a body or
 # path parameters.
-RUNS = [(path, method, mode) for path, method in OPERATIONS for mode in GenerationMode
-        if mode is GenerationMode.POSITIVE
-        or {"requestBody", "parameters"} & set(DOCUMENT["paths"][path][method.lower()])]
+RUNS = [
+    (path, method, mode)
+    for path, method in OPERATIONS
+    for mode in GenerationMode
+    if mode is GenerationMode.POSITIVE or {"requestBody", "parameters"} & set(DOCUMENT["paths"][path][method.lower()])
+]
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "25"))  # per operation and generation mode
 SEED = int(os.environ.get("FUZZ_SEED", "20261122"))
 MAX_ITEMS = int(os.environ.get("FUZZ_MAX_ITEMS", "3"))  # items per array of a request body; 0: as documented
 # Registered for the fuzzing partner: the example day's stores, and one whose currency has 4 places.
 STORES = ("NYC-001", "TKY-001", "SCL-001")
-CHILE = {"store_id": "SCL-001", "store_name": "Providencia", "country_code": "CL", "currency": "CLF",
-         "time_zone": "America/Santiago", "locale": "es-CL", "workday_start": "05:00", "prices_include_tax": True,
-         "status": "ACTIVE", "last_modified_at": "2026-11-01T09:00:00-03:00"}
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-          response_headers_conformance]
+CHILE = {
+    "store_id": "SCL-001",
+    "store_name": "Providencia",
+    "country_code": "CL",
+    "currency": "CLF",
+    "time_zone": "America/Santiago",
+    "locale": "es-CL",
+    "workday_start": "05:00",
+    "prices_include_tax": True,
+    "status": "ACTIVE",
+    "last_modified_at": "2026-11-01T09:00:00-03:00",
+}
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+]
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +82,11 @@ def fuzz_host(tmp_path_factory):
 @pytest.fixture(scope="module")
 def fuzz_key(fuzz_host) -> str:
     partner = make_partner(fuzz_host, STORES, prefix="fuzz")
-    for name, path in (("stores.json", "stores"), ("mapping.json", "mappings/transaction-types"),
-                       ("products.json", "products")):
+    for name, path in (
+        ("stores.json", "stores"),
+        ("mapping.json", "mappings/transaction-types"),
+        ("products.json", "products"),
+    ):
         body = (ROOT / "examples" / "day" / name).read_bytes()
         assert partner.put(path, body).status_code == 202
     assert partner.put("stores", {"batch_id": str(uuid.uuid4()), "stores": [CHILE]}).status_code == 202
@@ -115,10 +135,13 @@ def bounded(document: dict, cap: int) -> dict:
         return document
     document = copy.deepcopy(document)
     schemas = document["components"]["schemas"]
-    requests_ = _closure(_references([op.get("requestBody") for item in document["paths"].values()
-                                      for op in item.values()], set()), schemas)
-    responses = _closure(_references([op["responses"] for item in document["paths"].values()
-                                      for op in item.values()], set()), schemas)
+    requests_ = _closure(
+        _references([op.get("requestBody") for item in document["paths"].values() for op in item.values()], set()),
+        schemas,
+    )
+    responses = _closure(
+        _references([op["responses"] for item in document["paths"].values() for op in item.values()], set()), schemas
+    )
     for name in requests_ - responses:
         _cap_arrays(schemas[name], cap)
     return document
@@ -132,15 +155,39 @@ def schema(fuzz_host):
 
 
 # What the registered stores' master data says (examples/day/stores.json).
-STORE_FACTS = {"NYC-001": {"currency": "USD", "exponent": 2, "country_code": "US", "time_zone": "America/New_York",
-                           "locale": "en-US"},
-               "TKY-001": {"currency": "JPY", "exponent": 0, "country_code": "JP", "time_zone": "Asia/Tokyo",
-                           "locale": "ja-JP"},
-               "SCL-001": {"currency": "CLF", "exponent": 4, "country_code": "CL", "time_zone": "America/Santiago",
-                           "locale": "es-CL"}}
-MONEY = {"unit_price", "discount_amount", "line_amount", "price_delta", "amount", "tip_amount", "taxable_amount",
-         "tax_amount", "subtotal_amount", "service_charge_amount", "rounding_amount", "total_amount",
-         "net_sales_amount", "payment_total_amount"}
+STORE_FACTS = {
+    "NYC-001": {
+        "currency": "USD",
+        "exponent": 2,
+        "country_code": "US",
+        "time_zone": "America/New_York",
+        "locale": "en-US",
+    },
+    "TKY-001": {"currency": "JPY", "exponent": 0, "country_code": "JP", "time_zone": "Asia/Tokyo", "locale": "ja-JP"},
+    "SCL-001": {
+        "currency": "CLF",
+        "exponent": 4,
+        "country_code": "CL",
+        "time_zone": "America/Santiago",
+        "locale": "es-CL",
+    },
+}
+MONEY = {
+    "unit_price",
+    "discount_amount",
+    "line_amount",
+    "price_delta",
+    "amount",
+    "tip_amount",
+    "taxable_amount",
+    "tax_amount",
+    "subtotal_amount",
+    "service_charge_amount",
+    "rounding_amount",
+    "total_amount",
+    "net_sales_amount",
+    "payment_total_amount",
+}
 STANDARD_CODES = ("SALE", "REFUND", "VOID", "RETURN", "EXCHANGE", "NO_SALE")
 LANGUAGES = ("en-US", "zh-TW", "ja-JP", "fr", "de-CH")
 
@@ -168,7 +215,7 @@ def _fit(node, store_id: str, facts: dict, business_date) -> None:
         elif isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
             node[name] = int(value)  # the generator writes integers as 2.0 too, which the service refuses
         elif name in ("name", "category_name") and isinstance(value, dict) and value:
-            node[name] = dict(zip(LANGUAGES, value.values()))
+            node[name] = dict(zip(LANGUAGES, value.values(), strict=False))  # fewer names than languages is fine
         elif name in MONEY and isinstance(value, str):
             try:
                 amount = decimal.Decimal(value)
@@ -216,9 +263,16 @@ def _report(path: str, method: str, mode: str, tally: Tally, seconds: float, fai
     target = os.environ.get("FUZZ_SUMMARY")
     if not target:
         return
-    line = {"operation": f"{method} {path}", "mode": mode, "examples": EXAMPLES, "seed": SEED,
-            "calls": tally.calls, "statuses": {str(k): v for k, v in sorted(tally.statuses.items())},
-            "seconds": round(seconds, 1), "failure": failure}
+    line = {
+        "operation": f"{method} {path}",
+        "mode": mode,
+        "examples": EXAMPLES,
+        "seed": SEED,
+        "calls": tally.calls,
+        "statuses": {str(k): v for k, v in sorted(tally.statuses.items())},
+        "seconds": round(seconds, 1),
+        "failure": failure,
+    }
     with Path(target).open("a", encoding="utf-8") as out:
         out.write(json.dumps(line) + "\n")
 
@@ -231,8 +285,9 @@ def test_every_operation_conforms_to_the_document(schema, fuzz_host, fuzz_key, p
     session = requests.Session()
 
     def call(case):
-        response = case.call_and_validate(base_url=fuzz_host.base_url, session=session, headers=headers,
-                                          checks=CHECKS, timeout=60)
+        response = case.call_and_validate(
+            base_url=fuzz_host.base_url, session=session, headers=headers, checks=CHECKS, timeout=60
+        )
         tally.add(response.status_code)
         assert response.headers.get("x-request-id"), "every answer carries x-request-id"
 
@@ -241,8 +296,14 @@ def test_every_operation_conforms_to_the_document(schema, fuzz_host, fuzz_key, p
     batch_ids = (uuid.UUID(int=(SEED << 64) + number) for number in itertools.count())
 
     @seed(SEED)
-    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None, print_blob=False,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        print_blob=False,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(generated=strategy)
     def fuzz(generated):
         call(_with_registered_store(*generated, next(batch_ids)))

@@ -31,8 +31,15 @@ pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequ
 
 DAY = "2026-11-20"
 MAX_BODY = 5 * 1024 * 1024
-TOTALS = {"trade_record_count": 1, "item_row_count": 1, "payment_row_count": 1, "net_sales_amount": "5.50",
-          "tax_amount": "0.00", "tip_amount": "0.00", "payment_total_amount": "5.50"}
+TOTALS = {
+    "trade_record_count": 1,
+    "item_row_count": 1,
+    "payment_row_count": 1,
+    "net_sales_amount": "5.50",
+    "tax_amount": "0.00",
+    "tip_amount": "0.00",
+    "payment_total_amount": "5.50",
+}
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +54,40 @@ def victim(backend_host):
 def full_trade_record(**changes) -> dict:
     """A valid record with every optional part present (a modifier, a tax line, every optional field),
     so that every field of the model has a place in the body."""
-    record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550, modifiers=[
-        {"group_id": "G-CHEESE", "option_id": "O-CHEDDAR", "option_name": "Cheddar", "quantity": "1",
-         "price_delta": "0.00"}])])
-    record.update(order_source_detail="Counter", original_trade_record_id=None, fiscal_document_no="F-1",
-                  employee_id="E-7", guest_count=2, member_id="M-0001", closed_at="2026-11-20T12:30:00-05:00")
+    record = trade_record(
+        "S1",
+        DAY,
+        [
+            Line(
+                "P-BURGER",
+                1,
+                550,
+                modifiers=[
+                    {
+                        "group_id": "G-CHEESE",
+                        "option_id": "O-CHEDDAR",
+                        "option_name": "Cheddar",
+                        "quantity": "1",
+                        "price_delta": "0.00",
+                    }
+                ],
+            )
+        ],
+    )
+    record.update(
+        order_source_detail="Counter",
+        original_trade_record_id=None,
+        fiscal_document_no="F-1",
+        employee_id="E-7",
+        guest_count=2,
+        member_id="M-0001",
+        closed_at="2026-11-20T12:30:00-05:00",
+    )
     record["items"][0].update(tax_category="STANDARD")
     record["payments"][0].update(payment_method_detail="VISA", card_last4="4242", original_payment_id=None)
-    record["tax_lines"] = [{"tax_code": "NY", "tax_rate": "0.08875", "taxable_amount": "5.50",
-                            "tax_amount": "0.00", "is_inclusive": False}]
+    record["tax_lines"] = [
+        {"tax_code": "NY", "tax_rate": "0.08875", "taxable_amount": "5.50", "tax_amount": "0.00", "is_inclusive": False}
+    ]
     record.update(changes)
     return record
 
@@ -77,8 +109,9 @@ WRITES = {
 }
 
 
-def send(partner, method: str, path: str, data: bytes, content_type: str | None = "application/json",
-         session=None) -> requests.Response:
+def send(
+    partner, method: str, path: str, data: bytes, content_type: str | None = "application/json", session=None
+) -> requests.Response:
     headers = partner.headers()
     if content_type is not None:
         headers["Content-Type"] = content_type
@@ -88,8 +121,9 @@ def send(partner, method: str, path: str, data: bytes, content_type: str | None 
 def sqlite_rows(host, partner_id: str) -> dict:
     """Rows of every data table for this partner (SQLite only)."""
     tables = ("batches", "stores", "products", "modifier_groups", "mappings", "trade_records", "closed_days")
-    return {table: host.query(f"SELECT count(*) FROM {table} WHERE partner_id = ?", partner_id)[0][0]
-            for table in tables}
+    return {
+        table: host.query(f"SELECT count(*) FROM {table} WHERE partner_id = ?", partner_id)[0][0] for table in tables
+    }
 
 
 class NothingStored:
@@ -148,6 +182,7 @@ def test_the_bodies_the_cases_start_from_are_valid(backend_host):
 
 # --- malformed, truncated and non-UTF-8 bodies ---------------------------------------------------
 
+
 @pytest.mark.parametrize("write", WRITES)
 def test_a_truncated_body_is_invalid_and_stores_nothing(victim, write):
     method, path, make = WRITES[write]
@@ -200,8 +235,11 @@ DUPLICATES = {
     # (write, marker in the encoded valid body, the same member again)
     "batch_id": ("trade-records", b'"batch_seq": 1, ', b'"batch_id": "%s", ' % str(uuid.uuid4()).encode()),
     "same value twice": ("daily-close", b'"batch_count": 1, ', b'"batch_count": 1, "batch_count": 1, '),
-    "record amount": ("trade-records", b'"total_amount": "5.50", ',
-                      b'"total_amount": "5.50", "total_amount": "0.01", '),
+    "record amount": (
+        "trade-records",
+        b'"total_amount": "5.50", ',
+        b'"total_amount": "5.50", "total_amount": "0.01", ',
+    ),
     "store currency": ("stores", b'"currency": "USD", ', b'"currency": "USD", "currency": "JPY", '),
     "language of a name": ("products", b'"en-US": "Cheeseburger", ', b'"en-US": "Cheeseburger", "en-US": "X", '),
     "mapping entry": ("mappings", b'"standard_code": "SALE"', b'"standard_code": "REFUND", "standard_code": "SALE"'),
@@ -230,6 +268,7 @@ def test_a_member_name_twice_in_one_object_is_invalid(victim, case):
 
 # --- nesting, numbers, strings -------------------------------------------------------------------
 
+
 def nested(depth: int, opener: bytes = b"[", closer: bytes = b"]") -> bytes:
     return opener * depth + closer * depth
 
@@ -244,39 +283,75 @@ HUGE = {
     "100k brackets in an ignored field": ("daily-close", "note", nested(100_000), ["$"]),
     "1e400 as an integer": ("trade-records", "batch_seq", b"1e400", ["batch_seq"]),
     "-1e400 as a count": ("daily-close", "item_row_count", b"-1e400", ["item_row_count"]),
-    "10**1000 as a version": ("trade-records", "trade_records.0.version", str(10**1000).encode(),
-                              ["trade_records[0].version"]),
+    "10**1000 as a version": (
+        "trade-records",
+        "trade_records.0.version",
+        str(10**1000).encode(),
+        ["trade_records[0].version"],
+    ),
     "10**5000 as a count": ("daily-close", "batch_count", b"9" * 5000, ["$"]),
-    "2**63 as a version": ("trade-records", "trade_records.0.version", str(2**63).encode(),
-                           ["trade_records[0].version"]),
-    "2**53 as a line number": ("trade-records", "trade_records.0.items.0.line_no", str(2**53).encode(),
-                               ["trade_records[0].items[0].line_no"]),
+    "2**63 as a version": (
+        "trade-records",
+        "trade_records.0.version",
+        str(2**63).encode(),
+        ["trade_records[0].version"],
+    ),
+    "2**53 as a line number": (
+        "trade-records",
+        "trade_records.0.items.0.line_no",
+        str(2**53).encode(),
+        ["trade_records[0].items[0].line_no"],
+    ),
     "batch_count 2**53 - 1": ("daily-close", "batch_count", str(2**53 - 1).encode(), ["batch_count"]),
     "batch_seq beyond a day's batches": ("trade-records", "batch_seq", b"100001", ["batch_seq"]),
-    "-10**30 guests": ("trade-records", "trade_records.0.guest_count", b"-" + b"1" * 31,
-                       ["trade_records[0].guest_count"]),
+    "-10**30 guests": (
+        "trade-records",
+        "trade_records.0.guest_count",
+        b"-" + b"1" * 31,
+        ["trade_records[0].guest_count"],
+    ),
     "1e400 as an amount": ("daily-close", "tax_amount", b"1e400", ["tax_amount"]),
     "a 20-digit amount": ("daily-close", "tax_amount", b'"' + b"9" * 20 + b'.00"', ["tax_amount"]),
     "1e400 in an ignored field": ("trade-records", "note", b"1e400", ["$"]),
     "10**400 in an ignored field": ("daily-close", "note", b"1" + b"0" * 400, ["$"]),
     "NaN as a count": ("daily-close", "trade_record_count", b"NaN", ["trade_record_count"]),
     "Infinity as a version": ("trade-records", "trade_records.0.version", b"Infinity", ["trade_records[0].version"]),
-    "-Infinity as an amount": ("trade-records", "trade_records.0.total_amount", b"-Infinity",
-                               ["trade_records[0].total_amount"]),
+    "-Infinity as an amount": (
+        "trade-records",
+        "trade_records.0.total_amount",
+        b"-Infinity",
+        ["trade_records[0].total_amount"],
+    ),
     "NaN in an ignored field": ("trade-records", "note", b"NaN", ["$"]),
     "Infinity in a list": ("trade-records", "note", b"[1, Infinity]", ["$"]),
     "a 4 MiB store_id": ("trade-records", "store_id", b'"' + b"S" * (4 * 1024 * 1024) + b'"', None),
-    "a 1 MiB member_id": ("trade-records", "trade_records.0.member_id", b'"' + b"7" * (1024 * 1024) + b'"',
-                          ["trade_records[0].member_id"]),
-    "a 1 MiB product name": ("trade-records", "trade_records.0.items.0.product_name",
-                             b'"' + "漢".encode() * 350_000 + b'"', ["trade_records[0].items[0].product_name"]),
+    "a 1 MiB member_id": (
+        "trade-records",
+        "trade_records.0.member_id",
+        b'"' + b"7" * (1024 * 1024) + b'"',
+        ["trade_records[0].member_id"],
+    ),
+    "a 1 MiB product name": (
+        "trade-records",
+        "trade_records.0.items.0.product_name",
+        b'"' + "漢".encode() * 350_000 + b'"',
+        ["trade_records[0].items[0].product_name"],
+    ),
     "a 1 MiB batch_id": ("daily-close", "batch_id", b'"' + b"a" * (1024 * 1024) + b'"', ["batch_id"]),
     "a 1 MiB date": ("daily-close", "business_date", b'"2026-11-20' + b"0" * (1024 * 1024) + b'"', ["business_date"]),
     "a 1 MiB timestamp": ("daily-close", "closed_at", b'"' + b"2" * (1024 * 1024) + b'"', ["closed_at"]),
-    "a NUL in a name": ("trade-records", "trade_records.0.items.0.product_name", b'"Burger\\u0000"',
-                        ["trade_records[0].items[0].product_name"]),
-    "an escape sequence in a payment type": ("trade-records", "trade_records.0.payments.0.payment_type",
-                                             b'"SALE\\u001b[2J"', ["trade_records[0].payments[0].payment_type"]),
+    "a NUL in a name": (
+        "trade-records",
+        "trade_records.0.items.0.product_name",
+        b'"Burger\\u0000"',
+        ["trade_records[0].items[0].product_name"],
+    ),
+    "an escape sequence in a payment type": (
+        "trade-records",
+        "trade_records.0.payments.0.payment_type",
+        b'"SALE\\u001b[2J"',
+        ["trade_records[0].payments[0].payment_type"],
+    ),
 }
 
 
@@ -345,6 +420,7 @@ def model_fields(model, body: dict, prefix: str = ""):
             if target.get("type") == "array" and "$ref" in target.get("items", {}) and value.get(name):
                 item = defs[target["items"]["$ref"].rsplit("/", 1)[-1]]
                 yield from walk(item, value[name][0], f"{path}.0.")
+
     yield from walk(schema, body, prefix)
 
 
@@ -420,9 +496,19 @@ def test_null_or_missing_in_a_required_field_is_invalid_at_that_field(victim, wr
 
 # --- empty bodies, content types, the size limit -------------------------------------------------
 
+
 @pytest.mark.parametrize("write", ["trade-records", "daily-close"])
-@pytest.mark.parametrize("content_type", [None, "text/plain", "application/xml", "application/problem+json",
-                                          "application/json-patch+json", "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "text/plain",
+        "application/xml",
+        "application/problem+json",
+        "application/json-patch+json",
+        "multipart/form-data; boundary=x",
+    ],
+)
 def test_a_body_not_sent_as_application_json_stores_nothing(victim, write, content_type):
     method, route, make = WRITES[write]
     body = make()
@@ -484,6 +570,7 @@ def test_a_body_just_under_5_mib_is_accepted_whole(backend_host):
 
 
 # --- path parameters -------------------------------------------------------------------------------
+
 
 def raw_get(partner, target: str) -> tuple[int, dict, bytes]:
     """GET the exact request target (after the route prefix), with no client-side normalisation:
@@ -596,16 +683,21 @@ def test_amounts_are_refused_beyond_exact_integers_and_kept_exactly_up_to_them(b
     too_much = trade_record("S1", DAY, [Line("P", 1, 10**19 - 1)], currency="CLF", exponent=4, opened_at=opened)
     body = trade_batch("S1", DAY, [too_much])
     guard = NothingStored(partner, [body["batch_id"]])
-    errors = invalid_at(partner.post("trade-records", body), "trade_records[0].subtotal_amount",
-                        "trade_records[0].total_amount", "trade_records[0].items[0].unit_price",
-                        "trade_records[0].items[0].line_amount", "trade_records[0].payments[0].amount")
+    errors = invalid_at(
+        partner.post("trade-records", body),
+        "trade_records[0].subtotal_amount",
+        "trade_records[0].total_amount",
+        "trade_records[0].items[0].unit_price",
+        "trade_records[0].items[0].line_amount",
+        "trade_records[0].payments[0].amount",
+    )
     assert "900719925474.0991 CLF" in errors[0]["message"]
     guard.check()
     largest = 2**53 - 1
     record = trade_record("S1", DAY, [Line("P", 1, largest)], currency="CLF", exponent=4, opened_at=opened)
     assert record["total_amount"] == format_minor_units(largest, 4)
     assert partner.post("trade-records", trade_batch("S1", DAY, [record])).status_code == 202
-    row, = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
+    (row,) = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
     assert row.total_minor == largest and row.payments_minor == {"SALE": largest}
 
 
@@ -627,5 +719,5 @@ def test_a_payment_type_summing_beyond_exact_integers_is_refused_and_kept_exactl
     guard.check()
     exact = trade_record("S1", DAY, [Line("P", 1, 100)], [Pay(half), Pay(half, "DEPOSIT"), Pay(half - 1)])
     assert partner.post("trade-records", trade_batch("S1", DAY, [exact])).status_code == 202
-    row, = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
+    (row,) = footprint(backend_host, partner.partner_id)["rows"][("S1", dt.date(2026, 11, 20))]
     assert row.payments_minor == {"SALE": largest, "DEPOSIT": half}

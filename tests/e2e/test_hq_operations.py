@@ -24,7 +24,7 @@ from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_st
 from tests.e2e.test_cli import new_id, ok, refused
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NEXT_DAY = "2026-11-21"
 UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
 
@@ -38,19 +38,19 @@ def table(text: str) -> list[dict[str, str]]:
     names = header.split()
     rows = []
     for line in lines[1:]:
-        if not line.strip() or any(len(line) > start and line[start - 2:start] != "  " for start in starts[1:]):
+        if not line.strip() or any(len(line) > start and line[start - 2 : start] != "  " for start in starts[1:]):
             break
-        cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [None])]
-        rows.append(dict(zip(names, cells)))
+        cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [None], strict=True)]
+        rows.append(dict(zip(names, cells, strict=True)))
     return rows
 
 
 def hq_usage(*args: str) -> subprocess.CompletedProcess:
     """`hq` in this process with arguments that argparse refuses (it exits before reading settings)."""
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit:
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exited:
         main(list(args))
-    return subprocess.CompletedProcess(["hq", *args], exit.value.code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(["hq", *args], exited.value.code, out.getvalue(), err.getvalue())
 
 
 def usage_error(result, *words: str) -> str:
@@ -62,6 +62,7 @@ def usage_error(result, *words: str) -> str:
 
 
 # --- batch show ---------------------------------------------------------------------------------
+
 
 def batch_fields(host, partner_id: str, batch_id: str) -> dict[str, str]:
     return {row["FIELD"]: row["VALUE"] for row in table(ok(host.hq_in_process("batch", "show", partner_id, batch_id)))}
@@ -139,28 +140,71 @@ def test_batch_show_refuses_an_unknown_batch_another_partners_batch_and_an_unkno
 
 # The totals and details of a day with nothing in it, in the shape the service stores them (the partner's
 # GET answers them through the DailyCloseStatus model).
-NO_TOTALS = {"trade_record_count": 0, "item_row_count": 0, "payment_row_count": 0, "net_sales_amount": "0.00",
-             "tax_amount": "0.00", "tip_amount": "0.00", "payment_total_amount": "0.00"}
-NO_DETAILS = {"raw_differences": {}, "batch_count_received": 1, "batch_count_expected": 1,
-              "batch_seqs_received": [1], "missing_batch_seqs": [], "unmapped_source_codes": [],
-              "unknown_payment_types": [], "source_codes": []}
+NO_TOTALS = {
+    "trade_record_count": 0,
+    "item_row_count": 0,
+    "payment_row_count": 0,
+    "net_sales_amount": "0.00",
+    "tax_amount": "0.00",
+    "tip_amount": "0.00",
+    "payment_total_amount": "0.00",
+}
+NO_DETAILS = {
+    "raw_differences": {},
+    "batch_count_received": 1,
+    "batch_count_expected": 1,
+    "batch_seqs_received": [1],
+    "missing_batch_seqs": [],
+    "unmapped_source_codes": [],
+    "unknown_payment_types": [],
+    "source_codes": [],
+}
 
 
-def _close(storage, partner_id: str, store_id: str, business_date: str, status: str = "RECEIVED",
-           differences: tuple[str, ...] = (), details: dict | None = None) -> None:
+def _close(
+    storage,
+    partner_id: str,
+    store_id: str,
+    business_date: str,
+    status: str = "RECEIVED",
+    differences: tuple[str, ...] = (),
+    details: dict | None = None,
+) -> None:
     """A stored close (and result), written straight through the port: a RECEIVED day due in a year
     stays RECEIVED, since no queue message was sent for it."""
     day = dt.date.fromisoformat(business_date)
     received = dt.datetime(2026, 11, 21, 4, 5, tzinfo=UTC)
-    close = ClosedDay(store_id, day, str(uuid.uuid4()), "USD", {"batch_count": 1, **NO_TOTALS}, received,
-                      received + dt.timedelta(days=365), "RECEIVED")
+    close = ClosedDay(
+        store_id,
+        day,
+        str(uuid.uuid4()),
+        "USD",
+        {"batch_count": 1, **NO_TOTALS},
+        received,
+        received + dt.timedelta(days=365),
+        "RECEIVED",
+    )
     marker = BatchMarker(partner_id, close.close_batch_id, "daily-close", 1, "digest", received, store_id, day)
     assert storage.save_daily_close(marker, close) is None
     if status != "RECEIVED":
         checked = received + dt.timedelta(minutes=15)
-        assert storage.save_result(partner_id, ClosedDay(
-            store_id, day, close.close_batch_id, "USD", {"batch_count": 1, **NO_TOTALS}, received, close.due_at,
-            status, checked, dict(NO_TOTALS), list(differences), details or {}))
+        assert storage.save_result(
+            partner_id,
+            ClosedDay(
+                store_id,
+                day,
+                close.close_batch_id,
+                "USD",
+                {"batch_count": 1, **NO_TOTALS},
+                received,
+                close.due_at,
+                status,
+                checked,
+                dict(NO_TOTALS),
+                list(differences),
+                details or {},
+            ),
+        )
 
 
 @pytest.fixture
@@ -169,11 +213,25 @@ def week(new_partner):
     partner = new_partner(stores=("S1", "S2", "S3"))
     storage = partner.host.storage()
     _close(storage, partner.partner_id, "S2", "2026-11-19", "MATCHED")
-    _close(storage, partner.partner_id, "S1", "2026-11-20", "MISMATCHED", ("tip_amount", "payment_total_amount"),
-           {"missing_batch_seqs": [2], "unknown_payment_types": ["GIFT", "VOUCHER"], "unmapped_source_codes": []})
+    _close(
+        storage,
+        partner.partner_id,
+        "S1",
+        "2026-11-20",
+        "MISMATCHED",
+        ("tip_amount", "payment_total_amount"),
+        {"missing_batch_seqs": [2], "unknown_payment_types": ["GIFT", "VOUCHER"], "unmapped_source_codes": []},
+    )
     _close(storage, partner.partner_id, "S2", "2026-11-20", "MATCHED")
-    _close(storage, partner.partner_id, "S3", "2026-11-20", "MISMATCHED", ("trade_record_count",),
-           {"unmapped_source_codes": ["99"]})
+    _close(
+        storage,
+        partner.partner_id,
+        "S3",
+        "2026-11-20",
+        "MISMATCHED",
+        ("trade_record_count",),
+        {"unmapped_source_codes": ["99"]},
+    )
     _close(storage, partner.partner_id, "S1", "2026-11-21")
     return partner
 
@@ -189,12 +247,23 @@ def test_reconcile_list_shows_every_close_of_the_partner_by_date_and_store(week,
 
     shown = ok(week.host.hq("reconcile", "list", week.partner_id))
     lines = shown.splitlines()
-    assert lines[0].split() == ["PARTNER_ID", "STORE_ID", "BUSINESS_DATE", "STATUS", "CHECKED_AT", "DIFFERENCES",
-                                "NOTES"]
+    assert lines[0].split() == [
+        "PARTNER_ID",
+        "STORE_ID",
+        "BUSINESS_DATE",
+        "STATUS",
+        "CHECKED_AT",
+        "DIFFERENCES",
+        "NOTES",
+    ]
     rows = table(shown)
     assert [(r["STORE_ID"], r["BUSINESS_DATE"], r["STATUS"]) for r in rows] == [
-        ("S2", "2026-11-19", "MATCHED"), ("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
-        ("S3", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")]
+        ("S2", "2026-11-19", "MATCHED"),
+        ("S1", "2026-11-20", "MISMATCHED"),
+        ("S2", "2026-11-20", "MATCHED"),
+        ("S3", "2026-11-20", "MISMATCHED"),
+        ("S1", "2026-11-21", "RECEIVED"),
+    ]
     mismatched = rows[1]
     assert mismatched["CHECKED_AT"] == "2026-11-21T04:20:00Z"
     assert mismatched["DIFFERENCES"] == "tip_amount,payment_total_amount"
@@ -207,31 +276,61 @@ def test_reconcile_list_shows_every_close_of_the_partner_by_date_and_store(week,
     assert "tax_amount" not in shown  # the other partner's close
 
 
-@pytest.mark.parametrize("options, expected", [
-    (("--status", "MISMATCHED"), [("S1", "2026-11-20", "MISMATCHED"), ("S3", "2026-11-20", "MISMATCHED")]),
-    (("--status", "received"), [("S1", "2026-11-21", "RECEIVED")]),
-    (("--date", "2026-11-20"), [("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
-                                ("S3", "2026-11-20", "MISMATCHED")]),
-    (("--from", "2026-11-20", "--to", "2026-11-21", "--store", "S1"),
-     [("S1", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")]),
-    (("--from", "2026-11-20"), [("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
-                                ("S3", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")]),
-    (("--to", "2026-11-19"), [("S2", "2026-11-19", "MATCHED")]),
-    (("--store", "S2", "--status", "MATCHED", "--date", "2026-11-19"), [("S2", "2026-11-19", "MATCHED")]),
-])
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        (("--status", "MISMATCHED"), [("S1", "2026-11-20", "MISMATCHED"), ("S3", "2026-11-20", "MISMATCHED")]),
+        (("--status", "received"), [("S1", "2026-11-21", "RECEIVED")]),
+        (
+            ("--date", "2026-11-20"),
+            [("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"), ("S3", "2026-11-20", "MISMATCHED")],
+        ),
+        (
+            ("--from", "2026-11-20", "--to", "2026-11-21", "--store", "S1"),
+            [("S1", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")],
+        ),
+        (
+            ("--from", "2026-11-20"),
+            [
+                ("S1", "2026-11-20", "MISMATCHED"),
+                ("S2", "2026-11-20", "MATCHED"),
+                ("S3", "2026-11-20", "MISMATCHED"),
+                ("S1", "2026-11-21", "RECEIVED"),
+            ],
+        ),
+        (("--to", "2026-11-19"), [("S2", "2026-11-19", "MATCHED")]),
+        (("--store", "S2", "--status", "MATCHED", "--date", "2026-11-19"), [("S2", "2026-11-19", "MATCHED")]),
+    ],
+)
 def test_reconcile_list_filters(week, options, expected):
     assert listed(week, *options) == expected
 
 
 def test_reconcile_list_without_a_match_says_what_it_looked_for(week):
-    shown = ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--status", "MATCHED", "--store", "S3",
-                                       "--from", "2026-11-01", "--to", "2026-11-30"))
-    assert shown == (f"No daily closes of {week.partner_id} with status MATCHED for store S3 "
-                     "from 2026-11-01 to 2026-11-30.\n")
+    shown = ok(
+        week.host.hq_in_process(
+            "reconcile",
+            "list",
+            week.partner_id,
+            "--status",
+            "MATCHED",
+            "--store",
+            "S3",
+            "--from",
+            "2026-11-01",
+            "--to",
+            "2026-11-30",
+        )
+    )
+    assert shown == (
+        f"No daily closes of {week.partner_id} with status MATCHED for store S3 from 2026-11-01 to 2026-11-30.\n"
+    )
     assert "on 2026-12-01" in ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2026-12-01"))
     partner = make_partner(week.host, stores=())
-    assert ok(week.host.hq_in_process("reconcile", "list", partner.partner_id)) == \
-        f"No daily closes of {partner.partner_id}.\n"
+    assert (
+        ok(week.host.hq_in_process("reconcile", "list", partner.partner_id))
+        == f"No daily closes of {partner.partner_id}.\n"
+    )
 
 
 def test_reconcile_list_refusals_and_usage_errors(week):
@@ -241,10 +340,14 @@ def test_reconcile_list_refusals_and_usage_errors(week):
     refused(hq("reconcile", "list", week.partner_id, "--date", "20/11/2026"), "--date", "YYYY-MM-DD")
     refused(hq("reconcile", "list", week.partner_id, "--from", "2026-02-30"), "--from", "YYYY-MM-DD")
     refused(hq("reconcile", "list", week.partner_id, "--date", ""), "--date", "YYYY-MM-DD")
-    refused(hq("reconcile", "list", week.partner_id, "--from", "2026-11-21", "--to", "2026-11-20"),
-            "--from 2026-11-21 is after --to 2026-11-20")
-    usage_error(week.host.hq("reconcile", "list", week.partner_id, "--date", "2026-11-20", "--to", "2026-11-21"),
-                "--date cannot be combined")
+    refused(
+        hq("reconcile", "list", week.partner_id, "--from", "2026-11-21", "--to", "2026-11-20"),
+        "--from 2026-11-21 is after --to 2026-11-20",
+    )
+    usage_error(
+        week.host.hq("reconcile", "list", week.partner_id, "--date", "2026-11-20", "--to", "2026-11-21"),
+        "--date cannot be combined",
+    )
     usage_error(hq_usage("reconcile", "list", week.partner_id, "--status", "DONE"), "invalid choice")
     usage_error(hq_usage("reconcile", "list", week.partner_id, "--format", "xml"), "invalid choice")
 
@@ -255,9 +358,14 @@ def test_reconcile_list_without_a_partner_lists_every_partners_closes(week, new_
 
     shown = ok(week.host.hq("reconcile", "list", "--date", "2026-11-20"))
     rows = [(row["PARTNER_ID"], row["STORE_ID"], row["STATUS"]) for row in table(shown)]
-    assert [row for row in rows if row[0] in (week.partner_id, other.partner_id)] == sorted([
-        (week.partner_id, "S1", "MISMATCHED"), (week.partner_id, "S2", "MATCHED"),
-        (week.partner_id, "S3", "MISMATCHED"), (other.partner_id, "東京-01", "MISMATCHED")])
+    assert [row for row in rows if row[0] in (week.partner_id, other.partner_id)] == sorted(
+        [
+            (week.partner_id, "S1", "MISMATCHED"),
+            (week.partner_id, "S2", "MATCHED"),
+            (week.partner_id, "S3", "MISMATCHED"),
+            (other.partner_id, "東京-01", "MISMATCHED"),
+        ]
+    )
     assert "hq reconcile show PARTNER_ID STORE_ID BUSINESS_DATE" in shown
 
 
@@ -267,39 +375,84 @@ def test_reconcile_list_as_json_and_csv(week):
 
     as_json = json.loads(ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--format", "json")))
     assert [(day["store_id"], day["business_date"], day["status"]) for day in as_json] == [
-        ("S2", "2026-11-19", "MATCHED"), ("S1", "2026-11-20", "MISMATCHED"), ("S2", "2026-11-20", "MATCHED"),
-        ("S3", "2026-11-20", "MISMATCHED"), ("S1", "2026-11-21", "RECEIVED")]
-    assert as_json[1] == {"partner_id": week.partner_id, "store_id": "S1", "business_date": "2026-11-20",
-                          "status": "MISMATCHED", "checked_at": "2026-11-21T04:20:00Z",
-                          "differences": ["tip_amount", "payment_total_amount"],
-                          "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER"}
+        ("S2", "2026-11-19", "MATCHED"),
+        ("S1", "2026-11-20", "MISMATCHED"),
+        ("S2", "2026-11-20", "MATCHED"),
+        ("S3", "2026-11-20", "MISMATCHED"),
+        ("S1", "2026-11-21", "RECEIVED"),
+    ]
+    assert as_json[1] == {
+        "partner_id": week.partner_id,
+        "store_id": "S1",
+        "business_date": "2026-11-20",
+        "status": "MISMATCHED",
+        "checked_at": "2026-11-21T04:20:00Z",
+        "differences": ["tip_amount", "payment_total_amount"],
+        "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER",
+    }
     assert as_json[4]["checked_at"] is None and as_json[4]["differences"] == []
 
-    as_csv = list(csv.DictReader(io.StringIO(ok(week.host.hq("reconcile", "list", week.partner_id,
-                                                             "--status", "MISMATCHED", "--format", "csv")))))
+    as_csv = list(
+        csv.DictReader(
+            io.StringIO(
+                ok(week.host.hq("reconcile", "list", week.partner_id, "--status", "MISMATCHED", "--format", "csv"))
+            )
+        )
+    )
     assert as_csv == [
-        {"partner_id": week.partner_id, "store_id": "S1", "business_date": "2026-11-20", "status": "MISMATCHED",
-         "checked_at": "2026-11-21T04:20:00Z", "differences": "tip_amount,payment_total_amount",
-         "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER"},
-        {"partner_id": week.partner_id, "store_id": "S3", "business_date": "2026-11-20", "status": "MISMATCHED",
-         "checked_at": "2026-11-21T04:20:00Z", "differences": "trade_record_count", "notes": "unmapped 99"}]
+        {
+            "partner_id": week.partner_id,
+            "store_id": "S1",
+            "business_date": "2026-11-20",
+            "status": "MISMATCHED",
+            "checked_at": "2026-11-21T04:20:00Z",
+            "differences": "tip_amount,payment_total_amount",
+            "notes": "missing batch_seq 2; unknown payment_type GIFT,VOUCHER",
+        },
+        {
+            "partner_id": week.partner_id,
+            "store_id": "S3",
+            "business_date": "2026-11-20",
+            "status": "MISMATCHED",
+            "checked_at": "2026-11-21T04:20:00Z",
+            "differences": "trade_record_count",
+            "notes": "unmapped 99",
+        },
+    ]
     # Nothing found: still a document a script can read.
-    assert ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01",
-                                      "--format", "json")) == "[]\n"
-    assert ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01",
-                                      "--format", "csv")).splitlines() == [
-        "partner_id,store_id,business_date,status,checked_at,differences,notes"]
+    assert (
+        ok(week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01", "--format", "json"))
+        == "[]\n"
+    )
+    assert ok(
+        week.host.hq_in_process("reconcile", "list", week.partner_id, "--date", "2030-01-01", "--format", "csv")
+    ).splitlines() == ["partner_id,store_id,business_date,status,checked_at,differences,notes"]
 
 
 # --- reconcile show -----------------------------------------------------------------------------
 
+
 def test_reconcile_show_prints_raw_differences_and_details_as_readable_text(week):
     storage = week.host.storage()
-    _close(storage, week.partner_id, "S2", "2026-11-22", "MISMATCHED", ("trade_record_count",), {
-        "raw_differences": {"trade_record_count": -1, "tax_amount": "0.01", "net_sales_amount": "-12.50"},
-        "batch_count_received": 2, "batch_count_expected": 3, "batch_seqs_received": [1, 3],
-        "missing_batch_seqs": [2], "unmapped_source_codes": ["99", "VD/01"], "unknown_payment_types": ["GIFT"],
-        "source_codes": ["01", "99", "VD/01"], "mapped_source_codes": {"01": "SALE"}})
+    _close(
+        storage,
+        week.partner_id,
+        "S2",
+        "2026-11-22",
+        "MISMATCHED",
+        ("trade_record_count",),
+        {
+            "raw_differences": {"trade_record_count": -1, "tax_amount": "0.01", "net_sales_amount": "-12.50"},
+            "batch_count_received": 2,
+            "batch_count_expected": 3,
+            "batch_seqs_received": [1, 3],
+            "missing_batch_seqs": [2],
+            "unmapped_source_codes": ["99", "VD/01"],
+            "unknown_payment_types": ["GIFT"],
+            "source_codes": ["01", "99", "VD/01"],
+            "mapped_source_codes": {"01": "SALE"},
+        },
+    )
     shown = ok(week.host.hq("reconcile", "show", week.partner_id, "S2", "2026-11-22"))
     assert "{" not in shown and "[" not in shown and "'" not in shown  # no Python dict or list
     assert shown.splitlines()[0] == f"{week.partner_id} S2 2026-11-22: MISMATCHED (checked 2026-11-21T04:20:00Z)"
@@ -321,8 +474,12 @@ def test_reconcile_show_of_a_received_day_says_when_it_is_due(week):
 
 def test_reconcile_show_and_run_of_an_unregistered_store_say_it_is_not_registered(week):
     for action in ("show", "run"):
-        refused(week.host.hq("reconcile", action, week.partner_id, "S9", "2026-11-20"), "store S9 is not registered",
-                week.partner_id, f"store list {week.partner_id}")
+        refused(
+            week.host.hq("reconcile", action, week.partner_id, "S9", "2026-11-20"),
+            "store S9 is not registered",
+            week.partner_id,
+            f"store list {week.partner_id}",
+        )
     refused(week.host.hq("reconcile", "show", week.partner_id, "S2", "2026-11-25"), "no daily close received")
     ok(week.host.hq_in_process("store", "unregister", week.partner_id, "S3"))  # its results stay readable
     shown = ok(week.host.hq_in_process("reconcile", "show", week.partner_id, "S3", "2026-11-20"))
@@ -344,13 +501,19 @@ def test_a_received_day_tells_the_partner_when_its_reconciliation_is_due(backend
 
 # --- payment types ------------------------------------------------------------------------------
 
+
 def directions_of(partner) -> dict[str, tuple[str, str]]:
     shown = ok(partner.host.hq_in_process("payment-type", "list", partner.partner_id))
     return {row["PAYMENT_TYPE"]: (row["DIRECTION"], row["SOURCE"]) for row in table(shown)}
 
 
-SUGGESTED = {"SALE": ("1", "suggested"), "REFUND": ("-1", "suggested"), "DEPOSIT": ("1", "suggested"),
-             "DEPOSIT_APPLIED": ("0", "suggested"), "ADJUSTMENT": ("1", "suggested")}
+SUGGESTED = {
+    "SALE": ("1", "suggested"),
+    "REFUND": ("-1", "suggested"),
+    "DEPOSIT": ("1", "suggested"),
+    "DEPOSIT_APPLIED": ("0", "suggested"),
+    "ADJUSTMENT": ("1", "suggested"),
+}
 
 
 def test_payment_type_list_shows_the_suggested_directions_and_the_partners_own(partner):
@@ -360,20 +523,30 @@ def test_payment_type_list_shows_the_suggested_directions_and_the_partners_own(p
     assert list(directions_of(partner).items()) == list(SUGGESTED.items())  # in the reference list's order
     assert "PAYMENT_TYPE_UNKNOWN_DIRECTION" in shown.splitlines()[-1]
 
-    assert "direction -1, money given back" in ok(hq("payment-type", "set", partner.partner_id, "PAYOUT",
-                                                     "--direction", "-1"))
+    assert "direction -1, money given back" in ok(
+        hq("payment-type", "set", partner.partner_id, "PAYOUT", "--direction", "-1")
+    )
     ok(hq("payment-type", "set", partner.partner_id, "GIFT", "--direction=0"))
     overridden = ok(hq("payment-type", "set", partner.partner_id, "ADJUSTMENT", "--direction", "-1"))
     assert "overrides the suggested direction 1" in overridden
-    assert "suggested direction is 1 too" in ok(hq("payment-type", "set", partner.partner_id, "SALE",
-                                                   "--direction", "1"))
+    assert "suggested direction is 1 too" in ok(
+        hq("payment-type", "set", partner.partner_id, "SALE", "--direction", "1")
+    )
     assert "(was -1)" in ok(hq("payment-type", "set", partner.partner_id, "PAYOUT", "--direction", "+1"))
     assert directions_of(partner) == {
-        **SUGGESTED, "SALE": ("1", "partner (same as suggested)"),
-        "ADJUSTMENT": ("-1", "partner (overrides suggested 1)"), "GIFT": ("0", "partner"), "PAYOUT": ("1", "partner")}
+        **SUGGESTED,
+        "SALE": ("1", "partner (same as suggested)"),
+        "ADJUSTMENT": ("-1", "partner (overrides suggested 1)"),
+        "GIFT": ("0", "partner"),
+        "PAYOUT": ("1", "partner"),
+    }
     assert list(directions_of(partner))[-2:] == ["GIFT", "PAYOUT"]  # the partner's own after, sorted
     assert partner.host.storage().payment_directions(partner.partner_id) == {
-        "PAYOUT": 1, "GIFT": 0, "ADJUSTMENT": -1, "SALE": 1}
+        "PAYOUT": 1,
+        "GIFT": 0,
+        "ADJUSTMENT": -1,
+        "SALE": 1,
+    }
 
 
 def test_payment_directions_are_per_partner(new_partner):
@@ -390,8 +563,11 @@ def test_payment_type_unset(partner):
     assert "suggested direction -1 again" in ok(hq("payment-type", "unset", partner.partner_id, "REFUND"))
     assert directions_of(partner) == SUGGESTED
     refused(partner.host.hq("payment-type", "unset", partner.partner_id, "GIFT"), "no direction of its own", "GIFT")
-    refused(hq("payment-type", "unset", partner.partner_id, "SALE"), "no direction of its own",
-            "SALE keeps its suggested direction 1")
+    refused(
+        hq("payment-type", "unset", partner.partner_id, "SALE"),
+        "no direction of its own",
+        "SALE keeps its suggested direction 1",
+    )
 
 
 @pytest.mark.parametrize("code", ["x" * 50, "Gift card", "商品券", "a/b?#"])
@@ -410,15 +586,18 @@ def test_an_invalid_payment_type_is_refused(partner, code):
     assert partner.host.storage().payment_directions(partner.partner_id) == {}
 
 
-@pytest.mark.parametrize("args, words", [
-    (("set", "p-1", "GIFT", "--direction", "2"), ("invalid choice",)),
-    (("set", "p-1", "GIFT", "--direction", "in"), ("invalid int value",)),
-    (("set", "p-1", "GIFT"), ("--direction",)),
-    (("set", "p-1"), ()),
-    (("unset", "p-1"), ()),
-    (("list",), ()),
-    (("delete", "p-1", "GIFT"), ("invalid choice",)),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("set", "p-1", "GIFT", "--direction", "2"), ("invalid choice",)),
+        (("set", "p-1", "GIFT", "--direction", "in"), ("invalid int value",)),
+        (("set", "p-1", "GIFT"), ("--direction",)),
+        (("set", "p-1"), ()),
+        (("unset", "p-1"), ()),
+        (("list",), ()),
+        (("delete", "p-1", "GIFT"), ("invalid choice",)),
+    ],
+)
 def test_payment_type_usage_errors(args, words):
     usage_error(hq_usage("payment-type", *args), *words)
 
@@ -437,6 +616,7 @@ def test_payment_type_commands_refuse_an_unknown_partner(host, command):
 
 # --- end to end: a custom payment type, over HTTP, on both backends ----------------------------
 
+
 @pytest.fixture
 def shop(backend_host):
     partner = make_partner(backend_host)
@@ -452,8 +632,13 @@ def unknown_direction_paths(response: dict) -> list[tuple[str, str]]:
 def test_a_custom_payment_type_counts_once_hq_sets_its_direction(shop):
     host, partner_id = shop.host, shop.partner_id
     credit = 300
-    record = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], tax=88,
-                          payments=[Pay(1188 - credit, "SALE"), Pay(credit, "STORE_CREDIT")])
+    record = trade_record(
+        "S1",
+        DAY,
+        [Line("P-BURGER", 2, 550)],
+        tax=88,
+        payments=[Pay(1188 - credit, "SALE"), Pay(credit, "STORE_CREDIT")],
+    )
     accepted = push(shop, "S1", [record])
     assert unknown_direction_paths(accepted) == [("trade_records[0]", "payments[1].payment_type")]
     fields = batch_fields(host, partner_id, accepted["batch_id"])
@@ -485,18 +670,29 @@ def test_a_custom_payment_type_counts_once_hq_sets_its_direction(shop):
     assert status["actual"] == totals
 
     # New trade records with it are accepted without the warning, and a new day matches on its own.
-    later = trade_record("S1", NEXT_DAY, [Line("P-COLA", 1, 199)], opened_at="2026-11-21T12:00:00-05:00",
-                         payments=[Pay(199, "STORE_CREDIT")])
+    later = trade_record(
+        "S1",
+        NEXT_DAY,
+        [Line("P-COLA", 1, 199)],
+        opened_at="2026-11-21T12:00:00-05:00",
+        payments=[Pay(199, "STORE_CREDIT")],
+    )
     assert push(shop, "S1", [later], business_date=NEXT_DAY)["warnings"] == []
     next_totals = totals_of([later], {"01"}, {**DIRECTIONS, "STORE_CREDIT": 1})
     assert close_and_wait(shop, "S1", next_totals, business_date=NEXT_DAY)["status"] == "MATCHED"
 
     # Unset: HQ no longer knows it, and the warning is back.
     ok(host.hq_in_process("payment-type", "unset", partner_id, "STORE_CREDIT"))
-    again = trade_record("S1", NEXT_DAY, [Line("P-COLA", 1, 199)], opened_at="2026-11-21T12:00:00-05:00",
-                         payments=[Pay(199, "STORE_CREDIT")])
+    again = trade_record(
+        "S1",
+        NEXT_DAY,
+        [Line("P-COLA", 1, 199)],
+        opened_at="2026-11-21T12:00:00-05:00",
+        payments=[Pay(199, "STORE_CREDIT")],
+    )
     assert unknown_direction_paths(push(shop, "S1", [again], batch_seq=2, business_date=NEXT_DAY)) == [
-        ("trade_records[0]", "payments[0].payment_type")]
+        ("trade_records[0]", "payments[0].payment_type")
+    ]
 
 
 def test_payment_type_set_names_the_days_that_left_it_out(shop):
@@ -507,11 +703,13 @@ def test_payment_type_set_names_the_days_that_left_it_out(shop):
     shown = ok(host.hq_in_process("payment-type", "set", partner_id, "VOUCHER", "--direction", "1"))
     assert "1 reconciled day(s) left VOUCHER out" in shown
     assert f"python -m hq reconcile run {partner_id} S1 {DAY}" in shown.splitlines()[-1]
-    assert "reconciled day(s)" not in ok(host.hq_in_process("payment-type", "set", partner_id, "OTHER",
-                                                            "--direction", "1"))
+    assert "reconciled day(s)" not in ok(
+        host.hq_in_process("payment-type", "set", partner_id, "OTHER", "--direction", "1")
+    )
 
 
 # --- the README -------------------------------------------------------------------------------------
+
 
 def test_every_hq_command_is_in_the_readme_table():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -33,8 +33,11 @@ def padded_to(body: dict, size: int) -> bytes:
 
 
 @pytest.mark.parametrize("path, make_body", WRITES)
-@pytest.mark.parametrize("data", [b"{", b'{"batch_id": }', b"not json", b"\xff\xfe{}", b'{"batch_id": "a"}x'],
-                         ids=["unclosed", "no-value", "text", "not-utf8", "trailing"])
+@pytest.mark.parametrize(
+    "data",
+    [b"{", b'{"batch_id": }', b"not json", b"\xff\xfe{}", b'{"batch_id": "a"}x'],
+    ids=["unclosed", "no-value", "text", "not-utf8", "trailing"],
+)
 def test_malformed_json_is_invalid(partner, path, make_body, data):
     assert error_paths(raw_put(partner, path, data)) == ["$"]
 
@@ -53,8 +56,17 @@ def test_an_empty_body_is_invalid(partner, path, make_body):
 
 
 @pytest.mark.parametrize("path, make_body", WRITES)
-@pytest.mark.parametrize("content_type", [None, "text/plain", "application/x-www-form-urlencoded", "text/json",
-                                          "application/jsonx", "multipart/form-data; boundary=x"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        None,
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "text/json",
+        "application/jsonx",
+        "multipart/form-data; boundary=x",
+    ],
+)
 def test_a_body_not_sent_as_application_json_is_invalid(partner, path, make_body, content_type):
     body = make_body()
     response = raw_put(partner, path, json.dumps(body).encode(), content_type)
@@ -64,8 +76,9 @@ def test_a_body_not_sent_as_application_json_is_invalid(partner, path, make_body
     assert partner.put(path, body).status_code == 202
 
 
-@pytest.mark.parametrize("content_type", ["application/json; charset=utf-8", "Application/JSON",
-                                          "application/json ;charset=UTF-8"])
+@pytest.mark.parametrize(
+    "content_type", ["application/json; charset=utf-8", "Application/JSON", "application/json ;charset=UTF-8"]
+)
 def test_application_json_with_parameters_or_other_case_is_accepted(partner, content_type):
     response = raw_put(partner, "stores", json.dumps(stores_batch(store("S1"))).encode(), content_type)
     assert response.status_code == 202, response.text
@@ -78,6 +91,7 @@ def test_non_ascii_text_arrives_intact(partner):
 
 
 # --- body size ----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("path, make_body", WRITES)
 def test_a_body_just_over_5_mib_is_too_large(partner, path, make_body):
@@ -98,16 +112,24 @@ def test_a_body_of_exactly_5_mib_is_accepted(partner, path, make_body):
 
 def test_a_chunked_body_just_over_5_mib_is_too_large(partner):
     data = padded_to(stores_batch(store("S1")), MAX_BODY + 1)
-    chunks = (data[start:start + 65536] for start in range(0, len(data), 65536))  # no Content-Length
-    response = requests.put(partner.host.url("stores"), data=chunks, timeout=60,
-                            headers={**partner.headers(), "Content-Type": "application/json"})
+    chunks = (data[start : start + 65536] for start in range(0, len(data), 65536))  # no Content-Length
+    response = requests.put(
+        partner.host.url("stores"),
+        data=chunks,
+        timeout=60,
+        headers={**partner.headers(), "Content-Type": "application/json"},
+    )
     problem_of(response, 413, "PAYLOAD_TOO_LARGE")
 
 
 def test_a_chunked_body_within_the_limit_is_accepted(partner):
     data = json.dumps(stores_batch(store("S1"))).encode()
-    response = requests.put(partner.host.url("stores"), data=iter([data[:10], data[10:]]), timeout=60,
-                            headers={**partner.headers(), "Content-Type": "application/json"})
+    response = requests.put(
+        partner.host.url("stores"),
+        data=iter([data[:10], data[10:]]),
+        timeout=60,
+        headers={**partner.headers(), "Content-Type": "application/json"},
+    )
     assert response.status_code == 202, response.text
 
 
@@ -117,6 +139,7 @@ def test_a_large_body_without_a_key_is_unauthorized_not_too_large(partner):
 
 
 # --- problem documents and request ids ----------------------------------------------------------
+
 
 def test_a_problem_document_carries_the_request_id(partner):
     response = raw_put(partner, "stores", b"{")
@@ -152,6 +175,7 @@ def test_problem_details_do_not_echo_what_was_sent(partner):
 
 
 # --- rate limit ---------------------------------------------------------------------------------
+
 
 def test_too_many_requests_are_rate_limited_per_partner(tmp_path):
     limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="3")
@@ -199,10 +223,12 @@ def test_keyed_answers_carry_the_partners_quota_and_what_is_left(tmp_path):
         if reset < 10:  # too close to the window's end for five requests in one window: wait for the next
             time.sleep(reset + 0.5)
             first = partner.get("reference/order-types")
-        answers = [first,
-                   raw_put(partner, "stores", b'{"batch_id": }'),  # a 400 of the partner's own
-                   partner.put("stores", stores_batch(store("東京-001"))),  # a 2xx write
-                   partner.put("stores", stores_batch(store("99-999")))]  # a 403: not registered
+        answers = [
+            first,
+            raw_put(partner, "stores", b'{"batch_id": }'),  # a 400 of the partner's own
+            partner.put("stores", stores_batch(store("東京-001"))),  # a 2xx write
+            partner.put("stores", stores_batch(store("99-999"))),
+        ]  # a 403: not registered
         assert [answer.status_code for answer in answers][:3] == [200, 400, 202] and answers[3].status_code == 403
         assert [quota_left(answer)[0] for answer in answers] == [3, 2, 1, 0]
         limited = partner.get("reference/order-types")
@@ -217,8 +243,9 @@ def test_no_quota_headers_without_a_known_partner_or_without_a_limit(tmp_path, p
     limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="4")
     try:
         health = requests.get(limited_host.url("health"), timeout=10)
-        unknown_key = requests.get(limited_host.url("reference/order-types"),
-                                   headers={"x-functions-key": "not-a-key-0000"}, timeout=10)
+        unknown_key = requests.get(
+            limited_host.url("reference/order-types"), headers={"x-functions-key": "not-a-key-0000"}, timeout=10
+        )
         problem_of(unknown_key, 401, "UNAUTHORIZED")
         for answer in (health, unknown_key):
             assert "RateLimit" not in answer.headers and "RateLimit-Policy" not in answer.headers

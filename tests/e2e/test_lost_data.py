@@ -21,9 +21,9 @@ from ingest.batches import MAX_UNKNOWN_MEMBER_WARNINGS, is_field_name
 from ingest.parsing import _member_fields, member_names
 from ingest.wire.requests import DailyClose, MappingsBatch, ProductsBatch, StoresBatch, TradeRecordsBatch
 from tests.conftest import make_partner
-from tests.payloads import combo, mapping_batch, modifier_group, product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result
 from tests.e2e.test_resend import WRITES, forms_of, send
+from tests.payloads import combo, mapping_batch, modifier_group, product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 REPEATED = "BATCH_SEQ_REPEATED"
@@ -38,8 +38,14 @@ def anywhere(backend_host):
 
 def ticket(**changes) -> dict:
     """A Lisbon-style sale: a fiscal document number with punctuation, a product code with a slash."""
-    return trade_record("S1", DAY, [Line("ABC/12-XL", 2, 550), Line("P-COLA", 1, 199)], tax=130,
-                        fiscal_document_no=f"FT A/2026/{uuid.uuid4().int % 100000}", **changes)
+    return trade_record(
+        "S1",
+        DAY,
+        [Line("ABC/12-XL", 2, 550), Line("P-COLA", 1, 199)],
+        tax=130,
+        fiscal_document_no=f"FT A/2026/{uuid.uuid4().int % 100000}",
+        **changes,
+    )
 
 
 def accepted(response) -> dict:
@@ -53,6 +59,7 @@ def coded(answer: dict, code: str) -> list[tuple[str, str | None, str]]:
 
 
 # --- BATCH_SEQ_REPEATED ---------------------------------------------------------------------------------
+
 
 def test_a_batch_seq_received_before_for_the_store_day_is_warned_about(anywhere):
     open_store(anywhere, "S1")
@@ -72,10 +79,12 @@ def test_other_batch_seqs_days_and_stores_are_not_repeats(anywhere):
     open_store(anywhere, "S1")
     for seq in (1, 2, 3):
         assert coded(accepted(anywhere.post("trade-records", trade_batch("S1", DAY, [ticket()], seq))), REPEATED) == []
-    other_day = trade_record("S1", "2026-11-21", [Line("P-BURGER", 1, 550)], tax=44,
-                             opened_at="2026-11-21T12:00:00-05:00")
-    assert coded(accepted(anywhere.post("trade-records", trade_batch("S1", "2026-11-21", [other_day], 1))),
-                 REPEATED) == []
+    other_day = trade_record(
+        "S1", "2026-11-21", [Line("P-BURGER", 1, 550)], tax=44, opened_at="2026-11-21T12:00:00-05:00"
+    )
+    assert (
+        coded(accepted(anywhere.post("trade-records", trade_batch("S1", "2026-11-21", [other_day], 1))), REPEATED) == []
+    )
 
 
 def test_a_resend_of_the_same_batch_is_not_a_repeated_batch_seq(anywhere):
@@ -92,8 +101,9 @@ def test_a_repeated_batch_seq_shows_in_the_days_result_as_before(anywhere):
     records = [ticket(), ticket()]
     accepted(anywhere.post("trade-records", trade_batch("S1", DAY, records[:1], 1)))
     assert coded(accepted(anywhere.post("trade-records", trade_batch("S1", DAY, records[1:], 1))), REPEATED)
-    close = accepted(anywhere.post("daily-close", daily_close("S1", DAY, totals_of(records, {"01"}, DIRECTIONS),
-                                                              batch_count=2)))
+    close = accepted(
+        anywhere.post("daily-close", daily_close("S1", DAY, totals_of(records, {"01"}, DIRECTIONS), batch_count=2))
+    )
     assert close["warnings"] == []
     result = wait_for_result(anywhere, "S1", DAY)
     assert result["details"]["batch_seqs_received"] == [1, 1]
@@ -101,20 +111,34 @@ def test_a_repeated_batch_seq_shows_in_the_days_result_as_before(anywhere):
 
 # --- UNKNOWN_MEMBER_IGNORED -----------------------------------------------------------------------------
 
+
 def unknown_of(answer: dict) -> list[tuple[str, str | None]]:
     return [(path, field) for path, field, _ in coded(answer, UNKNOWN)]
 
 
 def test_misspelled_members_of_a_trade_record_are_warned_at_every_depth(partner):
     open_store(partner, "S1")
-    cheese = {"group_id": "G-CHEESE", "option_id": "O-CHEDDAR", "quantity": "1", "price_delta": "0.00",
-              "price_delat": "0.50"}
+    cheese = {
+        "group_id": "G-CHEESE",
+        "option_id": "O-CHEDDAR",
+        "quantity": "1",
+        "price_delta": "0.00",
+        "price_delat": "0.50",
+    }
     record = ticket(totl_amount="13.29")
     record["items"][1]["tip_amout"] = "1.00"
     record["items"][0]["modifiers"] = [cheese]
     record["payments"][0]["tip_amout"] = "1.00"
-    record["tax_lines"] = [{"tax_code": "IVA/23", "tax_rate": "0.23", "taxable_amount": "12.99",
-                            "tax_amount": "1.30", "is_inclusive": False, "tax_cod": "IVA"}]
+    record["tax_lines"] = [
+        {
+            "tax_code": "IVA/23",
+            "tax_rate": "0.23",
+            "taxable_amount": "12.99",
+            "tax_amount": "1.30",
+            "is_inclusive": False,
+            "tax_cod": "IVA",
+        }
+    ]
     body = {**trade_batch("S1", DAY, [ticket(), record], batch_seq=1), "batch_sq": 1}
     answer = accepted(partner.post("trade-records", body))
     assert unknown_of(answer) == [
@@ -128,8 +152,11 @@ def test_misspelled_members_of_a_trade_record_are_warned_at_every_depth(partner)
     message = coded(answer, UNKNOWN)[1][2]
     assert message.startswith("tip_amout is not a field the service knows") and "1.00" not in message
     # Ignored as before: the record is stored as the known members say.
-    stored = partner.host.query("SELECT document FROM trade_records WHERE partner_id = ? AND trade_record_id = ?",
-                                partner.partner_id, record["trade_record_id"])
+    stored = partner.host.query(
+        "SELECT document FROM trade_records WHERE partner_id = ? AND trade_record_id = ?",
+        partner.partner_id,
+        record["trade_record_id"],
+    )
     document = json.loads(stored[0][0])
     assert "totl_amount" not in document and document["fiscal_document_no"] == record["fiscal_document_no"]
 
@@ -142,18 +169,18 @@ def test_unknown_members_of_stores_products_groups_mappings_and_closes_are_warne
     component_typo["combo_components"][2]["substitue_group_id"] = "G-DRINKS"
     group = modifier_group()
     group["options"][1]["is_defualt"] = True
-    body = products_batch([product("ABC/12-XL", descripton="ไก่ทอด"), component_typo],
-                          [{**group, "max_selct": 1}])
+    body = products_batch([product("ABC/12-XL", descripton="ไก่ทอด"), component_typo], [{**group, "max_selct": 1}])
     answer = accepted(partner.put("products", body))
-    assert unknown_of(answer) == [("products[0]", "descripton"),
-                                  ("products[1]", "combo_components[2].substitue_group_id"),
-                                  ("modifier_groups[0]", "options[1].is_defualt"),
-                                  ("modifier_groups[0]", "max_selct")]
+    assert unknown_of(answer) == [
+        ("products[0]", "descripton"),
+        ("products[1]", "combo_components[2].substitue_group_id"),
+        ("modifier_groups[0]", "options[1].is_defualt"),
+        ("modifier_groups[0]", "max_selct"),
+    ]
 
     mapping = mapping_batch(("01", "SALE"), ("VD/02", "REFUND"))
     mapping["mappings"][1]["standard_cod"] = "VOID"
-    assert unknown_of(accepted(partner.put("mappings/transaction-types", mapping))) == [
-        ("mappings[1]", "standard_cod")]
+    assert unknown_of(accepted(partner.put("mappings/transaction-types", mapping))) == [("mappings[1]", "standard_cod")]
 
     close = daily_close("S1", DAY, totals_of([], {"01"}, DIRECTIONS), tip_amout="0.00")
     assert unknown_of(accepted(partner.post("daily-close", close))) == [("$", "tip_amout")]
@@ -162,16 +189,22 @@ def test_unknown_members_of_stores_products_groups_mappings_and_closes_are_warne
 def test_localized_names_hold_language_tags_not_members(partner):
     open_store(partner, "S1")
     names = {"en-US": "Fried chicken", "th": "ไก่ทอด", "zh-Hant-TW": "炸雞", "ar": "دجاج مقلي", "pt-PT": "Frango"}
-    body = products_batch([product("P-ไก่/01", name=names, category_id="C/1", category_name=names)],
-                          [modifier_group(name=names)])
+    body = products_batch(
+        [product("P-ไก่/01", name=names, category_id="C/1", category_name=names)], [modifier_group(name=names)]
+    )
     assert accepted(partner.put("products", body))["warnings"] == []
 
 
 def test_a_member_name_that_does_not_read_as_a_field_name_is_not_repeated(partner):
     open_store(partner, "S1")
     record = ticket()
-    odd = {"Visa 4111111111111111": "x", "4111111111111111": "x", "jane.doe@example.com": "x",
-           "card_4111111111111111": "x", "会员": "x"}
+    odd = {
+        "Visa 4111111111111111": "x",
+        "4111111111111111": "x",
+        "jane.doe@example.com": "x",
+        "card_4111111111111111": "x",
+        "会员": "x",
+    }
     record.update(odd)
     record["items"][0]["+1 212 555 0123"] = "x"
     response = partner.post("trade-records", trade_batch("S1", DAY, [record]))
@@ -189,8 +222,10 @@ def test_unknown_members_are_counted_after_the_first_hundred(partner):
     answer = accepted(partner.post("trade-records", trade_batch("S1", DAY, records)))
     warnings = coded(answer, UNKNOWN)
     assert len(warnings) == MAX_UNKNOWN_MEMBER_WARNINGS + 1
-    assert [(path, field) for path, field, _ in warnings[:2]] == [("trade_records[0]", "loyalty_points"),
-                                                                 ("trade_records[1]", "loyalty_points")]
+    assert [(path, field) for path, field, _ in warnings[:2]] == [
+        ("trade_records[0]", "loyalty_points"),
+        ("trade_records[1]", "loyalty_points"),
+    ]
     assert warnings[-1][:2] == ("$", None) and warnings[-1][2].startswith("20 more members")
 
 
@@ -201,8 +236,9 @@ def test_a_name_of_another_object_of_the_request_is_not_reported_in_the_wrong_pl
     open_store(partner, "S1")
     alone = accepted(partner.post("trade-records", trade_batch("S1", DAY, [ticket(amount="1.00")])))
     assert unknown_of(alone) == []
-    beside = accepted(partner.post("trade-records", trade_batch("S1", DAY, [ticket(amount="1.00"),
-                                                                         ticket(tip_amout="1.00")])))
+    beside = accepted(
+        partner.post("trade-records", trade_batch("S1", DAY, [ticket(amount="1.00"), ticket(tip_amout="1.00")]))
+    )
     assert unknown_of(beside) == [("trade_records[1]", "tip_amout")]
 
 
@@ -217,6 +253,7 @@ def test_a_resend_with_an_unknown_member_is_answered_from_its_marker_without_it(
 def test_every_model_has_a_required_member():
     """The unknown-name check takes an object none of whose names is known, with string values only, for
     a localized text (ingest/parsing.py `_NameCheck`): an object of a model always has a known name."""
+
     def models_under(model, seen):
         if model not in seen:
             seen.add(model)
@@ -233,11 +270,25 @@ def test_every_model_has_a_required_member():
 
 def test_field_names_are_those_that_carry_no_personal_or_card_data():
     assert all(map(is_field_name, ["tip_amout", "loyaltyPoints", "x-ext", "address_line_2", "iso3166"]))
-    assert not any(map(is_field_name, ["Visa 4111111111111111", "card_4111111111111111", "jane.doe@example.com",
-                                       "2024_total", "tip amount", "会员", "a" * 41, "emp12345"]))
+    assert not any(
+        map(
+            is_field_name,
+            [
+                "Visa 4111111111111111",
+                "card_4111111111111111",
+                "jane.doe@example.com",
+                "2024_total",
+                "tip amount",
+                "会员",
+                "a" * 41,
+                "emp12345",
+            ],
+        )
+    )
 
 
 # --- a resend that writes its batch_id differently ------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", WRITES)
 def test_a_resend_that_only_writes_its_batch_id_differently_is_the_same_body(anywhere, kind):
@@ -297,8 +348,10 @@ def test_a_marker_stored_before_the_canonical_digest_still_answers_its_resends(p
         raw = json.dumps(body).encode()
         accepted(partner.post("trade-records", raw))
         with contextlib.closing(sqlite3.connect(partner.host.data_dir / "pos.sqlite3")) as db, db:
-            db.execute("UPDATE batches SET body_digest = ? WHERE partner_id = ? AND batch_id = ?",
-                       (hashlib.sha256(raw).hexdigest(), partner.partner_id, body["batch_id"].lower()))
+            db.execute(
+                "UPDATE batches SET body_digest = ? WHERE partner_id = ? AND batch_id = ?",
+                (hashlib.sha256(raw).hexdigest(), partner.partner_id, body["batch_id"].lower()),
+            )
         again = partner.post("trade-records", raw)
         assert again.status_code == 200 and again.json()["warnings"] == []
     other_form = partner.post("trade-records", {**canonical, "batch_id": canonical["batch_id"].upper()})
@@ -307,8 +360,12 @@ def test_a_marker_stored_before_the_canonical_digest_still_answers_its_resends(p
 
 def test_the_openapi_document_says_that_unknown_members_are_ignored_and_warned(partner):
     document = partner.get("openapi.json").json()
-    bodies = [operation["requestBody"] for item in document["paths"].values() for operation in item.values()
-              if "requestBody" in operation]
+    bodies = [
+        operation["requestBody"]
+        for item in document["paths"].values()
+        for operation in item.values()
+        if "requestBody" in operation
+    ]
     assert len(bodies) == 5
     assert all("ignored" in body["description"] and UNKNOWN in body["description"] for body in bodies)
     assert UNKNOWN in document["info"]["description"]

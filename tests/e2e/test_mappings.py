@@ -24,7 +24,7 @@ def test_before_any_upload_the_mapping_is_empty(partner):
 
 def test_an_upload_is_the_mapping_in_effect(partner):
     body = mapping_batch(("01", "SALE"), ("02", "REFUND"), ("99", "NO_SALE"))
-    before = dt.datetime.now(dt.timezone.utc)
+    before = dt.datetime.now(dt.UTC)
     response = partner.put(PATH, body)
     assert response.status_code == 202, response.text
     assert response.json() == {"batch_id": body["batch_id"], "status": "ACCEPTED", "record_count": 3, "warnings": []}
@@ -33,7 +33,7 @@ def test_an_upload_is_the_mapping_in_effect(partner):
     assert current["batch_id"] == body["batch_id"]
     assert current["mappings"] == body["mappings"]
     updated_at = utc_time(current["updated_at"])
-    assert before - dt.timedelta(seconds=5) <= updated_at <= dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=5)
+    assert before - dt.timedelta(seconds=5) <= updated_at <= dt.datetime.now(dt.UTC) + dt.timedelta(seconds=5)
 
 
 def test_source_name_is_optional(partner):
@@ -75,8 +75,12 @@ def test_a_resend_is_already_received_with_the_original_count(partner):
     again = partner.put(PATH, body)
     assert again.status_code == 200
     assert again.headers["Idempotent-Replayed"] == "true"
-    assert again.json() == {"batch_id": body["batch_id"], "status": "ALREADY_RECEIVED", "record_count": 2,
-                            "warnings": []}
+    assert again.json() == {
+        "batch_id": body["batch_id"],
+        "status": "ALREADY_RECEIVED",
+        "record_count": 2,
+        "warnings": [],
+    }
 
 
 def test_a_resend_with_a_different_body_leaves_the_mapping_unchanged(partner):
@@ -106,8 +110,10 @@ def test_a_late_resend_of_an_older_upload_does_not_bring_it_back(partner):
 def test_an_unknown_standard_code_is_reported_with_its_path(partner):
     body = mapping_batch(("01", "SALE"), ("02", "GIFT"), ("03", "sale"))
     response = partner.put(PATH, body)
-    assert error_paths(response, 400, "UNKNOWN_STANDARD_CODE") == ["mappings[1].standard_code",
-                                                                   "mappings[2].standard_code"]
+    assert error_paths(response, 400, "UNKNOWN_STANDARD_CODE") == [
+        "mappings[1].standard_code",
+        "mappings[2].standard_code",
+    ]
     assert partner.get(PATH).json()["mappings"] == []
 
 
@@ -129,15 +135,18 @@ def test_an_empty_mapping_is_invalid(partner):
     assert error_paths(partner.put(PATH, {"batch_id": batch_id(), "mappings": []})) == ["mappings"]
 
 
-@pytest.mark.parametrize("field, value", [
-    ("source_code", DELETE),
-    ("source_code", 1),          # a number where a string is required
-    ("source_code", ""),
-    ("standard_code", DELETE),
-    ("standard_code", None),
-    ("source_name", 5),
-    ("source_name", ""),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("source_code", DELETE),
+        ("source_code", 1),  # a number where a string is required
+        ("source_code", ""),
+        ("standard_code", DELETE),
+        ("standard_code", None),
+        ("source_name", 5),
+        ("source_name", ""),
+    ],
+)
 def test_an_invalid_entry_is_reported_at_its_path(partner, field, value):
     body = changed(mapping_batch(("01", "SALE"), ("02", "REFUND")), f"mappings.1.{field}", value)
     assert error_paths(partner.put(PATH, body)) == [f"mappings[1].{field}"]
@@ -147,16 +156,23 @@ def test_several_invalid_entries_are_all_reported(partner):
     body = mapping_batch(("01", "SALE"), ("02", "REFUND"), ("03", "VOID"))
     body = changed(changed(body, "mappings.0.source_code", 1), "mappings.2.standard_code", DELETE)
     body = changed(body, "batch_id", "batch-1")
-    assert sorted(error_paths(partner.put(PATH, body))) == ["batch_id", "mappings[0].source_code",
-                                                            "mappings[2].standard_code"]
+    assert sorted(error_paths(partner.put(PATH, body))) == [
+        "batch_id",
+        "mappings[0].source_code",
+        "mappings[2].standard_code",
+    ]
 
 
 def test_a_mapping_is_per_partner(new_partner):
     first, second = new_partner(), new_partner()
     body = mapping_batch(("01", "SALE"))
     assert first.put(PATH, body).status_code == 202
-    assert second.get(PATH).json() == {"partner_id": second.partner_id, "batch_id": None, "updated_at": None,
-                                       "mappings": []}
+    assert second.get(PATH).json() == {
+        "partner_id": second.partner_id,
+        "batch_id": None,
+        "updated_at": None,
+        "mappings": [],
+    }
     assert first.get(PATH).json()["partner_id"] == first.partner_id
 
 

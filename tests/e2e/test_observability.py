@@ -10,11 +10,11 @@ from opentelemetry import metrics
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from triggers import telemetry
 from tests.conftest import make_partner, start_host
-from tests.payloads import mapping_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, wait_for_result
+from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, Pay, daily_close, totals_of, trade_batch, trade_record
+from triggers import telemetry
 
 MEMBER_ID = "M-7F3A9C11"
 CARD = "4000 0566 5566 5556"  # a test card number that passes the Luhn check
@@ -34,15 +34,18 @@ def test_a_business_day_is_logged_with_its_fields_and_without_secrets(tmp_path):
         partner = make_partner(host)
         assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
         assert partner.put("mappings/transaction-types", mapping_batch()).status_code == 202
-        sale = trade_record("S1", DAY, [Line("P-BURGER", 2, 550)], member_id=MEMBER_ID,
-                            payments=[Pay(1100, "SALE", "CREDIT_CARD")])
+        sale = trade_record(
+            "S1", DAY, [Line("P-BURGER", 2, 550)], member_id=MEMBER_ID, payments=[Pay(1100, "SALE", "CREDIT_CARD")]
+        )
         odd = trade_record("S1", DAY, [Line("P-COLA", 1, 199)], payments=[Pay(199, "STORE_CREDIT")])
         batch = trade_batch("S1", DAY, [sale, odd])
         assert partner.post("trade-records", batch).status_code == 202
         refused = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], member_id="jane@example.com")
         refused["payments"][0]["payment_method_detail"] = f"card {CARD}"
         assert partner.post("trade-records", trade_batch("S1", DAY, [refused])).status_code == 400
-        assert partner.get("mappings/transaction-types", headers={"x-functions-key": partner.key + "x"}).status_code == 401
+        assert (
+            partner.get("mappings/transaction-types", headers={"x-functions-key": partner.key + "x"}).status_code == 401
+        )
         totals = totals_of([sale, odd], {"01"}, {**DIRECTIONS, "STORE_CREDIT": 1})
         assert partner.post("daily-close", daily_close("S1", DAY, totals)).status_code == 202
         assert wait_for_result(partner, "S1", DAY)["status"] == "MISMATCHED"  # STORE_CREDIT has no direction yet
@@ -89,15 +92,27 @@ def counted(reader, name: str) -> dict:
 
 
 def test_counters_count_records_warnings_rejections_and_outcomes(reader):
-    before = {name: counted(reader, name) for name in
-              ("pos.records.accepted", "pos.warnings", "pos.requests.rejected", "pos.reconciliations")}
-    body = {"batch_id": "b", "status": "ACCEPTED", "record_count": 3,
-            "warnings": [{"code": "AMOUNT_MISMATCH"}, {"code": "AMOUNT_MISMATCH"}, {"code": "LINE_AMOUNT_MISMATCH"}]}
-    common = dict(invocation_id="i", request_id="r", method="POST", path="pos/v1/trade-records", duration_ms=1.0,
-                  partner_id="p")
+    before = {
+        name: counted(reader, name)
+        for name in ("pos.records.accepted", "pos.warnings", "pos.requests.rejected", "pos.reconciliations")
+    }
+    body = {
+        "batch_id": "b",
+        "status": "ACCEPTED",
+        "record_count": 3,
+        "warnings": [{"code": "AMOUNT_MISMATCH"}, {"code": "AMOUNT_MISMATCH"}, {"code": "LINE_AMOUNT_MISMATCH"}],
+    }
+    common = dict(
+        invocation_id="i", request_id="r", method="POST", path="pos/v1/trade-records", duration_ms=1.0, partner_id="p"
+    )
     telemetry.record_request(function="post_trade_records", status=202, body=body, error_code=None, **common)
-    telemetry.record_request(function="post_trade_records", status=200, body={**body, "status": "ALREADY_RECEIVED",
-                                                                             "warnings": []}, error_code=None, **common)
+    telemetry.record_request(
+        function="post_trade_records",
+        status=200,
+        body={**body, "status": "ALREADY_RECEIVED", "warnings": []},
+        error_code=None,
+        **common,
+    )
     telemetry.record_request(function="put_stores", status=403, body=None, error_code="STORE_NOT_ALLOWED", **common)
     telemetry.record_reconciliation(None, invocation_id="i", partner_id="p", duration_ms=1.0)
 
@@ -150,8 +165,9 @@ def test_an_unexpected_error_is_logged_with_its_type_frames_and_request_id_but_n
 
     stream, detach = captured_json_log("pos.api")
     try:
-        request = func.HttpRequest("POST", "http://x/pos/v1/trade-records", headers={"x-request-id": "support-7"},
-                                   body=b"{}")
+        request = func.HttpRequest(
+            "POST", "http://x/pos/v1/trade-records", headers={"x-request-id": "support-7"}, body=b"{}"
+        )
         response = http.handle(request, look_up_member, authenticated=False)
     finally:
         detach()

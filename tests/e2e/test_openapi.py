@@ -10,7 +10,6 @@ import pytest
 import requests
 from openapi_spec_validator import validate
 
-from triggers.openapi import OPERATIONS, build_document, http_functions
 from core.settings import PROJECT_ROOT
 from function_app import app
 from ingest.wire.responses import (
@@ -22,9 +21,10 @@ from ingest.wire.responses import (
     Problem,
     TransactionTypesResponse,
 )
-from tests.payloads import mapping_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, push
+from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, totals_of, trade_record
+from triggers.openapi import OPERATIONS, build_document, http_functions
 
 CHECKED_IN = PROJECT_ROOT / "docs" / "openapi.json"
 
@@ -48,8 +48,7 @@ def test_the_served_document_is_valid_openapi_3_1(served):
 
 def test_the_checked_in_copy_equals_the_served_one_and_the_code(served):
     assert json.loads(CHECKED_IN.read_text(encoding="utf-8")) == served
-    assert build_document(registered()) == served, \
-        "docs/openapi.json is stale: run `make openapi`"
+    assert build_document(registered()) == served, "docs/openapi.json is stale: run `make openapi`"
 
 
 def test_every_route_of_the_app_is_documented_and_nothing_else():

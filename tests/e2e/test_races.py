@@ -22,13 +22,12 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core import faults
+from core import faults, reconcile_messages
 from core.clock import utc_now
 from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch, store, stores_batch
@@ -55,6 +54,7 @@ def all_at_once(count: int, work) -> list:
 
 
 # -- over HTTP, on both backends ------------------------------------------------------------------------
+
 
 @pytest.fixture
 def partner(backend_host):
@@ -84,8 +84,10 @@ def close_and_wait(partner, business_date: str, totals: dict, batch_count: int =
 
 
 def test_the_same_trade_records_batch_sent_at_once_is_accepted_once_and_counted_once(partner):
-    records = [trade_record("S1", DAY, [Line("P-BURGER", 1 + i % 3, 550), Line("P-COLA", 1, 199)], tax=40 + i)
-               for i in range(50)]
+    records = [
+        trade_record("S1", DAY, [Line("P-BURGER", 1 + i % 3, 550), Line("P-COLA", 1, 199)], tax=40 + i)
+        for i in range(50)
+    ]
     body = orjson.dumps(trade_batch("S1", DAY, records))
     responses = all_at_once(RACERS, lambda i: partner.post("trade-records", body))
     assert sorted(r.status_code for r in responses) == [200] * (RACERS - 1) + [202], [r.text for r in responses]
@@ -102,8 +104,9 @@ def test_the_same_trade_records_batch_sent_at_once_is_accepted_once_and_counted_
     if on_sqlite(partner):
         host, partner_id = partner.host, partner.partner_id
         assert host.query("SELECT count(*) FROM trade_records WHERE partner_id = ?", partner_id) == [(50,)]
-        assert host.query("SELECT count(*) FROM batches WHERE partner_id = ? AND kind = 'trade-records'",
-                          partner_id) == [(1,)]
+        assert host.query(
+            "SELECT count(*) FROM batches WHERE partner_id = ? AND kind = 'trade-records'", partner_id
+        ) == [(1,)]
 
 
 def test_the_same_daily_close_sent_at_once_is_accepted_once(partner):
@@ -123,9 +126,16 @@ def test_concurrent_versions_of_a_transaction_leave_the_highest(partner, moving)
 
     def version(number: int) -> dict:
         business_date = DAY2 if moving and number % 2 == 0 else DAY
-        return trade_record("S1", business_date, [Line("P-BURGER", number, 550)], tax=10 * number, version=number,
-                            trade_record_id=trade_record_id, opened_at=f"{business_date}T12:00:00-05:00",
-                            last_modified_at=f"2026-11-22T10:00:{number:02d}Z")
+        return trade_record(
+            "S1",
+            business_date,
+            [Line("P-BURGER", number, 550)],
+            tax=10 * number,
+            version=number,
+            trade_record_id=trade_record_id,
+            opened_at=f"{business_date}T12:00:00-05:00",
+            last_modified_at=f"2026-11-22T10:00:{number:02d}Z",
+        )
 
     versions = [version(number) for number in range(1, RACERS + 1)]
     batches = [trade_batch("S1", v["business_date"], [v], batch_seq=v["version"]) for v in versions]
@@ -139,8 +149,9 @@ def test_concurrent_versions_of_a_transaction_leave_the_highest(partner, moving)
         there = close_and_wait(partner, DAY, totals_of([], REVENUE, DIRECTIONS), RACERS // 2)
         assert there["status"] == "MATCHED", there
     if on_sqlite(partner):
-        stored = partner.host.storage().store_day_rows(partner.partner_id, "S1",
-                                                       dt.date.fromisoformat(highest["business_date"]))
+        stored = partner.host.storage().store_day_rows(
+            partner.partner_id, "S1", dt.date.fromisoformat(highest["business_date"])
+        )
         assert [(row.trade_record_id, row.version) for row in stored] == [(trade_record_id, RACERS)]
 
 
@@ -149,16 +160,17 @@ def test_concurrent_daily_closes_leave_one_of_them_with_the_result_of_its_own_to
     assert partner.post("trade-records", trade_batch("S1", DAY, records)).status_code == 202
     totals = totals_of(records, REVENUE, DIRECTIONS)
     # Close i claims i transactions too many: only close 0 matches, and each result tells which close it checked.
-    closes = [daily_close("S1", DAY, {**totals, "trade_record_count": totals["trade_record_count"] + i})
-              for i in range(RACERS)]
+    closes = [
+        daily_close("S1", DAY, {**totals, "trade_record_count": totals["trade_record_count"] + i})
+        for i in range(RACERS)
+    ]
     # "The last received" is the last one committed; responses of overlapping requests may arrive in
     # another order, so what is checked is that one of them is stored and its result is its own.
     responses = all_at_once(RACERS, lambda i: partner.post("daily-close", closes[i]))
     assert [r.status_code for r in responses] == [202] * RACERS, [r.text for r in responses]
 
     result = result_of(partner, "S1", DAY)
-    stored = [i for i, close in enumerate(closes)
-              if {k: close[k] for k in result["expected"]} == result["expected"]]
+    stored = [i for i, close in enumerate(closes) if {k: close[k] for k in result["expected"]} == result["expected"]]
     assert len(stored) == 1, result  # exactly one of the closes sent is the stored one
     claimed_extra = stored[0]
     if claimed_extra == 0:
@@ -182,8 +194,10 @@ def backend(request, tmp_path):
     if request.param == "sqlite":
         return SqliteStorage(tmp_path), SqliteQueue(tmp_path, "reconcile-requests")
     azurite = request.getfixturevalue("azurite")
-    return (request.getfixturevalue("cosmos_storage"),
-            AzureQueue(f"races-{uuid.uuid4().hex[:16]}", connection_string=azurite.connection_string))
+    return (
+        request.getfixturevalue("cosmos_storage"),
+        AzureQueue(f"races-{uuid.uuid4().hex[:16]}", connection_string=azurite.connection_string),
+    )
 
 
 def _json(body: dict) -> bytes:
@@ -197,8 +211,10 @@ def open_day(storage, queue, source_codes=(("01", "SALE"),)):
     partner = storage.get_partner(partner_id)
     assert put_stores(storage, partner, _json(stores_batch(store("S1")))).http_status == 202
     assert put_mapping(storage, queue, partner, _json(mapping_batch(*source_codes))).http_status == 202
-    records = [trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44),
-               trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], tax=24, source_type="03")]
+    records = [
+        trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44),
+        trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], tax=24, source_type="03"),
+    ]
     assert post_trade_records(storage, queue, partner, _json(trade_batch("S1", DAY, records)), 0).http_status == 202
     return partner, records
 

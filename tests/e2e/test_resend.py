@@ -11,9 +11,9 @@ import uuid
 import pytest
 
 from tests.conftest import make_partner
-from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, open_store
 from tests.e2e.test_hq_operations import batch_fields
+from tests.payloads import mapping_batch, problem_of, product, products_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 
@@ -24,21 +24,41 @@ def sale() -> dict:
 # kind: (method, route, a valid body, the same batch_id with a body that is refused as a new batch,
 #        the same batch_id naming a store that is not the partner's)
 WRITES = {
-    "stores": ("PUT", "stores", lambda: stores_batch(store("S1")),
-               lambda body: {**body, "stores": [{"store_id": "S1", "currency": "usd"}]},
-               lambda body: {**body, "stores": [store("S1"), store("S9")]}),
-    "products": ("PUT", "products", lambda: products_batch(),
-                 lambda body: {**body, "products": [product(unit_price=5.5)]},
-                 lambda body: {**body, "products": [product(store_id="S9")]}),
-    "mappings": ("PUT", "mappings/transaction-types", lambda: mapping_batch(),
-                 lambda body: {**body, "mappings": []},
-                 None),
-    "trade-records": ("POST", "trade-records", lambda: trade_batch("S1", DAY, [sale()]),
-                      lambda body: {**body, "trade_records": [{**sale(), "total_amount": "5.9"}]},
-                      lambda body: {**body, "store_id": "S9"}),
-    "daily-close": ("POST", "daily-close", lambda: daily_close("S1", DAY, totals_of([], {"01"}, DIRECTIONS)),
-                    lambda body: {key: value for key, value in body.items() if key != "tax_amount"},
-                    lambda body: {**body, "store_id": "S9"}),
+    "stores": (
+        "PUT",
+        "stores",
+        lambda: stores_batch(store("S1")),
+        lambda body: {**body, "stores": [{"store_id": "S1", "currency": "usd"}]},
+        lambda body: {**body, "stores": [store("S1"), store("S9")]},
+    ),
+    "products": (
+        "PUT",
+        "products",
+        lambda: products_batch(),
+        lambda body: {**body, "products": [product(unit_price=5.5)]},
+        lambda body: {**body, "products": [product(store_id="S9")]},
+    ),
+    "mappings": (
+        "PUT",
+        "mappings/transaction-types",
+        lambda: mapping_batch(),
+        lambda body: {**body, "mappings": []},
+        None,
+    ),
+    "trade-records": (
+        "POST",
+        "trade-records",
+        lambda: trade_batch("S1", DAY, [sale()]),
+        lambda body: {**body, "trade_records": [{**sale(), "total_amount": "5.9"}]},
+        lambda body: {**body, "store_id": "S9"},
+    ),
+    "daily-close": (
+        "POST",
+        "daily-close",
+        lambda: daily_close("S1", DAY, totals_of([], {"01"}, DIRECTIONS)),
+        lambda body: {key: value for key, value in body.items() if key != "tax_amount"},
+        lambda body: {**body, "store_id": "S9"},
+    ),
 }
 
 
@@ -65,7 +85,10 @@ def test_a_known_batch_id_with_a_body_that_would_be_refused_is_already_received(
     assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
     answer = again.json()
     assert (answer["batch_id"], answer["status"], answer["record_count"]) == (
-        body["batch_id"], "ALREADY_RECEIVED", record_count)
+        body["batch_id"],
+        "ALREADY_RECEIVED",
+        record_count,
+    )
     warnings = [(warning["code"], warning["path"], warning["field"]) for warning in answer["warnings"]]
     assert warnings == [("RESEND_BODY_IGNORED", "$", "batch_id")]
 
@@ -101,6 +124,7 @@ def test_a_resend_that_names_its_batch_id_twice_is_refused(partner):
 
 # --- batch_id: echoed as sent, equal as a UUID (issue 11 part 4) ------------------------------------
 
+
 def forms_of(batch_id: str) -> list[str]:
     """One UUID as partners' code writes it: each accepted form, in upper and lower case."""
     lower, upper = batch_id.lower(), batch_id.upper()
@@ -126,8 +150,13 @@ def test_the_batch_id_is_echoed_as_sent_and_one_uuid_is_one_batch(anywhere, kind
     for form in forms_of(sent):
         again = send(anywhere, kind, {**body, "batch_id": form})
         answer = again.json()
-        assert (again.status_code, answer["batch_id"], answer["status"], answer["record_count"], answer["warnings"]) == (
-            200, form, "ALREADY_RECEIVED", record_count, []), form
+        assert (
+            again.status_code,
+            answer["batch_id"],
+            answer["status"],
+            answer["record_count"],
+            answer["warnings"],
+        ) == (200, form, "ALREADY_RECEIVED", record_count, []), form
     # The marker is keyed by the canonical form of the UUID, whatever form came first.
     fields = batch_fields(anywhere.host, anywhere.partner_id, sent)
     assert (fields["batch_id"], fields["kind"]) == (sent.lower(), kind)
@@ -144,10 +173,17 @@ def test_a_day_sent_with_upper_case_batch_ids_reconciles(anywhere):
     assert "this close is the latest" in batch_fields(anywhere.host, anywhere.partner_id, close_id)["store_day"]
 
 
-@pytest.mark.parametrize("batch_id", ["9b2e51c0-7d4a4e8f-b1c3-5a6d7e8f9012", " 9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
-                                      "URN:UUID:9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
-                                      "{9b2e51c07d4a4e8fb1c35a6d7e8f9012}", "9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f901g",
-                                      "FV/2024/01/001"])
+@pytest.mark.parametrize(
+    "batch_id",
+    [
+        "9b2e51c0-7d4a4e8f-b1c3-5a6d7e8f9012",
+        " 9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
+        "URN:UUID:9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f9012",
+        "{9b2e51c07d4a4e8fb1c35a6d7e8f9012}",
+        "9b2e51c0-7d4a-4e8f-b1c3-5a6d7e8f901g",
+        "FV/2024/01/001",
+    ],
+)
 def test_a_batch_id_that_is_not_a_uuid_is_refused_without_echo(partner, batch_id):
     open_store(partner)
     body = {**trade_batch("S1", DAY, [sale()]), "batch_id": batch_id}

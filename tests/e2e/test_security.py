@@ -28,12 +28,16 @@ pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequ
 
 DAY = "2026-11-20"
 DOCUMENT = json.loads((ROOT / "docs" / "openapi.json").read_text(encoding="utf-8"))
-OPERATIONS = {operation["operationId"]: (method.upper(), path)
-              for path, item in DOCUMENT["paths"].items() for method, operation in item.items()}
+OPERATIONS = {
+    operation["operationId"]: (method.upper(), path)
+    for path, item in DOCUMENT["paths"].items()
+    for method, operation in item.items()
+}
 DIRECTIONS = {"SALE": 1, "REFUND": -1}
 
 
 # --- partner isolation on every operation ----------------------------------------------------------
+
 
 class Pair:
     """Partner A with data everywhere, and partner B, who shares one store code (SHARED) with A and
@@ -47,13 +51,28 @@ class Pair:
         self.a_batches: dict[str, str] = {}
         a = self.a
         self._accepted("stores", a.put("stores", stores_batch(store("A-ONLY"), store("SHARED", store_name="A's"))), 2)
-        self._accepted("mappings", a.put("mappings/transaction-types", mapping_batch(
-            ("A01", "SALE"), ("A02", "REFUND"), ("A03", "VOID"))), 3)
-        self._accepted("products", a.put("products", products_batch(
-            [product("P-A", store_id="A-ONLY"), product("P-SHARED", name={"en-US": "A's"})])), 2)
-        self.a_records = {store_id: [trade_record(store_id, DAY, [Line("P-A", 2, 550)], source_type="A01",
-                                                  trade_record_id=f"T-{store_id}-{n}") for n in range(2)]
-                          for store_id in ("A-ONLY", "SHARED")}
+        self._accepted(
+            "mappings",
+            a.put("mappings/transaction-types", mapping_batch(("A01", "SALE"), ("A02", "REFUND"), ("A03", "VOID"))),
+            3,
+        )
+        self._accepted(
+            "products",
+            a.put(
+                "products",
+                products_batch([product("P-A", store_id="A-ONLY"), product("P-SHARED", name={"en-US": "A's"})]),
+            ),
+            2,
+        )
+        self.a_records = {
+            store_id: [
+                trade_record(
+                    store_id, DAY, [Line("P-A", 2, 550)], source_type="A01", trade_record_id=f"T-{store_id}-{n}"
+                )
+                for n in range(2)
+            ]
+            for store_id in ("A-ONLY", "SHARED")
+        }
         for store_id, records in self.a_records.items():
             self._accepted(f"trade-records {store_id}", a.post("trade-records", trade_batch(store_id, DAY, records)), 2)
             close = daily_close(store_id, DAY, totals_of(records, {"A01"}, DIRECTIONS))
@@ -109,22 +128,38 @@ def check_put_stores(pair: Pair) -> None:
     b = pair.b
     problem_of(b.put("stores", stores_batch(store("A-ONLY", store_name="B's"))), 403, "STORE_NOT_ALLOWED")
     problem_of(b.put("stores", stores_batch(store("B-ONLY"), store("A-ONLY"))), 403, "STORE_NOT_ALLOWED")
-    b_reuses_a_batch_id(pair, "stores", lambda batch_id: b.put("stores", stores_batch(
-        store("SHARED", store_name="B's", currency="JPY"), batch_id=batch_id)), 1)
+    b_reuses_a_batch_id(
+        pair,
+        "stores",
+        lambda batch_id: b.put(
+            "stores", stores_batch(store("SHARED", store_name="B's", currency="JPY"), batch_id=batch_id)
+        ),
+        1,
+    )
     assert storage_of(pair.host).get_store(b.partner_id, "SHARED").currency == "JPY"
 
 
 def check_put_products(pair: Pair) -> None:
     b = pair.b
     problem_of(b.put("products", products_batch([product("P-B", store_id="A-ONLY")])), 403, "STORE_NOT_ALLOWED")
-    b_reuses_a_batch_id(pair, "products", lambda batch_id: b.put("products", products_batch(
-        [product("P-SHARED", name={"en-US": "B's"})], batch_id=batch_id)), 1)
+    b_reuses_a_batch_id(
+        pair,
+        "products",
+        lambda batch_id: b.put(
+            "products", products_batch([product("P-SHARED", name={"en-US": "B's"})], batch_id=batch_id)
+        ),
+        1,
+    )
 
 
 def check_put_transaction_type_mapping(pair: Pair) -> None:
     b = pair.b
-    b_reuses_a_batch_id(pair, "mappings", lambda batch_id: b.put("mappings/transaction-types", mapping_batch(
-        ("B01", "SALE"), batch_id=batch_id)), 1)
+    b_reuses_a_batch_id(
+        pair,
+        "mappings",
+        lambda batch_id: b.put("mappings/transaction-types", mapping_batch(("B01", "SALE"), batch_id=batch_id)),
+        1,
+    )
 
 
 def check_get_transaction_type_mapping(pair: Pair) -> None:
@@ -152,10 +187,21 @@ def check_post_trade_records(pair: Pair) -> None:
     problem_of(b.post("trade-records", trade_batch("A-ONLY", DAY, mine)), 403, "STORE_NOT_ALLOWED")
     # B's record with one of A's trade_record_ids, a higher version and A's batch_id: B's own record.
     shared = pair.a_records["SHARED"][0]
-    record = trade_record("SHARED", DAY, [Line("P-B", 1, 100)], trade_record_id=shared["trade_record_id"],
-                          version=5, currency=currency, exponent=exponent)
-    b_reuses_a_batch_id(pair, "trade-records SHARED", lambda batch_id: b.post(
-        "trade-records", {**trade_batch("SHARED", DAY, [record]), "batch_id": batch_id}), 1)
+    record = trade_record(
+        "SHARED",
+        DAY,
+        [Line("P-B", 1, 100)],
+        trade_record_id=shared["trade_record_id"],
+        version=5,
+        currency=currency,
+        exponent=exponent,
+    )
+    b_reuses_a_batch_id(
+        pair,
+        "trade-records SHARED",
+        lambda batch_id: b.post("trade-records", {**trade_batch("SHARED", DAY, [record]), "batch_id": batch_id}),
+        1,
+    )
     rows = storage_of(pair.host).store_day_rows(b.partner_id, "SHARED", dt.date.fromisoformat(DAY))
     assert [(row.trade_record_id, row.version) for row in rows] == [(shared["trade_record_id"], 5)]
 
@@ -165,9 +211,17 @@ def check_post_daily_close(pair: Pair) -> None:
     currency, exponent = _b_shared_store(pair)
     totals = totals_of([], set(), DIRECTIONS)
     problem_of(b.post("daily-close", daily_close("A-ONLY", DAY, totals)), 403, "STORE_NOT_ALLOWED")
-    b_reuses_a_batch_id(pair, "daily-close SHARED", lambda batch_id: b.post("daily-close", daily_close(
-        "SHARED", DAY, totals_of([], set(), DIRECTIONS, exponent=exponent), currency=currency,
-        batch_id=batch_id)), 1)
+    b_reuses_a_batch_id(
+        pair,
+        "daily-close SHARED",
+        lambda batch_id: b.post(
+            "daily-close",
+            daily_close(
+                "SHARED", DAY, totals_of([], set(), DIRECTIONS, exponent=exponent), currency=currency, batch_id=batch_id
+            ),
+        ),
+        1,
+    )
 
 
 def check_get_daily_close(pair: Pair) -> None:
@@ -181,14 +235,18 @@ def check_get_daily_close(pair: Pair) -> None:
 
 def check_public(operation_id: str):
     """Operations without partner data answer both partners alike, and name neither."""
+
     def check(pair: Pair) -> None:
         method, path = OPERATIONS[operation_id]
         path = path.lstrip("/").replace("{code_type}", "payment-types")
-        answers = [requests.request(method, pair.host.url(path), headers=partner.headers(), timeout=30)
-                   for partner in (pair.a, pair.b)]
+        answers = [
+            requests.request(method, pair.host.url(path), headers=partner.headers(), timeout=30)
+            for partner in (pair.a, pair.b)
+        ]
         assert answers[0].status_code == answers[1].status_code == 200
         assert answers[0].json() == answers[1].json()
         assert pair.a.partner_id not in answers[0].text and pair.b.partner_id not in answers[0].text
+
     return check
 
 
@@ -238,17 +296,22 @@ def test_store_bound_operations_refuse_another_partners_store_code_in_any_place(
 
 # --- keys at rest and in comparison ------------------------------------------------------------------
 
+
 def stored_text(host, partner_id: str) -> str:
     """What the backend holds, as text: the SQLite files whole, or every Cosmos DB item that names the
     partner (its partner item, registrations and keys)."""
     if host.env.get("POS_BACKEND", "sqlite") == "sqlite":
-        return "".join(path.read_bytes().decode("latin-1") for path in sorted(host.data_dir.iterdir())
-                       if path.is_file())
-    partners = storage_of(host).client.get_database_client(host.env["COSMOS_DATABASE"]).get_container_client(
-        "partners")
-    items = list(partners.query_items("SELECT * FROM c WHERE c.partner_id = @partner",
-                                      parameters=[{"name": "@partner", "value": partner_id}],
-                                      enable_cross_partition_query=True))
+        return "".join(
+            path.read_bytes().decode("latin-1") for path in sorted(host.data_dir.iterdir()) if path.is_file()
+        )
+    partners = storage_of(host).client.get_database_client(host.env["COSMOS_DATABASE"]).get_container_client("partners")
+    items = list(
+        partners.query_items(
+            "SELECT * FROM c WHERE c.partner_id = @partner",
+            parameters=[{"name": "@partner", "value": partner_id}],
+            enable_cross_partition_query=True,
+        )
+    )
     assert sum(1 for item in items if item.get("type") == "key") == 2, items
     return json.dumps(items)
 
@@ -268,8 +331,10 @@ def test_keys_are_stored_only_as_their_sha256(backend_host):
         for fragment in (key, key[5:], key[5:17], key[-12:]):  # no part of the secret either
             assert fragment not in text
     if backend_host.env.get("POS_BACKEND", "sqlite") == "sqlite":
-        hashes = [row[0] for row in backend_host.query("SELECT key_hash FROM api_keys WHERE partner_id = ?",
-                                                       partner.partner_id)]
+        hashes = [
+            row[0]
+            for row in backend_host.query("SELECT key_hash FROM api_keys WHERE partner_id = ?", partner.partner_id)
+        ]
         assert len(hashes) == 2 and all(re.fullmatch(r"[0-9a-f]{64}", value) for value in hashes)
         assert backend_host.query("SELECT count(*) FROM api_keys WHERE key_hash LIKE 'posk_%'") == [(0,)]
 
@@ -280,8 +345,7 @@ class _Keys:
     def __init__(self, key_hash: str) -> None:
         from core.records import KeyOwner, Partner
 
-        self.owner = KeyOwner(Partner("p", "P", True, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)),
-                              "key_1", key_hash, False)
+        self.owner = KeyOwner(Partner("p", "P", True, dt.datetime(2026, 1, 1, tzinfo=dt.UTC)), "key_1", key_hash, False)
 
     def find_key(self, key_hash: str):
         return self.owner if key_hash == self.owner.key_hash else None
@@ -325,6 +389,7 @@ PHONE = "+1 212 555 0142"
 
 def rejected_requests(partner, stranger_key: str):
     """Requests refused for many reasons, each carrying a secret: a key, a member_id or a card number."""
+
     def records(**changes) -> dict:
         return trade_batch("S1", DAY, [trade_record("S1", DAY, [Line("P", 1, 550)], **changes)])
 
@@ -370,8 +435,13 @@ def test_no_key_member_id_or_card_number_reaches_an_error_body_or_the_log(backen
     request_ids = []
     for method, path, body, headers in rejected_requests(partner, stranger.key):
         request_id = f"secrets-{uuid.uuid4().hex[:12]}"
-        response = requests.request(method, backend_host.url(path), json=body, timeout=30,
-                                    headers={**partner.headers(), "x-request-id": request_id, **headers})
+        response = requests.request(
+            method,
+            backend_host.url(path),
+            json=body,
+            timeout=30,
+            headers={**partner.headers(), "x-request-id": request_id, **headers},
+        )
         assert 400 <= response.status_code < 500, (method, path, response.status_code, response.text[:300])
         assert response.headers["x-request-id"] == request_id
         request_ids.append(request_id)
@@ -379,8 +449,17 @@ def test_no_key_member_id_or_card_number_reaches_an_error_body_or_the_log(backen
             assert secret not in response.text, (method, path, secret, response.text)
     log = wait_for_log(backend_host, request_ids[-1])
     assert all(request_id in log for request_id in request_ids)  # every refusal was logged
-    for secret in (partner.key, stranger.key, partner.key[5:25], stranger.key[5:25], CARD, CARD_SPACED, EMAIL,
-                   PHONE, "12345678901234"):
+    for secret in (
+        partner.key,
+        stranger.key,
+        partner.key[5:25],
+        stranger.key[5:25],
+        CARD,
+        CARD_SPACED,
+        EMAIL,
+        PHONE,
+        "12345678901234",
+    ):
         assert secret not in log, secret
 
 
@@ -393,6 +472,7 @@ def wait_for_log(host, text: str, timeout: float = 10) -> str:
 
 # --- a request id in every answer --------------------------------------------------------------------
 
+
 def raw_request(host, data: bytes) -> tuple[int, dict, bytes]:
     """Send bytes as they are and read the answer (whatever http.client would refuse to send)."""
     base = urlsplit(host.base_url)
@@ -404,8 +484,10 @@ def raw_request(host, data: bytes) -> tuple[int, dict, bytes]:
             chunks.append(chunk)
     head, _, content = b"".join(chunks).partition(b"\r\n\r\n")
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
-    headers = {name.strip().lower(): value.strip() for name, value in
-               (line.split(":", 1) for line in header_lines if ":" in line)}
+    headers = {
+        name.strip().lower(): value.strip()
+        for name, value in (line.split(":", 1) for line in header_lines if ":" in line)
+    }
     return int(status_line.split()[1]), headers, content
 
 

@@ -46,8 +46,10 @@ def wait_for_result(partner, business_date=DAY, timeout=30.0) -> dict:
 
 def matched_day(partner, count=12) -> list[dict]:
     """A day of `count` tickets NYC1-T0001..., closed with their totals and reconciled MATCHED."""
-    records = [trade_record(STORE, DAY, [Line("P-BURGER", 1, 550 + i)], tax=44, trade_record_id=f"NYC1-T{i:04d}")
-               for i in range(1, count + 1)]
+    records = [
+        trade_record(STORE, DAY, [Line("P-BURGER", 1, 550 + i)], tax=44, trade_record_id=f"NYC1-T{i:04d}")
+        for i in range(1, count + 1)
+    ]
     post(partner, STORE, DAY, records)
     close = partner.post("daily-close", daily_close(STORE, DAY, totals_of(records, {"01"}, DIRECTIONS)))
     assert close.status_code == 202, close.text
@@ -57,20 +59,34 @@ def matched_day(partner, count=12) -> list[dict]:
 
 
 def reconciliations_of(host, partner_id: str, since: int) -> list[dict]:
-    return [json.loads(line) for line in host.log()[since:].splitlines()
-            if partner_id in line and "reconciliation" in line]
+    return [
+        json.loads(line) for line in host.log()[since:].splitlines() if partner_id in line and "reconciliation" in line
+    ]
 
 
 def test_a_version_moving_a_record_out_of_a_matched_day_warns_and_the_day_is_reconciled_again(shop, backend_host):
     records = matched_day(shop)
-    moved = trade_record(STORE, DAY2, [Line("P-BURGER", 1, 553)], tax=44, trade_record_id="NYC1-T0003", version=2,
-                         opened_at="2026-11-21T12:00:00-05:00", last_modified_at="2026-11-21T20:00:00Z")
+    moved = trade_record(
+        STORE,
+        DAY2,
+        [Line("P-BURGER", 1, 553)],
+        tax=44,
+        trade_record_id="NYC1-T0003",
+        version=2,
+        opened_at="2026-11-21T12:00:00-05:00",
+        last_modified_at="2026-11-21T20:00:00Z",
+    )
     answer = post(shop, STORE, DAY2, [moved])
-    assert answer["warnings"] == [{
-        "code": "TRADE_RECORD_MOVED", "path": "trade_records[0]", "field": "business_date",
-        "message": "this version moved trade record NYC1-T0003 from NYC-001 2026-11-20 to NYC-001 2026-11-21; a "
-                   "trade_record_id names one transaction across all stores and dates, and its earlier store-day "
-                   "NYC-001 2026-11-20 is reconciled again without it"}]
+    assert answer["warnings"] == [
+        {
+            "code": "TRADE_RECORD_MOVED",
+            "path": "trade_records[0]",
+            "field": "business_date",
+            "message": "this version moved trade record NYC1-T0003 from NYC-001 2026-11-20 to NYC-001 2026-11-21; a "
+            "trade_record_id names one transaction across all stores and dates, and its earlier store-day "
+            "NYC-001 2026-11-20 is reconciled again without it",
+        }
+    ]
     reopened = status(shop)
     assert reopened["status"] == "RECEIVED" and reopened["reconciliation_due_at"], reopened
     result = wait_for_result(shop)
@@ -78,13 +94,16 @@ def test_a_version_moving_a_record_out_of_a_matched_day_warns_and_the_day_is_rec
     assert (result["expected"]["trade_record_count"], result["actual"]["trade_record_count"]) == (12, 11)
     assert "trade_record_count" in result["differences"]
     assert result["details"]["records_moved_out"] == [
-        {"trade_record_id": "NYC1-T0003", "to_store_id": STORE, "to_business_date": DAY2}]
+        {"trade_record_id": "NYC1-T0003", "to_store_id": STORE, "to_business_date": DAY2}
+    ]
     assert len(records) == 12
 
     shown = backend_host.hq_in_process("reconcile", "show", shop.partner_id, STORE, DAY)
     assert shown.returncode == 0, shown.stderr
-    assert "records moved out by a later version (no longer counted here): NYC1-T0003 to NYC-001 2026-11-21" \
+    assert (
+        "records moved out by a later version (no longer counted here): NYC1-T0003 to NYC-001 2026-11-21"
         in shown.stdout
+    )
 
 
 def test_late_records_reopen_a_matched_day_once_however_many_batches_arrive(shop, backend_host):

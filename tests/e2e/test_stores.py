@@ -4,8 +4,18 @@ import pytest
 
 from tests.payloads import DELETE, changed, error_paths, problem_of, store, stores_batch
 
-REQUIRED = ("store_id", "store_name", "country_code", "currency", "time_zone", "locale", "workday_start",
-            "prices_include_tax", "status", "last_modified_at")
+REQUIRED = (
+    "store_id",
+    "store_name",
+    "country_code",
+    "currency",
+    "time_zone",
+    "locale",
+    "workday_start",
+    "prices_include_tax",
+    "status",
+    "last_modified_at",
+)
 
 
 def test_accepts_a_registered_store(partner):
@@ -27,8 +37,9 @@ def test_resend_of_the_batch_id_is_already_received_with_the_original_count(part
 
 
 def test_every_problem_is_reported_with_its_path(partner):
-    body = stores_batch(store("S1", country_code="XX", time_zone="Mars/Base", locale="en_US",
-                              workday_start="25:00", currency="ABC"))
+    body = stores_batch(
+        store("S1", country_code="XX", time_zone="Mars/Base", locale="en_US", workday_start="25:00", currency="ABC")
+    )
     body = changed(body, "stores.0.last_modified_at", "2026-11-01T09:00:00")
     body = changed(body, "stores.0.store_name", DELETE)
     response = partner.put("stores", body)
@@ -37,18 +48,39 @@ def test_every_problem_is_reported_with_its_path(partner):
     problem = response.json()
     assert problem["code"] == "INVALID_PAYLOAD"
     paths = {error["path"] for error in problem["errors"]}
-    assert paths == {f"stores[0].{field}" for field in
-                     ("country_code", "time_zone", "locale", "workday_start", "currency", "last_modified_at",
-                      "store_name")}
+    assert paths == {
+        f"stores[0].{field}"
+        for field in (
+            "country_code",
+            "time_zone",
+            "locale",
+            "workday_start",
+            "currency",
+            "last_modified_at",
+            "store_name",
+        )
+    }
 
 
 def test_the_stored_store_is_the_one_sent(partner):
-    sent = store("S1", store_name="Main street", currency="JPY", country_code="JP", time_zone="Asia/Tokyo",
-                 locale="ja-JP", workday_start="05:30", prices_include_tax=True)
+    sent = store(
+        "S1",
+        store_name="Main street",
+        currency="JPY",
+        country_code="JP",
+        time_zone="Asia/Tokyo",
+        locale="ja-JP",
+        workday_start="05:30",
+        prices_include_tax=True,
+    )
     assert partner.put("stores", stores_batch(sent)).status_code == 202
     stored = partner.host.storage().get_store(partner.partner_id, "S1")
-    assert (stored.currency, stored.time_zone, stored.workday_start, stored.prices_include_tax) == \
-        ("JPY", "Asia/Tokyo", "05:30", True)
+    assert (stored.currency, stored.time_zone, stored.workday_start, stored.prices_include_tax) == (
+        "JPY",
+        "Asia/Tokyo",
+        "05:30",
+        True,
+    )
     assert stored.document["store_name"] == "Main street"
 
 
@@ -84,34 +116,37 @@ def test_a_missing_required_field_is_reported_at_its_path(partner, field):
     assert error_paths(partner.put("stores", body)) == [f"stores[0].{field}"]
 
 
-@pytest.mark.parametrize("field, value", [
-    ("store_id", 1),                     # a number where a string is required
-    ("store_id", ""),
-    ("store_id", "S/1"),
-    ("store_name", None),
-    ("store_name", ""),
-    ("prices_include_tax", "false"),     # a string where a boolean is required
-    ("prices_include_tax", 0),
-    ("status", "active"),                # enums are case-sensitive
-    ("status", "CLOSED"),
-    ("currency", "usd"),
-    ("currency", "US$"),
-    ("country_code", "us"),
-    ("country_code", "USA"),
-    ("time_zone", "EST+5"),
-    ("locale", "en_US"),
-    ("locale", ""),
-    ("workday_start", "4:00"),
-    ("workday_start", "24:00"),
-    ("workday_start", "04:00:00"),
-    ("workday_start", "0\u0664:00"),     # an Arabic-Indic digit four
-    ("last_modified_at", "2026-11-01T09:00:00"),  # no UTC offset
-    ("last_modified_at", "2026-11-01"),
-    ("last_modified_at", 1762000000),
-    ("last_modified_at", "yesterday"),
-    ("last_modified_at", "0001-01-01T00:00:00+01:00"),  # before year 1 in UTC
-    ("last_modified_at", "9999-12-31T23:59:59-01:00"),  # after year 9999 in UTC
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("store_id", 1),  # a number where a string is required
+        ("store_id", ""),
+        ("store_id", "S/1"),
+        ("store_name", None),
+        ("store_name", ""),
+        ("prices_include_tax", "false"),  # a string where a boolean is required
+        ("prices_include_tax", 0),
+        ("status", "active"),  # enums are case-sensitive
+        ("status", "CLOSED"),
+        ("currency", "usd"),
+        ("currency", "US$"),
+        ("country_code", "us"),
+        ("country_code", "USA"),
+        ("time_zone", "EST+5"),
+        ("locale", "en_US"),
+        ("locale", ""),
+        ("workday_start", "4:00"),
+        ("workday_start", "24:00"),
+        ("workday_start", "04:00:00"),
+        ("workday_start", "0\u0664:00"),  # an Arabic-Indic digit four
+        ("last_modified_at", "2026-11-01T09:00:00"),  # no UTC offset
+        ("last_modified_at", "2026-11-01"),
+        ("last_modified_at", 1762000000),
+        ("last_modified_at", "yesterday"),
+        ("last_modified_at", "0001-01-01T00:00:00+01:00"),  # before year 1 in UTC
+        ("last_modified_at", "9999-12-31T23:59:59-01:00"),  # after year 9999 in UTC
+    ],
+)
 def test_an_invalid_value_is_reported_at_its_path(partner, field, value):
     body = changed(stores_batch(store("S1")), f"stores.0.{field}", value)
     response = partner.put("stores", body)
@@ -121,11 +156,15 @@ def test_an_invalid_value_is_reported_at_its_path(partner, field, value):
 
 def test_problems_in_several_stores_are_all_reported(new_partner):
     partner = new_partner(stores=("S1", "S2", "S3"))
-    body = stores_batch(store("S1", currency="EURO"), store("S2"), store("S3", time_zone="Europe/Atlantis",
-                                                                           prices_include_tax="yes"))
+    body = stores_batch(
+        store("S1", currency="EURO"), store("S2"), store("S3", time_zone="Europe/Atlantis", prices_include_tax="yes")
+    )
     response = partner.put("stores", body)
-    assert sorted(error_paths(response)) == ["stores[0].currency", "stores[2].prices_include_tax",
-                                             "stores[2].time_zone"]
+    assert sorted(error_paths(response)) == [
+        "stores[0].currency",
+        "stores[2].prices_include_tax",
+        "stores[2].time_zone",
+    ]
     problem = response.json()
     assert all(error["message"] for error in problem["errors"])
     assert "3 problems" in problem["detail"]
@@ -145,13 +184,16 @@ def test_a_bad_batch_id_is_invalid(partner, batch_id):
     assert error_paths(partner.put("stores", stores_batch(store("S1"), batch_id=batch_id))) == ["batch_id"]
 
 
-@pytest.mark.parametrize("body, path", [
-    ({"stores": [store("S1")]}, "batch_id"),
-    ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff"}, "stores"),
-    ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": []}, "stores"),
-    ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": store("S1")}, "stores"),
-    ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": ["S1"]}, "stores[0]"),
-])
+@pytest.mark.parametrize(
+    "body, path",
+    [
+        ({"stores": [store("S1")]}, "batch_id"),
+        ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff"}, "stores"),
+        ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": []}, "stores"),
+        ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": store("S1")}, "stores"),
+        ({"batch_id": "6f9619ff-8b86-4011-b42d-00c04fc964ff", "stores": ["S1"]}, "stores[0]"),
+    ],
+)
 def test_the_batch_envelope_is_checked(partner, body, path):
     assert error_paths(partner.put("stores", body)) == [path]
 
@@ -173,8 +215,9 @@ def test_500_stores_are_accepted(new_partner):
 def test_501_stores_are_a_batch_too_large(new_partner):
     ids = [f"S{number:03d}" for number in range(501)]
     partner = new_partner(stores=ids)
-    problem = problem_of(partner.put("stores", stores_batch(*(store(store_id) for store_id in ids))),
-                         400, "BATCH_TOO_LARGE")
+    problem = problem_of(
+        partner.put("stores", stores_batch(*(store(store_id) for store_id in ids))), 400, "BATCH_TOO_LARGE"
+    )
     assert "500" in problem["detail"]
     assert partner.host.storage().get_store(partner.partner_id, "S000") is None
 

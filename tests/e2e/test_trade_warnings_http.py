@@ -12,8 +12,8 @@ import sqlite3
 import pytest
 
 from ingest.wire.responses import BatchResponse
-from tests.payloads import mapping_batch
 from tests.e2e.test_business_day import DAY, open_store
+from tests.payloads import mapping_batch
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
 
 _BATCH_SEQS = itertools.count(1)  # each batch of a store-day has its own batch_seq (else BATCH_SEQ_REPEATED)
@@ -29,8 +29,13 @@ def warnings_for(partner, record) -> list[tuple[str, str, str | None]]:
 @pytest.fixture
 def shop(partner):
     open_store(partner)
-    assert partner.put("mappings/transaction-types", mapping_batch(
-        ("01", "SALE"), ("02", "REFUND"), ("03", "RETURN"), ("04", "EXCHANGE"))).status_code == 202
+    assert (
+        partner.put(
+            "mappings/transaction-types",
+            mapping_batch(("01", "SALE"), ("02", "REFUND"), ("03", "RETURN"), ("04", "EXCHANGE")),
+        ).status_code
+        == 202
+    )
     return partner
 
 
@@ -59,18 +64,24 @@ def test_line_amount(shop):
 
 
 def test_combo_child_must_point_at_a_combo_line_and_cost_zero(shop):
-    lines = [Line("P-COMBO", 1, 899, product_type="COMBO"), Line("P-BURGER", 1, 0, parent_line_no=1),
-             Line("P-COLA", 1, 199, product_type="DRINK", parent_line_no=1), Line("P-FRIES", 1, 0, parent_line_no=9)]
+    lines = [
+        Line("P-COMBO", 1, 899, product_type="COMBO"),
+        Line("P-BURGER", 1, 0, parent_line_no=1),
+        Line("P-COLA", 1, 199, product_type="DRINK", parent_line_no=1),
+        Line("P-FRIES", 1, 0, parent_line_no=9),
+    ]
     codes = warnings_for(shop, trade_record("S1", DAY, lines))
     assert [c for c in codes if c[0] == "COMBO_CHILD_INVALID"] == [
         ("COMBO_CHILD_INVALID", "trade_records[0]", "items[2].unit_price"),
-        ("COMBO_CHILD_INVALID", "trade_records[0]", "items[3].parent_line_no")]
+        ("COMBO_CHILD_INVALID", "trade_records[0]", "items[3].parent_line_no"),
+    ]
 
 
 def test_refund_and_return_need_negative_quantities(shop):
     for source in ("02", "03"):
-        codes = warnings_for(shop, trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], source_type=source,
-                                                payments=[Pay(299, "REFUND")]))
+        codes = warnings_for(
+            shop, trade_record("S1", DAY, [Line("P-FRIES", 1, 299)], source_type=source, payments=[Pay(299, "REFUND")])
+        )
         assert ("SIGN_EXPECTED_NEGATIVE", "trade_records[0]", "items[0].quantity") in codes
 
 
@@ -87,8 +98,12 @@ def test_exchange_needs_a_returned_and_a_new_line(shop):
 
 
 def test_negative_payment_and_unknown_payment_type(shop):
-    record = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)],
-                          payments=[Pay(600, "SALE"), Pay(-50, "SALE"), Pay(0, "STORE_CREDIT_SWAP")])
+    record = trade_record(
+        "S1",
+        DAY,
+        [Line("P-BURGER", 1, 550)],
+        payments=[Pay(600, "SALE"), Pay(-50, "SALE"), Pay(0, "STORE_CREDIT_SWAP")],
+    )
     codes = warnings_for(shop, record)
     assert ("PAYMENT_AMOUNT_NEGATIVE", "trade_records[0]", "payments[1].amount") in codes
     assert ("PAYMENT_TYPE_UNKNOWN_DIRECTION", "trade_records[0]", "payments[2].payment_type") in codes
@@ -104,16 +119,22 @@ def test_business_date_follows_the_store_time_zone_and_workday_start(shop):
 
 def test_a_warning_names_the_record_as_the_specification_shows_it(shop):
     """path is exactly the record's location, so a partner matching it finds the record; field says where."""
-    records = [trade_record("S1", DAY, [Line("P-牛肉麵-大", 1, 18000)], trade_record_id="FT A 123"),
-               trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], trade_record_id="20261120-0042"),
-               trade_record("S1", DAY, [Line("P-BURGER", 1, 550), Line("P-FRIES", 1, 299)], trade_record_id="4711")]
+    records = [
+        trade_record("S1", DAY, [Line("P-牛肉麵-大", 1, 18000)], trade_record_id="FT A 123"),
+        trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], trade_record_id="20261120-0042"),
+        trade_record("S1", DAY, [Line("P-BURGER", 1, 550), Line("P-FRIES", 1, 299)], trade_record_id="4711"),
+    ]
     records[2]["items"][1]["line_amount"] = "3.00"
     records[2]["subtotal_amount"] = records[2]["total_amount"] = records[2]["payments"][0]["amount"] = "8.50"
     response = shop.post("trade-records", trade_batch("S1", DAY, records))
     assert response.status_code == 202, response.text
     (warning,) = response.json()["warnings"]
-    assert warning == {"code": "LINE_AMOUNT_MISMATCH", "path": "trade_records[2]", "field": "items[1].line_amount",
-                       "message": warning["message"]}
+    assert warning == {
+        "code": "LINE_AMOUNT_MISMATCH",
+        "path": "trade_records[2]",
+        "field": "items[1].line_amount",
+        "message": warning["message"],
+    }
     BatchResponse.model_validate_json(response.content)
 
 
@@ -130,7 +151,9 @@ def test_closed_at_is_null_while_a_transaction_is_open(shop):
 
 def _stored(partner) -> int:
     with sqlite3.connect(partner.host.data_dir / "pos.sqlite3") as db:
-        return db.execute("SELECT count(*) FROM trade_records WHERE partner_id = ?", (partner.partner_id,)).fetchone()[0]
+        return db.execute("SELECT count(*) FROM trade_records WHERE partner_id = ?", (partner.partner_id,)).fetchone()[
+            0
+        ]
 
 
 @pytest.mark.parametrize("member_id", ["jane.doe@example.com", "(202) 555-0143", "+1 202-555-0143"])

@@ -15,8 +15,9 @@ from bench import catalogue, generate, harness
 from tests.conftest import ROOT
 
 
-@pytest.mark.parametrize(("seed", "currency", "records"), [(1, "USD", 500), (2, "USD", 200), (3, "JPY", 300),
-                                                            (4, "JPY", 200)])
+@pytest.mark.parametrize(
+    ("seed", "currency", "records"), [(1, "USD", 500), (2, "USD", 200), (3, "JPY", 300), (4, "JPY", 200)]
+)
 def test_generated_batches_are_accepted_without_warnings(tmp_path, seed, currency, records):
     service = harness.open_service(tmp_path, currency)
     body = generate.trade_batch_body(records, seed=seed, currency=currency)
@@ -39,7 +40,12 @@ def test_generated_records_are_realistic():
     assert any(item["is_voided"] for item in items)
     assert sum(len(record["payments"]) > 1 for record in records) > 20  # split payments
     assert {payment["payment_method"] for record in records for payment in record["payments"]} >= {
-        "CREDIT_CARD", "CASH", "GIFT_CARD", "LOYALTY_POINTS", "MOBILE_WALLET"}
+        "CREDIT_CARD",
+        "CASH",
+        "GIFT_CARD",
+        "LOYALTY_POINTS",
+        "MOBILE_WALLET",
+    }
     assert any(payment["payment_type"] == "REFUND" for record in records for payment in record["payments"])
     assert any(record["tip_amount"] != "0.00" for record in records)
     assert all(len(record["tax_lines"]) == 3 for record in records if record["tax_amount"] != "0.00")
@@ -78,15 +84,16 @@ def test_a_body_grown_to_5_mb_stays_under_the_limit_and_is_accepted(tmp_path):
 
 @pytest.mark.parametrize("currency", ["USD", "JPY"])
 def test_control_totals_reconcile_to_matched(tmp_path, currency):
-    from ingest.daily_close import post_daily_close
     from core.reconcile_reruns import request_for
+    from ingest.daily_close import post_daily_close
     from reconcile.service import reconcile
 
     service = harness.open_service(tmp_path, currency)
     records = generate.trade_records(700, seed=11, currency=currency)
     for seq, start in enumerate(range(0, 700, 500), start=1):
-        outcome = service.post_trade_records(generate.dumps(generate.trade_batch(records[start:start + 500],
-                                                                                  batch_seq=seq, seed=11)))
+        outcome = service.post_trade_records(
+            generate.dumps(generate.trade_batch(records[start : start + 500], batch_seq=seq, seed=11))
+        )
         assert (outcome.http_status, outcome.warnings) == (202, [])
     close = generate.daily_close_body(records, batch_count=2, currency=currency, seed=11)
     assert post_daily_close(service.storage, harness.NullQueue(), service.partner, close, 0).http_status == 202
@@ -124,8 +131,13 @@ def test_generator_command_line():
 
 def test_bench_quick_runs_end_to_end(tmp_path):
     out = tmp_path / "quick.json"
-    done = subprocess.run([sys.executable, "-m", "bench.run", "--quick", "--out", str(out)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
     results = orjson.loads(out.read_bytes())
@@ -141,8 +153,13 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
 
-    shown = subprocess.run([sys.executable, "-m", "bench.run", "--show", str(out), "--markdown"], cwd=ROOT,
-                           capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--show", str(out), "--markdown"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert shown.returncode == 0, shown.stderr
     table = [line for line in shown.stdout.splitlines() if line.startswith("| ")]
     assert table[0] == "| benchmark | service | floor | ratio | target | met |"
@@ -155,7 +172,12 @@ def test_summary_and_ratio_of_samples():
 
     figures = summary([3.0, 1.0, 2.0, 10.0])
     assert (figures["median_ms"], figures["p99_ms"], figures["min_ms"], figures["max_ms"], figures["n"]) == (
-        2.5, 10.0, 1.0, 10.0, 4)
+        2.5,
+        10.0,
+        1.0,
+        10.0,
+        4,
+    )
     assert figures["samples_ms"] == [3.0, 1.0, 2.0, 10.0]  # in the order measured
     assert ratio(3.0, 2.0) == 1.5 and ratio(3.0, 0) is None
 
@@ -163,10 +185,24 @@ def test_summary_and_ratio_of_samples():
 def test_the_text_table_aligns_its_columns():
     from bench.report import render_table
 
-    rows = [{"benchmark": "accept", "service": "10 ms", "floor": "4.0 ms", "ratio": "2.50x", "target": "<= 2.5x",
-             "met": True},
-            {"benchmark": "  stage: parse", "service": "1.0 ms", "floor": "4.0 ms", "ratio": "0.25x", "target": "",
-             "met": None}]
+    rows = [
+        {
+            "benchmark": "accept",
+            "service": "10 ms",
+            "floor": "4.0 ms",
+            "ratio": "2.50x",
+            "target": "<= 2.5x",
+            "met": True,
+        },
+        {
+            "benchmark": "  stage: parse",
+            "service": "1.0 ms",
+            "floor": "4.0 ms",
+            "ratio": "0.25x",
+            "target": "",
+            "met": None,
+        },
+    ]
 
     lines = render_table(rows).splitlines()
 

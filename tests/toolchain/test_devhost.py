@@ -27,6 +27,7 @@ def all_at_once(count: int, work) -> list:
 
 # --- concurrency --------------------------------------------------------------------------------
 
+
 def test_twenty_concurrent_writes_all_succeed(new_partner):
     store_ids = [f"S{number:02d}" for number in range(20)]
     partner = new_partner(stores=store_ids)
@@ -61,26 +62,56 @@ def test_the_same_batch_sent_concurrently_is_accepted_once(partner):
 def test_a_connection_stays_usable_after_an_error(partner):
     with requests.Session() as session:
         session.headers.update(partner.headers())
-        refused = session.put(partner.host.url("stores"), data=b"x" * (5 * 1024 * 1024 + 1),
-                              headers={"Content-Type": "application/json"}, timeout=60)
+        refused = session.put(
+            partner.host.url("stores"),
+            data=b"x" * (5 * 1024 * 1024 + 1),
+            headers={"Content-Type": "application/json"},
+            timeout=60,
+        )
         problem_of(refused, 413, "PAYLOAD_TOO_LARGE")
-        assert session.put(partner.host.url("stores"), data=b"{", headers={"Content-Type": "application/json"},
-                           timeout=10).status_code == 400
+        assert (
+            session.put(
+                partner.host.url("stores"), data=b"{", headers={"Content-Type": "application/json"}, timeout=10
+            ).status_code
+            == 400
+        )
         assert session.get(partner.host.url("mappings/transaction-types"), timeout=10).status_code == 200
 
 
 # --- routing ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("path", ["/pos/v1/nothing", "/pos/v1/stores/S1", "/pos/v1/reference", "/pos/v1",
-                                  "/pos/v2/stores", "/api/stores", "/", "/pos/v1/mappings"])
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/pos/v1/nothing",
+        "/pos/v1/stores/S1",
+        "/pos/v1/reference",
+        "/pos/v1",
+        "/pos/v2/stores",
+        "/api/stores",
+        "/",
+        "/pos/v1/mappings",
+    ],
+)
 def test_an_unknown_route_is_a_not_found_problem(host, path):
     base = host.base_url.removesuffix("/pos/v1")
     problem_of(requests.get(base + path, timeout=10), 404, "NOT_FOUND")
 
 
-@pytest.mark.parametrize("method, path", [("DELETE", "stores"), ("POST", "stores"), ("GET", "stores"),
-                                          ("GET", "products"), ("PATCH", "products"), ("POST", "health"),
-                                          ("DELETE", "mappings/transaction-types"), ("PUT", "reference/order-types")])
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("DELETE", "stores"),
+        ("POST", "stores"),
+        ("GET", "stores"),
+        ("GET", "products"),
+        ("PATCH", "products"),
+        ("POST", "health"),
+        ("DELETE", "mappings/transaction-types"),
+        ("PUT", "reference/order-types"),
+    ],
+)
 def test_a_method_a_route_does_not_serve_is_a_not_found_problem(partner, method, path):
     response = requests.request(method, partner.host.url(path), headers=partner.headers(), timeout=10)
     problem = problem_of(response, 404, "NOT_FOUND")
@@ -88,6 +119,7 @@ def test_a_method_a_route_does_not_serve_is_a_not_found_problem(partner, method,
 
 
 # --- demo partner -------------------------------------------------------------------------------
+
 
 def test_a_fresh_host_creates_the_demo_partner_but_prints_no_key(tmp_path):
     demo_host = start_host(tmp_path, POS_CREATE_DEMO_PARTNER="true")
@@ -117,6 +149,7 @@ def test_no_demo_partner_when_it_is_turned_off(host):
 
 # --- local.settings.json ------------------------------------------------------------------------
 
+
 def unset(monkeypatch, *names: str) -> None:
     """Remove environment variables for this test, restoring them (or their absence) afterwards."""
     for name in names:
@@ -126,11 +159,28 @@ def unset(monkeypatch, *names: str) -> None:
 
 def test_local_settings_values_are_read_and_the_environment_wins(tmp_path, monkeypatch):
     path = tmp_path / "local.settings.json"
-    path.write_text(json.dumps({"IsEncrypted": False, "Values": {
-        "RATE_LIMIT_PER_MINUTE": 7, "POS_BACKEND": "sqlite", "POS_DATA_DIR": "from-file",
-        "POS_CREATE_DEMO_PARTNER": "false", "LOG_LEVEL": "DEBUG"}}))
-    unset(monkeypatch, "RATE_LIMIT_PER_MINUTE", "POS_BACKEND", "POS_CREATE_DEMO_PARTNER", "LOG_LEVEL",
-          "RECONCILE_SWEEP_SCHEDULE")
+    path.write_text(
+        json.dumps(
+            {
+                "IsEncrypted": False,
+                "Values": {
+                    "RATE_LIMIT_PER_MINUTE": 7,
+                    "POS_BACKEND": "sqlite",
+                    "POS_DATA_DIR": "from-file",
+                    "POS_CREATE_DEMO_PARTNER": "false",
+                    "LOG_LEVEL": "DEBUG",
+                },
+            }
+        )
+    )
+    unset(
+        monkeypatch,
+        "RATE_LIMIT_PER_MINUTE",
+        "POS_BACKEND",
+        "POS_CREATE_DEMO_PARTNER",
+        "LOG_LEVEL",
+        "RECONCILE_SWEEP_SCHEDULE",
+    )
     monkeypatch.setenv("POS_DATA_DIR", str(tmp_path / "from-env"))
     load_local_settings(path)
     settings = Settings.from_env()
@@ -141,8 +191,14 @@ def test_local_settings_values_are_read_and_the_environment_wins(tmp_path, monke
 
 
 def test_without_local_settings_the_defaults_apply(tmp_path, monkeypatch):
-    unset(monkeypatch, "RATE_LIMIT_PER_MINUTE", "POS_BACKEND", "POS_CREATE_DEMO_PARTNER", "POS_DATA_DIR",
-          "RECONCILE_SWEEP_SCHEDULE")
+    unset(
+        monkeypatch,
+        "RATE_LIMIT_PER_MINUTE",
+        "POS_BACKEND",
+        "POS_CREATE_DEMO_PARTNER",
+        "POS_DATA_DIR",
+        "RECONCILE_SWEEP_SCHEDULE",
+    )
     load_local_settings(tmp_path / "missing.json")
     monkeypatch.chdir(tmp_path)
     settings = Settings.from_env()
@@ -158,6 +214,7 @@ def test_a_setting_that_is_not_a_number_is_named_in_the_error(monkeypatch):
 
 # --- the body on its way in -----------------------------------------------------------------------
 
+
 def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch):
     """A 5 MB body costs its size once in the host: read in one piece (Content-Length), then handed to
     func.HttpRequest and through triggers/http.py's json_body without a copy (docs/decisions.md)."""
@@ -166,18 +223,19 @@ def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch
 
     import azure.functions as func
 
-    from triggers.http import Call
     from devhost import server as devserver
     from devhost.functions import FunctionTable, HttpFunction
+    from triggers.http import Call
 
     read: list[bytes] = []
     original = devserver._Handler._read_body
-    monkeypatch.setattr(devserver._Handler, "_read_body",
-                        lambda self, headers: read.append(original(self, headers)) or read[-1])
+    monkeypatch.setattr(
+        devserver._Handler, "_read_body", lambda self, headers: read.append(original(self, headers)) or read[-1]
+    )
     seen: dict = {}
 
     def handler(req: func.HttpRequest) -> func.HttpResponse:
-        seen["same"] = req.get_body() is read[-1] and Call(req, None, None, "r").json_body() is read[-1]
+        seen["same"] = req.get_body() is read[-1] and Call(req, None, "r").json_body() is read[-1]
         return func.HttpResponse(b"{}", status_code=202, mimetype="application/json")
 
     table = FunctionTable(http=[HttpFunction("take", frozenset({"POST"}), "take", re.compile("take"), 1, handler)])

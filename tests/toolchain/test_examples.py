@@ -17,6 +17,8 @@ import zoneinfo
 from decimal import Decimal
 from pathlib import Path
 
+from tests.conftest import make_partner
+
 ROOT = Path(__file__).resolve().parents[2]
 DAY_DIR = ROOT / "examples" / "day"
 SCRIPT = ROOT / "examples" / "push_day.py"
@@ -24,7 +26,6 @@ BUSINESS_DATE = "2026-11-20"
 STORES = ("NYC-001", "TKY-001")
 RESPONSE_LINE = re.compile(r"^(PUT|POST) (\S+) .* -> (\d{3}) (\S+) record_count=(\d+) warnings=(\d+)$", re.M)
 EXPONENT = {"USD": 2, "JPY": 0}
-from tests.conftest import make_partner
 
 
 def load(name: str):
@@ -41,13 +42,18 @@ def all_records() -> list[dict]:
 
 
 def run_script(host, key: str, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--base-url", host.base_url, "--key", key,
-                           "--timeout", "60", *extra],
-                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), "--base-url", host.base_url, "--key", key, "--timeout", "60", *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
-def assert_clean_run(run: subprocess.CompletedProcess, key: str, statuses: set[str],
-                     repeated_seqs: bool = False) -> None:
+def assert_clean_run(
+    run: subprocess.CompletedProcess, key: str, statuses: set[str], repeated_seqs: bool = False
+) -> None:
     """repeated_seqs: the trade record batches were sent before with the same batch_seqs under other
     batch_ids, so each says BATCH_SEQ_REPEATED (and nothing else)."""
     output = run.stdout + run.stderr
@@ -93,9 +99,14 @@ def test_the_example_day_reconciles_clean_and_re_runs(backend_host):
 
 
 def test_the_script_reports_http_errors_without_the_key(host):
-    run = subprocess.run([sys.executable, str(SCRIPT), "--base-url", host.base_url, "--timeout", "5"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         env={"PATH": "/usr/bin:/bin", "POS_API_KEY": "not-a-valid-key-0123456789"})
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--base-url", host.base_url, "--timeout", "5"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "POS_API_KEY": "not-a-valid-key-0123456789"},
+    )
     assert run.returncode == 2, run.stdout + run.stderr
     assert "401" in run.stderr and "UNAUTHORIZED" in run.stderr
     assert "not-a-valid-key-0123456789" not in run.stdout + run.stderr
@@ -103,10 +114,15 @@ def test_the_script_reports_http_errors_without_the_key(host):
 
 # --- the data covers the cases it is meant to show -------------------------------------------------------
 
+
 def test_batch_ids_are_fixed_distinct_uuids():
-    bodies = [load("stores.json"), load("products.json"), load("mapping.json"),
-              *(batch for store_id in STORES for batch in batches(store_id)),
-              *(load(f"daily-close-{store_id}.json") for store_id in STORES)]
+    bodies = [
+        load("stores.json"),
+        load("products.json"),
+        load("mapping.json"),
+        *(batch for store_id in STORES for batch in batches(store_id)),
+        *(load(f"daily-close-{store_id}.json") for store_id in STORES),
+    ]
     ids = [str(uuid.UUID(body["batch_id"])) for body in bodies]
     assert ids == [body["batch_id"] for body in bodies]
     assert len(set(ids)) == len(ids)
@@ -130,7 +146,13 @@ def test_every_case_of_the_day_is_present():
     payments = [p for r in records for p in r["payments"]]
 
     assert {standard_of[r["source_transaction_type"]] for r in records} == {
-        "SALE", "REFUND", "RETURN", "EXCHANGE", "VOID", "NO_SALE"}
+        "SALE",
+        "REFUND",
+        "RETURN",
+        "EXCHANGE",
+        "VOID",
+        "NO_SALE",
+    }
     assert {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED"} <= {p["payment_type"] for p in payments}
     assert len({p["payment_method"] for p in payments}) >= 5
     assert any(p.get("card_last4") for p in payments)
@@ -139,15 +161,23 @@ def test_every_case_of_the_day_is_present():
     applied = {p["payment_method"] for p in payments if p["payment_type"] == "DEPOSIT_APPLIED"}
     assert applied and applied <= deposits  # applied with the instrument of the deposit
 
-    assert any(r["order_type"] == "DELIVERY" and r["order_source"] == "DELIVERY_PLATFORM"
-               and r.get("order_source_detail") == "UberEats" for r in records)
+    assert any(
+        r["order_type"] == "DELIVERY"
+        and r["order_source"] == "DELIVERY_PLATFORM"
+        and r.get("order_source_detail") == "UberEats"
+        for r in records
+    )
     assert any(Decimal(r["tip_amount"]) > 0 for r in records)
     assert any(Decimal(r["service_charge_amount"]) > 0 for r in records)
 
     by_id = {r["trade_record_id"]: r for r in records}
     refunds = [r for r in records if standard_of[r["source_transaction_type"]] == "REFUND"]
-    assert refunds and all(r["original_trade_record_id"] in by_id and Decimal(r["total_amount"]) < 0
-                           and {p["payment_type"] for p in r["payments"]} == {"REFUND"} for r in refunds)
+    assert refunds and all(
+        r["original_trade_record_id"] in by_id
+        and Decimal(r["total_amount"]) < 0
+        and {p["payment_type"] for p in r["payments"]} == {"REFUND"}
+        for r in refunds
+    )
     exchanges = [r for r in records if standard_of[r["source_transaction_type"]] == "EXCHANGE"]
     assert exchanges and all(r["original_trade_record_id"] in by_id for r in exchanges)
     for exchange in exchanges:
@@ -155,8 +185,11 @@ def test_every_case_of_the_day_is_present():
         assert min(amounts) < 0 < max(amounts)
     voids = [r for r in records if standard_of[r["source_transaction_type"]] == "VOID"]
     assert voids and all(r["status"] == "VOIDED" and r["payments"] == [] for r in voids)
-    no_sales = [r for r in records if standard_of[r["source_transaction_type"]] == "NO_SALE"
-                and r["source_transaction_type"] == "NS1"]
+    no_sales = [
+        r
+        for r in records
+        if standard_of[r["source_transaction_type"]] == "NO_SALE" and r["source_transaction_type"] == "NS1"
+    ]
     assert no_sales and all(r["payments"] == [] and Decimal(r["total_amount"]) == 0 for r in no_sales)
 
 
@@ -181,24 +214,45 @@ def test_combos_and_modifiers_follow_the_recording_rules():
 def test_amounts_follow_the_identities_and_the_currency_places():
     for record in all_records():
         places = EXPONENT[record["currency"]]
-        amounts = [record[name] for name in ("subtotal_amount", "discount_amount", "tax_amount",
-                                             "service_charge_amount", "tip_amount", "rounding_amount",
-                                             "total_amount")]
+        amounts = [
+            record[name]
+            for name in (
+                "subtotal_amount",
+                "discount_amount",
+                "tax_amount",
+                "service_charge_amount",
+                "tip_amount",
+                "rounding_amount",
+                "total_amount",
+            )
+        ]
         for item in record["items"]:
             amounts += [item["unit_price"], item["discount_amount"], item["line_amount"]]
             amounts += [m["price_delta"] for m in item["modifiers"]]
-            assert (Decimal(item["quantity"]) * Decimal(item["unit_price"]) - Decimal(item["discount_amount"])
-                    == Decimal(item["line_amount"]))
+            assert Decimal(item["quantity"]) * Decimal(item["unit_price"]) - Decimal(
+                item["discount_amount"]
+            ) == Decimal(item["line_amount"])
         amounts += [p["amount"] for p in record["payments"]] + [p["tip_amount"] for p in record["payments"]]
         for text in amounts:
             assert len(text.partition(".")[2]) == places, (record["trade_record_id"], text)
-        value = {name: Decimal(record[f"{name}_amount"]) for name in
-                 ("subtotal", "discount", "tax", "service_charge", "tip", "rounding", "total")}
-        expected_total = (value["subtotal"] - value["discount"] + value["service_charge"] + value["tip"]
-                          + value["rounding"] + (0 if record["prices_include_tax"] else value["tax"]))
+        value = {
+            name: Decimal(record[f"{name}_amount"])
+            for name in ("subtotal", "discount", "tax", "service_charge", "tip", "rounding", "total")
+        }
+        expected_total = (
+            value["subtotal"]
+            - value["discount"]
+            + value["service_charge"]
+            + value["tip"]
+            + value["rounding"]
+            + (0 if record["prices_include_tax"] else value["tax"])
+        )
         assert expected_total == value["total"], record["trade_record_id"]
-        counted = [Decimal(item["line_amount"]) for item in record["items"]
-                   if item["parent_line_no"] is None and not item["is_voided"]]
+        counted = [
+            Decimal(item["line_amount"])
+            for item in record["items"]
+            if item["parent_line_no"] is None and not item["is_voided"]
+        ]
         assert sum(counted) == value["subtotal"], record["trade_record_id"]
         if record["payments"] and record["status"] != "VOIDED":
             assert sum(Decimal(p["amount"]) for p in record["payments"]) == abs(value["total"])
@@ -230,9 +284,14 @@ def test_on_timeout_the_script_says_when_each_day_is_due_and_how_to_reconcile_it
     try:
         assert "reconciled 600 s (10 min) after they arrive (RECONCILE_DELAY_SECONDS)" in slow.log()
         partner = make_partner(slow, STORES)
-        started = dt.datetime.now(dt.timezone.utc)
-        waited = subprocess.run([sys.executable, str(SCRIPT), "--base-url", slow.base_url, "--key", partner.key,
-                                 "--timeout", "2"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        started = dt.datetime.now(dt.UTC)
+        waited = subprocess.run(
+            [sys.executable, str(SCRIPT), "--base-url", slow.base_url, "--key", partner.key, "--timeout", "2"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert waited.returncode == 1, waited.stdout + waited.stderr
         out = waited.stdout
         assert "still RECEIVED after 2s (timeout)" in out and "RECONCILE_DELAY_SECONDS" in out
@@ -244,8 +303,9 @@ def test_on_timeout_the_script_says_when_each_day_is_due_and_how_to_reconcile_it
         assert partner.key not in out
 
         for store_id in STORES:  # doing what it says: reconcile now, then the same run reads the results
-            assert "MATCHED" in slow.hq_in_process("reconcile", "run", partner.partner_id, store_id,
-                                                   BUSINESS_DATE).stdout
+            assert (
+                "MATCHED" in slow.hq_in_process("reconcile", "run", partner.partner_id, store_id, BUSINESS_DATE).stdout
+            )
         assert_clean_run(run_script(slow, partner.key), partner.key, {"ALREADY_RECEIVED"})
     finally:
         slow.stop()

@@ -55,8 +55,11 @@ def start_strict(app_dir: Path, settings_file: Path, **environment: str) -> tupl
     # cwd is the copy's folder: a relative POS_DATA_DIR lands there, never in the project.
     process = subprocess.Popen(
         [sys.executable, "-m", "devhost", "--strict", "--settings", str(settings_file), "--port", str(port)],
-        cwd=app_dir, env={**SHELL, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **environment},
-        stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+        cwd=app_dir,
+        env={**SHELL, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **environment},
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     return process, port, log_path
 
 
@@ -82,8 +85,9 @@ def azurite_queue(tmp_path_factory):
 @pytest.fixture(scope="module")
 def strict_host(tmp_path_factory, cosmos_emulator, azurite_queue):
     app_dir = tmp_path_factory.mktemp("func-start")
-    settings_file = copy_example(app_dir, {"AzureWebJobsStorage": azurite_queue.connection_string,
-                                           "COSMOS_ENDPOINT": cosmos_emulator.endpoint})
+    settings_file = copy_example(
+        app_dir, {"AzureWebJobsStorage": azurite_queue.connection_string, "COSMOS_ENDPOINT": cosmos_emulator.endpoint}
+    )
     # The environment wins over the file, as with the Core Tools: a short delay, so the day reconciles
     # within the test rather than 15 minutes later.
     environment = {"RECONCILE_DELAY_SECONDS": "1"}
@@ -125,8 +129,13 @@ def test_the_example_settings_reconcile_a_business_day_through_the_storage_queue
     assert queue._client.peek_messages() == [] and queue.poison_count() == 0
 
 
-@pytest.mark.parametrize("drop, named", [(("RECONCILE_SWEEP_SCHEDULE",), "RECONCILE_SWEEP_SCHEDULE"),
-                                         (("FUNCTIONS_WORKER_RUNTIME",), "FUNCTIONS_WORKER_RUNTIME")])
+@pytest.mark.parametrize(
+    "drop, named",
+    [
+        (("RECONCILE_SWEEP_SCHEDULE",), "RECONCILE_SWEEP_SCHEDULE"),
+        (("FUNCTIONS_WORKER_RUNTIME",), "FUNCTIONS_WORKER_RUNTIME"),
+    ],
+)
 def test_strict_mode_has_no_defaults_of_its_own(tmp_path, drop, named):
     settings_file = copy_example(tmp_path, {}, drop=drop)
     process, _, log_path = start_strict(tmp_path, settings_file)
@@ -139,11 +148,19 @@ def test_without_strict_mode_a_binding_setting_comes_from_the_example(tmp_path):
     """`make run` on a fresh clone: no local.settings.json, the sweep's schedule from the example."""
     port = free_port()
     log_path = tmp_path / "host.log"
-    process = subprocess.Popen([sys.executable, "-m", "devhost", "--settings", str(tmp_path / "missing.json"),
-                                "--port", str(port)], cwd=tmp_path,
-                               env={**SHELL, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1",
-                                    "POS_DATA_DIR": str(tmp_path / "data"), "POS_CREATE_DEMO_PARTNER": "false"},
-                               stdout=log_path.open("wb"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devhost", "--settings", str(tmp_path / "missing.json"), "--port", str(port)],
+        cwd=tmp_path,
+        env={
+            **SHELL,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONUNBUFFERED": "1",
+            "POS_DATA_DIR": str(tmp_path / "data"),
+            "POS_CREATE_DEMO_PARTNER": "false",
+        },
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         wait_until_healthy(process, f"http://127.0.0.1:{port}/pos/v1", log_path)
         schedule = read_settings_file(EXAMPLE_SETTINGS_FILE)["RECONCILE_SWEEP_SCHEDULE"]

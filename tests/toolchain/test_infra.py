@@ -53,15 +53,17 @@ from backends.cosmos import markers
 from backends.queues import RECONCILE_QUEUE
 from core import settings as settings_module
 from tests import bicep_model
-from tests.funcignore import CoreToolsIgnore
 from tests.bicep_model import Expr, Ref
+from tests.funcignore import CoreToolsIgnore
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
 MAIN = INFRA / "main.bicep"
 BICEP_FILES = sorted(INFRA.rglob("*.bicep"))
-ENVIRONMENT_FILES = {"test": INFRA / "main.test.parameters.json",
-                     "production": INFRA / "main.production.parameters.json"}
+ENVIRONMENT_FILES = {
+    "test": INFRA / "main.test.parameters.json",
+    "production": INFRA / "main.production.parameters.json",
+}
 AZD_PARAMETERS = INFRA / "main.parameters.json"
 README = ROOT / "README.md"
 
@@ -80,11 +82,20 @@ PLATFORM_SETTINGS = {
 }
 # App settings the Flex Consumption plan does not accept (runtime and scale live in functionAppConfig).
 FLEX_UNSUPPORTED_SETTINGS = {
-    "FUNCTIONS_WORKER_RUNTIME", "FUNCTIONS_EXTENSION_VERSION", "FUNCTIONS_WORKER_RUNTIME_VERSION",
-    "FUNCTIONS_MAX_HTTP_CONCURRENCY", "FUNCTIONS_WORKER_PROCESS_COUNT",
-    "FUNCTIONS_WORKER_DYNAMIC_CONCURRENCY_ENABLED", "SCM_DO_BUILD_DURING_DEPLOYMENT", "ENABLE_ORYX_BUILD",
-    "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING", "WEBSITE_CONTENTSHARE", "WEBSITE_CONTENTOVERVNET",
-    "WEBSITE_RUN_FROM_PACKAGE", "WEBSITE_MAX_DYNAMIC_APPLICATION_SCALE_OUT", "WEBSITE_NODE_DEFAULT_VERSION",
+    "FUNCTIONS_WORKER_RUNTIME",
+    "FUNCTIONS_EXTENSION_VERSION",
+    "FUNCTIONS_WORKER_RUNTIME_VERSION",
+    "FUNCTIONS_MAX_HTTP_CONCURRENCY",
+    "FUNCTIONS_WORKER_PROCESS_COUNT",
+    "FUNCTIONS_WORKER_DYNAMIC_CONCURRENCY_ENABLED",
+    "SCM_DO_BUILD_DURING_DEPLOYMENT",
+    "ENABLE_ORYX_BUILD",
+    "WEBSITE_CONTENTAZUREFILECONNECTIONSTRING",
+    "WEBSITE_CONTENTSHARE",
+    "WEBSITE_CONTENTOVERVNET",
+    "WEBSITE_RUN_FROM_PACKAGE",
+    "WEBSITE_MAX_DYNAMIC_APPLICATION_SCALE_OUT",
+    "WEBSITE_NODE_DEFAULT_VERSION",
 }
 ROLE_IDS = {
     "Cosmos DB Built-in Data Contributor": "00000000-0000-0000-0000-000000000002",
@@ -98,9 +109,20 @@ BICEP_TYPES = {"string", "int", "bool", "object", "array"}
 PREVIEW_API_VERSIONS = {"Microsoft.Insights/diagnosticSettings": "2021-05-01-preview"}
 # Properties of an ARM Cosmos DB SqlContainerResource (what containers.json entries may hold).
 SQL_CONTAINER_RESOURCE_PROPERTIES = {
-    "id", "partitionKey", "indexingPolicy", "defaultTtl", "uniqueKeyPolicy", "conflictResolutionPolicy",
-    "analyticalStorageTtl", "clientEncryptionPolicy", "computedProperties", "vectorEmbeddingPolicy",
-    "fullTextPolicy", "createMode", "restoreParameters", "materializedViewDefinition",
+    "id",
+    "partitionKey",
+    "indexingPolicy",
+    "defaultTtl",
+    "uniqueKeyPolicy",
+    "conflictResolutionPolicy",
+    "analyticalStorageTtl",
+    "clientEncryptionPolicy",
+    "computedProperties",
+    "vectorEmbeddingPolicy",
+    "fullTextPolicy",
+    "createMode",
+    "restoreParameters",
+    "materializedViewDefinition",
 }
 
 
@@ -123,18 +145,22 @@ def _resources_of_type(model: bicep_model.BicepFile, resource_type: str) -> list
 
 # -- syntax and what a compiler would check ---------------------------------------------------------
 
+
 @pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
 def test_every_bicep_file_parses_with_both_parsers(path):
     assert bicep_model.syntax_errors(path.read_text(encoding="utf-8")) == []
 
 
-@pytest.mark.parametrize("broken", [
-    "param name string = 'unterminated\n",
-    "resource r 'Microsoft.Storage/storageAccounts@2023-05-01' = {\n  name:\n}\n",
-    "var settings = {\n  a: 1\n",
-    "paramm name string\n",
-    "output url string = 'a' 'b'\n",
-])
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "param name string = 'unterminated\n",
+        "resource r 'Microsoft.Storage/storageAccounts@2023-05-01' = {\n  name:\n}\n",
+        "var settings = {\n  a: 1\n",
+        "paramm name string\n",
+        "output url string = 'a' 'b'\n",
+    ],
+)
 def test_the_syntax_check_reports_errors(broken):
     errors = bicep_model.syntax_errors(broken)
     assert any(error.startswith("tree-sitter-bicep") for error in errors), errors
@@ -152,8 +178,7 @@ def test_the_model_reports_undeclared_names(tmp_path):
 @pytest.mark.parametrize("path", BICEP_FILES, ids=lambda path: str(path.relative_to(INFRA)))
 def test_every_name_used_is_declared(path):
     model = _model(path)
-    undeclared = [f"line {line}: {name}" for line, name in bicep_model.references(model)
-                  if name not in model.declared]
+    undeclared = [f"line {line}: {name}" for line, name in bicep_model.references(model) if name not in model.declared]
     assert undeclared == []
 
 
@@ -177,8 +202,9 @@ def test_modules_exist_and_get_exactly_their_parameters(path):
         declared = _model(target).params
         given = set(module.body.get("params", {}))
         assert given - set(declared) == set(), f"{symbol}: unknown parameters"
-        assert {name for name, param in declared.items() if param.required} - given == set(), \
+        assert {name for name, param in declared.items() if param.required} - given == set(), (
             f"{symbol}: required parameters not given"
+        )
         used_outputs = set(re.findall(rf"\b{symbol}\.outputs\.(\w+)", model.source))
         assert used_outputs - set(_model(target).outputs) == set(), f"{symbol}: outputs it does not declare"
 
@@ -190,6 +216,7 @@ def test_loaded_files_exist_and_are_json(path):
 
 
 # -- parameter files --------------------------------------------------------------------------------
+
 
 def _check_value(param: bicep_model.Param, value) -> list[str]:
     python_types = {"string": str, "int": int, "bool": bool, "object": dict, "array": list}
@@ -217,15 +244,20 @@ def _parameter_values(path: Path) -> dict:
     return {name: entry["value"] for name, entry in document["parameters"].items()}
 
 
-AZD_SAMPLE_ENVIRONMENT = {"AZURE_ENV_NAME": "pos-test", "AZURE_LOCATION": "swedencentral",
-                          "AZURE_PRINCIPAL_ID": "00000000-0000-0000-0000-00000000abcd"}
+AZD_SAMPLE_ENVIRONMENT = {
+    "AZURE_ENV_NAME": "pos-test",
+    "AZURE_LOCATION": "swedencentral",
+    "AZURE_PRINCIPAL_ID": "00000000-0000-0000-0000-00000000abcd",
+}
 
 
 def _azd_substitute(text: str, environment: dict) -> str:
     """azd's `${NAME}` / `${NAME=default}` substitution of main.parameters.json."""
+
     def value(match):
         name, _, default = match.group(1).partition("=")
         return environment.get(name, default)
+
     return re.sub(r"\$\{([^}]*)\}", value, text)
 
 
@@ -235,15 +267,18 @@ def _azd_values(environment: dict) -> dict:
     values = {}
     for name, raw in _parameter_values(AZD_PARAMETERS).items():
         text = _azd_substitute(raw, environment)
-        values[name] = int(text) if params[name].type == "int" else (text == "true") if params[name].type == "bool" \
-            else text
+        values[name] = (
+            int(text) if params[name].type == "int" else (text == "true") if params[name].type == "bool" else text
+        )
     return values
 
 
 def _azd_variables() -> dict:
     """Parameter name -> the azd environment variable that sets it."""
-    return {name: re.fullmatch(r"\$\{(\w+)(=.*)?\}", raw).group(1)
-            for name, raw in _parameter_values(AZD_PARAMETERS).items()}
+    return {
+        name: re.fullmatch(r"\$\{(\w+)(=.*)?\}", raw).group(1)
+        for name, raw in _parameter_values(AZD_PARAMETERS).items()
+    }
 
 
 @pytest.mark.parametrize("label", ["test", "production", "azd"])
@@ -276,8 +311,9 @@ def test_azd_defaults_are_the_test_environment_and_every_size_is_an_azd_variable
     production = _parameter_values(ENVIRONMENT_FILES["production"])
     sizes = (set(test) | set(production)) - {"environmentName"}
     assert sizes - set(azd) == set(), "settable only outside azd"
-    assert {name: azd[name] for name in set(test) - {"environmentName"}} == \
-        {name: value for name, value in test.items() if name != "environmentName"}
+    assert {name: azd[name] for name in set(test) - {"environmentName"}} == {
+        name: value for name, value in test.items() if name != "environmentName"
+    }
 
 
 def test_readme_azd_production_settings_are_the_production_file():
@@ -286,18 +322,24 @@ def test_readme_azd_production_settings_are_the_production_file():
     variables = _azd_variables()
     production = _parameter_values(ENVIRONMENT_FILES["production"])
     azd_defaults = _azd_values({})
-    expected = {variables[name]: json.dumps(value) if isinstance(value, bool) else str(value)
-                for name, value in production.items()
-                if name != "environmentName" and azd_defaults.get(name) != value}
+    expected = {
+        variables[name]: json.dumps(value) if isinstance(value, bool) else str(value)
+        for name, value in production.items()
+        if name != "environmentName" and azd_defaults.get(name) != value
+    }
     assert readme_settings == expected
 
 
 # -- agreement with the code ------------------------------------------------------------------------
 
+
 def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
     main = _model()
-    loaded = {name: value for name, value in main.variables.items()
-              if isinstance(value, Expr) and re.fullmatch(r"loadJsonContent\('cosmos/containers\.json'\)", value.text)}
+    loaded = {
+        name: value
+        for name, value in main.variables.items()
+        if isinstance(value, Expr) and re.fullmatch(r"loadJsonContent\('cosmos/containers\.json'\)", value.text)
+    }
     assert len(loaded) == 1, "main.bicep must load cosmos/containers.json once"
     variable = next(iter(loaded))
     assert main.modules["cosmos"].body["params"]["containers"] == Ref(f"{variable}.containers")
@@ -311,8 +353,12 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
 
     definitions = cosmos_connection.load_container_definitions()
     names = [definition["id"] for definition in definitions]
-    assert names == [cosmos_connection.PARTNERS, cosmos_connection.BATCHES, cosmos_connection.TRADE_RECORDS,
-                     cosmos_connection.CLOSES]
+    assert names == [
+        cosmos_connection.PARTNERS,
+        cosmos_connection.BATCHES,
+        cosmos_connection.TRADE_RECORDS,
+        cosmos_connection.CLOSES,
+    ]
     for definition in definitions:
         assert set(definition) <= SQL_CONTAINER_RESOURCE_PROPERTIES, definition["id"]
         assert definition["partitionKey"]["kind"] == "Hash" and len(definition["partitionKey"]["paths"]) == 1
@@ -326,8 +372,9 @@ def test_no_container_expires_items_by_default():
     """Markers, closes (with the batch_ids of every close of their day) and mappings are kept for good:
     no container has a default time-to-live. Where TTL is on (-1), only an item's own `ttl` expires it:
     rate-limit windows and tombstones, and markers when BATCH_MARKER_TTL_DAYS opts in."""
-    ttl = {definition["id"]: definition.get("defaultTtl")
-           for definition in cosmos_connection.load_container_definitions()}
+    ttl = {
+        definition["id"]: definition.get("defaultTtl") for definition in cosmos_connection.load_container_definitions()
+    }
     assert all(value in (None, -1) for value in ttl.values()), ttl
     assert ttl[cosmos_connection.BATCHES] == -1  # the opt-in needs TTL on in the container
     assert ttl[cosmos_connection.CLOSES] is None  # nothing there ever expires, whatever an item says
@@ -341,8 +388,11 @@ def test_cosmos_database_and_throughput_modes():
     assert _app_settings()["COSMOS_DATABASE"] == Ref("cosmosDatabaseName")
     assert _code_defaults().cosmos_database == "pos"
     cosmos = _module("cosmos")
-    assert cosmos.params["throughputMode"].decorators["allowed"][0] == main.params["cosmosThroughputMode"].decorators[
-        "allowed"][0] == ["serverless", "autoscale"]
+    assert (
+        cosmos.params["throughputMode"].decorators["allowed"][0]
+        == main.params["cosmosThroughputMode"].decorators["allowed"][0]
+        == ["serverless", "autoscale"]
+    )
     assert "EnableServerless" in cosmos.source and "autoscaleSettings" in cosmos.source
 
 
@@ -368,8 +418,9 @@ def _constant(node, constants: dict) -> str | None:
         for part in node.values:
             if isinstance(part, ast.Constant):
                 parts.append(part.value)
-            elif isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) \
-                    and part.value.id in constants:
+            elif (
+                isinstance(part, ast.FormattedValue) and isinstance(part.value, ast.Name) and part.value.id in constants
+            ):
                 parts.append(constants[part.value.id])
             else:
                 return None
@@ -378,8 +429,9 @@ def _constant(node, constants: dict) -> str | None:
 
 
 def _is_environ(node) -> bool:
-    return (isinstance(node, ast.Attribute) and node.attr == "environ") or \
-        (isinstance(node, ast.Name) and node.id == "environ")
+    return (isinstance(node, ast.Attribute) and node.attr == "environ") or (
+        isinstance(node, ast.Name) and node.id == "environ"
+    )
 
 
 def settings_read_by_code() -> dict[str, set[str]]:
@@ -389,17 +441,27 @@ def settings_read_by_code() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     for path in _python_files_deployed():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        constants = {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
-                     for target in node.targets if isinstance(target, ast.Name)
-                     and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)}
+        constants = {
+            target.id: node.value.value
+            for node in tree.body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        }
         names = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 function = node.func
                 if node.args and (
-                        (isinstance(function, ast.Attribute) and function.attr in ("get", "getenv")
-                         and (_is_environ(function.value) or function.attr == "getenv"))
-                        or (isinstance(function, ast.Name) and function.id in ("_int", "_bool", "getenv"))):
+                    (
+                        isinstance(function, ast.Attribute)
+                        and function.attr in ("get", "getenv")
+                        and (_is_environ(function.value) or function.attr == "getenv")
+                    )
+                    or (isinstance(function, ast.Name) and function.id in ("_int", "_bool", "getenv"))
+                ):
                     names.add(_constant(node.args[0], constants))
                 for keyword in node.keywords:
                     if keyword.arg == "connection":
@@ -419,9 +481,16 @@ def settings_read_by_code() -> dict[str, set[str]]:
 def test_the_settings_scan_finds_what_the_code_reads():
     found = settings_read_by_code()
     # A sample that must be found by each way of reading (guards the scan itself).
-    assert {"POS_BACKEND", "COSMOS_ENDPOINT", "RATE_LIMIT_PER_MINUTE", "COSMOS_CREATE_CONTAINERS",
-            "AzureWebJobsStorage__queueServiceUri", "AzureWebJobsStorage__clientId", "RECONCILE_SWEEP_SCHEDULE",
-            "AzureWebJobsStorage (trigger connection)"} <= set(found)
+    assert {
+        "POS_BACKEND",
+        "COSMOS_ENDPOINT",
+        "RATE_LIMIT_PER_MINUTE",
+        "COSMOS_CREATE_CONTAINERS",
+        "AzureWebJobsStorage__queueServiceUri",
+        "AzureWebJobsStorage__clientId",
+        "RECONCILE_SWEEP_SCHEDULE",
+        "AzureWebJobsStorage (trigger connection)",
+    } <= set(found)
 
 
 def test_every_setting_the_code_reads_is_an_app_setting_or_local_only():
@@ -433,8 +502,11 @@ def test_every_setting_the_code_reads_is_an_app_setting_or_local_only():
             # Identity-based connection: the account name (or service URI) plus the credential settings.
             if not {f"{connection}__accountName", f"{connection}__credential"} <= app_settings:
                 missing[name] = files
-        elif name not in app_settings and name not in LOCAL_ONLY_SETTINGS \
-                and ALTERNATIVE_SETTINGS.get(name) not in app_settings:
+        elif (
+            name not in app_settings
+            and name not in LOCAL_ONLY_SETTINGS
+            and ALTERNATIVE_SETTINGS.get(name) not in app_settings
+        ):
             missing[name] = files
     assert missing == {}, "set them in infra/main.bicep appSettings, or add them to LOCAL_ONLY_SETTINGS"
     assert app_settings & LOCAL_ONLY_SETTINGS == set()
@@ -452,10 +524,12 @@ def test_app_setting_values():
     assert settings["COSMOS_ENDPOINT"] == Ref("cosmos.outputs.endpoint")
     assert settings["AzureWebJobsStorage__accountName"] == Ref("storage.outputs.name")
     assert settings["AzureWebJobsStorage__credential"] == "managedidentity"
-    assert settings["AzureWebJobsStorage__clientId"] == settings["AZURE_CLIENT_ID"] == \
-        Ref("identity.properties.clientId")
-    assert settings["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"] == \
-        Expr("'ClientId=${identity.properties.clientId};Authorization=AAD'")
+    assert (
+        settings["AzureWebJobsStorage__clientId"] == settings["AZURE_CLIENT_ID"] == Ref("identity.properties.clientId")
+    )
+    assert settings["APPLICATIONINSIGHTS_AUTHENTICATION_STRING"] == Expr(
+        "'ClientId=${identity.properties.clientId};Authorization=AAD'"
+    )
     assert set(settings) & FLEX_UNSUPPORTED_SETTINGS == set()
 
 
@@ -539,16 +613,21 @@ def test_route_prefix_is_the_readmes_and_the_base_url_outputs():
     main = _model()
     assert main.variables["hostSettings"] == Expr("loadJsonContent('../host.json')")
     assert (MAIN.parent / "../host.json").resolve() == ROOT / "host.json"
-    assert main.outputs["BASE_URL"] == \
-        Expr("'https://${functionApp.outputs.defaultHostName}/${hostSettings.extensions.http.routePrefix}'")
+    assert main.outputs["BASE_URL"] == Expr(
+        "'https://${functionApp.outputs.defaultHostName}/${hostSettings.extensions.http.routePrefix}'"
+    )
     assert main.outputs["FUNCTION_APP_NAME"] == Ref("functionApp.outputs.name")
 
 
 # -- identity only, Flex Consumption ------------------------------------------------------------------
 
+
 def test_no_key_or_connection_string_with_a_key_in_infra():
-    secret = re.compile(r"listKeys\s*\(|listConnectionStrings\s*\(|listAccountSas\s*\(|listServiceSas\s*\(|"
-                        r"AccountKey|SharedAccessKey|primaryMasterKey|primaryKey|\bCOSMOS_KEY\b", re.IGNORECASE)
+    secret = re.compile(
+        r"listKeys\s*\(|listConnectionStrings\s*\(|listAccountSas\s*\(|listServiceSas\s*\(|"
+        r"AccountKey|SharedAccessKey|primaryMasterKey|primaryKey|\bCOSMOS_KEY\b",
+        re.IGNORECASE,
+    )
     for path in sorted(INFRA.rglob("*")):
         if path.is_file():
             assert not secret.search(path.read_text(encoding="utf-8")), path
@@ -570,8 +649,10 @@ def _role_assignments(model: bicep_model.BicepFile) -> set[tuple[str, str]]:
     """(principal parameter, role id) of every role assignment in a module."""
     found = set()
     for resource in model.resources.values():
-        if resource.type not in ("Microsoft.Authorization/roleAssignments",
-                                 "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments"):
+        if resource.type not in (
+            "Microsoft.Authorization/roleAssignments",
+            "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments",
+        ):
             continue
         properties = resource.body["properties"]
         role_names = bicep_model.member_paths(properties["roleDefinitionId"])
@@ -591,12 +672,16 @@ def test_the_identity_holds_every_data_role():
     assert main.modules["storage"].body["params"]["appPrincipalId"] == principal
     assert main.modules["monitoring"].body["params"]["appPrincipalId"] == principal
     assert "identity.properties.principalId" in bicep_model.member_paths(
-        main.modules["cosmos"].body["params"]["dataContributorPrincipalIds"])
-    assert {("appPrincipalId", ROLE_IDS["Storage Blob Data Owner"]),
-            ("appPrincipalId", ROLE_IDS["Storage Queue Data Contributor"])} <= _role_assignments(_module("storage"))
+        main.modules["cosmos"].body["params"]["dataContributorPrincipalIds"]
+    )
+    assert {
+        ("appPrincipalId", ROLE_IDS["Storage Blob Data Owner"]),
+        ("appPrincipalId", ROLE_IDS["Storage Queue Data Contributor"]),
+    } <= _role_assignments(_module("storage"))
     assert ("appPrincipalId", ROLE_IDS["Monitoring Metrics Publisher"]) in _role_assignments(_module("monitoring"))
-    assert ("dataContributorPrincipalIds", ROLE_IDS["Cosmos DB Built-in Data Contributor"]) in \
-        _role_assignments(_module("cosmos"))
+    assert ("dataContributorPrincipalIds", ROLE_IDS["Cosmos DB Built-in Data Contributor"]) in _role_assignments(
+        _module("cosmos")
+    )
 
 
 def test_function_app_runs_on_flex_consumption_with_the_identity():
@@ -610,9 +695,13 @@ def test_function_app_runs_on_flex_consumption_with_the_identity():
     assert config["runtime"] == {"name": "python", "version": "3.11"}
     scale = config["scaleAndConcurrency"]
     assert {name: scale[name] for name in ("instanceMemoryMB", "maximumInstanceCount")} == {
-        "instanceMemoryMB": Ref("instanceMemoryMB"), "maximumInstanceCount": Ref("maximumInstanceCount")}
+        "instanceMemoryMB": Ref("instanceMemoryMB"),
+        "maximumInstanceCount": Ref("maximumInstanceCount"),
+    }
     assert config["deployment"]["storage"]["authentication"] == {
-        "type": "UserAssignedIdentity", "userAssignedIdentityResourceId": Ref("identityId")}
+        "type": "UserAssignedIdentity",
+        "userAssignedIdentityResourceId": Ref("identityId"),
+    }
     assert "'azd-service-name': 'api'" in site.body["tags"].text
     (settings,) = _resources_of_type(app, "Microsoft.Web/sites/config")
     assert settings.body["name"] == "appsettings" and settings.body["properties"] == Ref("appSettings")
@@ -623,6 +712,7 @@ def test_function_app_runs_on_flex_consumption_with_the_identity():
 
 
 # -- azd and packaging --------------------------------------------------------------------------------
+
 
 def test_azure_yaml_deploys_the_project_as_a_python_function():
     document = yaml.safe_load((ROOT / "azure.yaml").read_text(encoding="utf-8"))
@@ -652,20 +742,36 @@ def _deployed_files() -> list[str]:
     return [path for path in _repository_files() if not ignore.match_file(path)]
 
 
-RUN_TIME_FILES = {"function_app.py", "host.json", "requirements.txt", "docs/openapi.json",
-                  "infra/cosmos/containers.json"}
+RUN_TIME_FILES = {
+    "function_app.py",
+    "host.json",
+    "requirements.txt",
+    "docs/openapi.json",
+    "infra/cosmos/containers.json",
+}
 
 
 @functools.cache
 def _imported_project_files() -> frozenset[str]:
     """Every project file the app imports, the Azure adapters included (they load on POS_BACKEND=azure)."""
-    script = ("import sys, function_app, backends.cosmos.storage, backends.azure_queue\n"
-              "print('\\n'.join(m.__file__ for m in list(sys.modules.values()) if getattr(m, '__file__', None)))")
-    listed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True,
-                            env={**os.environ, "APPLICATIONINSIGHTS_CONNECTION_STRING": ""}).stdout.split()
+    script = (
+        "import sys, function_app, backends.cosmos.storage, backends.azure_queue\n"
+        "print('\\n'.join(m.__file__ for m in list(sys.modules.values()) if getattr(m, '__file__', None)))"
+    )
+    listed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "APPLICATIONINSIGHTS_CONNECTION_STRING": ""},
+    ).stdout.split()
     files = {Path(file).resolve() for file in listed}
-    return frozenset(str(file.relative_to(ROOT).as_posix()) for file in files
-                     if ROOT in file.parents and not ({".venv", "node_modules"} & set(file.relative_to(ROOT).parts)))
+    return frozenset(
+        str(file.relative_to(ROOT).as_posix())
+        for file in files
+        if ROOT in file.parents and not ({".venv", "node_modules"} & set(file.relative_to(ROOT).parts))
+    )
 
 
 def test_funcignore_ships_what_the_app_reads_at_run_time():
@@ -684,16 +790,33 @@ def test_funcignore_ships_nothing_but_the_app():
 
 def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
     ignore = _funcignore()
-    for path in ["tests/toolchain/test_infra.py", "tests/conftest.py", "devhost/__main__.py", "hq/cli.py", "bench/x.py",
-                 "examples/push_day.py", "node_modules/azurite/package.json", ".venv/bin/python",
-                 ".data/pos.sqlite", "local.settings.json", "docs/decisions.md", "infra/main.bicep",
-                 "infra/modules/cosmos.bicep", "infra/main.test.parameters.json", "README.md", "Makefile",
-                 "triggers/__pycache__/http.cpython-311.pyc", ".git/config", "azure.yaml"]:
+    for path in [
+        "tests/toolchain/test_infra.py",
+        "tests/conftest.py",
+        "devhost/__main__.py",
+        "hq/cli.py",
+        "bench/x.py",
+        "examples/push_day.py",
+        "node_modules/azurite/package.json",
+        ".venv/bin/python",
+        ".data/pos.sqlite",
+        "local.settings.json",
+        "docs/decisions.md",
+        "infra/main.bicep",
+        "infra/modules/cosmos.bicep",
+        "infra/main.test.parameters.json",
+        "README.md",
+        "Makefile",
+        "triggers/__pycache__/http.cpython-311.pyc",
+        ".git/config",
+        "azure.yaml",
+    ]:
         assert ignore.match_file(path), path
     assert not any(path.startswith(("tests/", "devhost/", "bench/", "examples/")) for path in _deployed_files())
 
 
 # -- issue 21: the first deployment succeeds ----------------------------------------------------------
+
 
 def test_flex_site_sets_no_ftps_state_and_basic_auth_publishing_is_off():
     """Resource Manager refuses siteConfig.ftpsState on Flex Consumption sites; basic-auth publishing is
@@ -719,8 +842,15 @@ def test_cosmos_role_assignments_run_one_at_a_time_after_the_containers():
 
 
 # azd: AZURE_ENV_NAME is 1-64 letters, digits and - . ( ) _.
-AZD_ENVIRONMENT_NAMES = ["pos-test", "production", "x", "Prod.EU(West)_2024", "(.)_-",
-                         "a" * 64, "PartnerPOS-ingestion.Production_(eu-west-1)_blue.green-2025-Q4"]
+AZD_ENVIRONMENT_NAMES = [
+    "pos-test",
+    "production",
+    "x",
+    "Prod.EU(West)_2024",
+    "(.)_-",
+    "a" * 64,
+    "PartnerPOS-ingestion.Production_(eu-west-1)_blue.green-2025-Q4",
+]
 # What each resource type accepts in a name (Azure resource naming rules).
 NAME_RULES = {
     "identity": r"[A-Za-z0-9][A-Za-z0-9_-]{2,127}",
@@ -739,8 +869,10 @@ def _names_for(environment_name: str) -> dict:
     values = {"environmentName": environment_name, "resourceToken": "abcdefghijklm"}  # uniqueString: 13
     for variable in ("environmentSlug", "nameSuffix"):
         values[variable] = bicep_model.evaluate(main.variables[variable].text, values)
-    return {kind: bicep_model.evaluate(name.text, values) if isinstance(name, Expr) else name
-            for kind, name in main.variables["names"].items()}
+    return {
+        kind: bicep_model.evaluate(name.text, values) if isinstance(name, Expr) else name
+        for kind, name in main.variables["names"].items()
+    }
 
 
 @pytest.mark.parametrize("environment_name", AZD_ENVIRONMENT_NAMES)
@@ -797,6 +929,7 @@ def test_flex_instance_counts_are_within_what_the_plan_accepts():
 
 # -- issue 21: capacity -------------------------------------------------------------------------------
 
+
 def test_http_concurrency_and_always_ready_instances_are_parameters():
     main = _model()
     assert main.params["httpPerInstanceConcurrency"].default == 4  # Python's platform default is 1
@@ -809,7 +942,8 @@ def test_http_concurrency_and_always_ready_instances_are_parameters():
     assert scale["triggers"] == {"http": {"perInstanceConcurrency": Ref("httpPerInstanceConcurrency")}}
     assert bicep_model.evaluate(scale["alwaysReady"].text, {"alwaysReadyHttpInstances": 0}) == []
     assert bicep_model.evaluate(scale["alwaysReady"].text, {"alwaysReadyHttpInstances": 2}) == [
-        {"name": "http", "instanceCount": 2}]
+        {"name": "http", "instanceCount": 2}
+    ]
     test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
     assert test["alwaysReadyInstanceCount"] == 0 and production["alwaysReadyInstanceCount"] >= 1
     assert _azd_values({})["httpPerInstanceConcurrency"] == main.params["httpPerInstanceConcurrency"].default
@@ -817,14 +951,19 @@ def test_http_concurrency_and_always_ready_instances_are_parameters():
 
 def test_a_platform_429_is_told_from_the_apps():
     document = json.loads((ROOT / "docs" / "openapi.json").read_text(encoding="utf-8"))
-    descriptions = [operation["responses"]["429"]["description"] for path in document["paths"].values()
-                    for operation in path.values() if "429" in operation.get("responses", {})]
+    descriptions = [
+        operation["responses"]["429"]["description"]
+        for path in document["paths"].values()
+        for operation in path.values()
+        if "429" in operation.get("responses", {})
+    ]
     assert descriptions and all("RATE_LIMITED" in text and "platform" in text for text in descriptions)
     partners = README.read_text(encoding="utf-8").split("## For partners")[1].split("## For HQ")[0]
     assert "429" in partners and "RATE_LIMITED" in partners and "platform" in partners
 
 
 # -- issue 21: production posture ---------------------------------------------------------------------
+
 
 def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
     main = _model()
@@ -836,8 +975,11 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
     assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, {"vnetEnabled": False}) == "Enabled"
     for module in ("storage", "cosmos"):
         assert main.modules[module].body["params"]["publicNetworkAccess"] == Ref("publicNetworkAccess")
-        (account,) = [resource for resource in _module(module).resources.values()
-                      if resource.type in ("Microsoft.Storage/storageAccounts", "Microsoft.DocumentDB/databaseAccounts")]
+        (account,) = [
+            resource
+            for resource in _module(module).resources.values()
+            if resource.type in ("Microsoft.Storage/storageAccounts", "Microsoft.DocumentDB/databaseAccounts")
+        ]
         assert account.body["properties"]["publicNetworkAccess"] == Ref("publicNetworkAccess")
     network = _module("network")
     groups = {endpoint["groupId"]: endpoint["serviceId"] for endpoint in network.variables["endpoints"]}
@@ -846,9 +988,12 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
     app_subnet = vnet.body["properties"]["subnets"][1]
     assert app_subnet["properties"]["delegations"][0]["properties"]["serviceName"] == "Microsoft.App/environments"
     assert network.outputs["appSubnetId"] == Ref("vnet.properties.subnets") or "subnets[1]" in network.source
-    for resource_type in ("Microsoft.Network/privateEndpoints", "Microsoft.Network/privateDnsZones",
-                          "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
-                          "Microsoft.Network/privateEndpoints/privateDnsZoneGroups"):
+    for resource_type in (
+        "Microsoft.Network/privateEndpoints",
+        "Microsoft.Network/privateDnsZones",
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+        "Microsoft.Network/privateEndpoints/privateDnsZoneGroups",
+    ):
         (resource,) = _resources_of_type(network, resource_type)
         assert re.match(r"\[for \(?endpoint\b.* in endpoints:", resource.loop.text), resource_type
     passed = main.modules["functionApp"].body["params"]["virtualNetworkSubnetId"]
@@ -867,7 +1012,9 @@ def test_zone_redundancy_for_the_plan_and_cosmos_is_a_parameter_on_in_production
     (plan,) = _resources_of_type(_module("functionApp"), "Microsoft.Web/serverfarms")
     assert plan.body["properties"]["zoneRedundant"] == Ref("zoneRedundant")
     (account,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
-    assert [location["isZoneRedundant"] for location in account.body["properties"]["locations"]] == [Ref("zoneRedundant")]
+    assert [location["isZoneRedundant"] for location in account.body["properties"]["locations"]] == [
+        Ref("zoneRedundant")
+    ]
 
 
 def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace():
@@ -886,6 +1033,7 @@ def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace()
 
 
 # -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
+
 
 def _core_tools_ignore() -> CoreToolsIgnore:
     return CoreToolsIgnore((ROOT / ".funcignore").read_text(encoding="utf-8"))
@@ -906,10 +1054,15 @@ NEVER_SHIPPED = [
     "triggers/__pycache__/routes.cpython-311.pyc",
     "ingest/__pycache__/batches.cpython-311.pyc",
     "backends/sub/__pycache__/deep.cpython-311.pyc",
-    "function_app.pyc", "triggers/routes.pyc", "reconcile/a/b/c.pyc",
-    "wt-infra_env/pyvenv.cfg", "wt-infra_env/lib/python3.11/site-packages/six.py",
-    "pos-ingestion_env/bin/python", "partner-pos_env/lib/python3.11/site-packages/azure/functions/__init__.py",
-    ".venv/bin/python", ".venv/lib/python3.11/site-packages/pydantic/main.py",
+    "function_app.pyc",
+    "triggers/routes.pyc",
+    "reconcile/a/b/c.pyc",
+    "wt-infra_env/pyvenv.cfg",
+    "wt-infra_env/lib/python3.11/site-packages/six.py",
+    "pos-ingestion_env/bin/python",
+    "partner-pos_env/lib/python3.11/site-packages/azure/functions/__init__.py",
+    ".venv/bin/python",
+    ".venv/lib/python3.11/site-packages/pydantic/main.py",
 ]
 
 

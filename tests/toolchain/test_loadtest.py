@@ -22,8 +22,10 @@ def test_memory_is_judged_after_the_warm_up_and_only_with_enough_samples():
     verdict = memory_verdict(growing, 40, 10)
     assert verdict["warm_up_s"] == 10 and verdict["growth_mib"] > 10 and not verdict["ok"]
     assert memory_verdict(growing[:12], 12, 10) == {
-        "warm_up_s": 5.0, "ok": True,
-        "reason": "not judged: too few samples after the warm-up (run longer, or sample more often)"}
+        "warm_up_s": 5.0,
+        "ok": True,
+        "reason": "not judged: too few samples after the warm-up (run longer, or sample more often)",
+    }
 
 
 def test_report_counts_requests_records_and_errors_per_endpoint():
@@ -37,8 +39,14 @@ def test_report_counts_requests_records_and_errors_per_endpoint():
 
     figures = report(stats, 2.0, [], {"ok": True}, {"MATCHED": 1}, {"clients": 1})
 
-    assert figures["endpoints"]["POST trade-records"] == {"requests": 3, "per_s": 1.5, "p50_ms": 200.0,
-                                                          "p99_ms": 300.0, "max_ms": 300.0, "errors": 1}
+    assert figures["endpoints"]["POST trade-records"] == {
+        "requests": 3,
+        "per_s": 1.5,
+        "p50_ms": 200.0,
+        "p99_ms": 300.0,
+        "max_ms": 300.0,
+        "errors": 1,
+    }
     assert figures["total"]["requests"] == 4 and figures["total"]["errors"] == 1
     assert figures["total"]["records_per_s"] == 100.0  # only the accepted batches' records
     assert figures["error_samples"] == ["POST trade-records: HTTP 500"]

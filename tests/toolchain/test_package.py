@@ -44,11 +44,20 @@ def packaged_files(root: Path) -> list[str]:
         prefix = "" if relative == "." else relative + "/"
         # Not walked: folders always left out, and those denied whole (.venv, node_modules) when no
         # `!pattern` could take a file of theirs back (a shortcut: the result is the same).
-        folders[:] = [name for name in folders if name not in ALWAYS_LEFT_OUT_DIRECTORIES and not (
-            ignore.denies(f"{prefix}{name}/") and not any(pattern.startswith(f"{prefix}{name}/")
-                                                          for pattern in ignore.negative_patterns))]
-        files += [f"{prefix}{name}" for name in names
-                  if name not in ALWAYS_LEFT_OUT_FILES and not ignore.denies(f"{prefix}{name}")]
+        folders[:] = [
+            name
+            for name in folders
+            if name not in ALWAYS_LEFT_OUT_DIRECTORIES
+            and not (
+                ignore.denies(f"{prefix}{name}/")
+                and not any(pattern.startswith(f"{prefix}{name}/") for pattern in ignore.negative_patterns)
+            )
+        ]
+        files += [
+            f"{prefix}{name}"
+            for name in names
+            if name not in ALWAYS_LEFT_OUT_FILES and not ignore.denies(f"{prefix}{name}")
+        ]
     return sorted(files)
 
 
@@ -72,9 +81,23 @@ def package_venv() -> Path:
     building = Path(tempfile.mkdtemp(prefix="package-check-", dir=parent))
     # --without-pip: nothing in it but what requirements.txt installs (pip runs from this environment).
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(building)], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(building / "bin" / "python"), "install",
-                    "--quiet", "--disable-pip-version-check", "--no-input", "-r", str(ROOT / "requirements.txt")],
-                   check=True, timeout=900)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(building / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "-r",
+            str(ROOT / "requirements.txt"),
+        ],
+        check=True,
+        timeout=900,
+    )
     (building / "complete").touch()
     try:
         building.rename(venv)
@@ -89,31 +112,73 @@ def smoke(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("package")
     package = build_package(ROOT, work / "wwwroot")
     # A store shaped like a real partner's: punctuation in its id, a name in Chinese, a Taipei time zone.
-    body = stores_batch(store("TPE-101.B1-03", store_name="台北101 信義店", country_code="TW", currency="TWD",
-                              time_zone="Asia/Taipei", locale="zh-TW", last_modified_at="2026-11-01T09:00:00+08:00"))
+    body = stores_batch(
+        store(
+            "TPE-101.B1-03",
+            store_name="台北101 信義店",
+            country_code="TW",
+            currency="TWD",
+            time_zone="Asia/Taipei",
+            locale="zh-TW",
+            last_modified_at="2026-11-01T09:00:00+08:00",
+        )
+    )
     (work / "stores.json").write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
     python = package_venv() / "bin" / "python"
     env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    ran = subprocess.run([str(python), "-I", str(ROOT / "tests" / "package_smoke.py"), str(package),
-                          str(work / "data"), str(work / "stores.json")],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=package)
+    ran = subprocess.run(
+        [
+            str(python),
+            "-I",
+            str(ROOT / "tests" / "package_smoke.py"),
+            str(package),
+            str(work / "data"),
+            str(work / "stores.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=package,
+    )
     assert ran.returncode == 0, ran.stderr
     return {**json.loads(ran.stdout.strip().splitlines()[-1]), "package": package, "body": body}
 
 
 def test_the_package_holds_the_app_and_none_of_the_tools():
     files = set(packaged_files(ROOT))
-    for needed in ("function_app.py", "host.json", "requirements.txt", "docs/openapi.json",
-                   "infra/cosmos/containers.json", "triggers/http.py", "reference/data"):
+    for needed in (
+        "function_app.py",
+        "host.json",
+        "requirements.txt",
+        "docs/openapi.json",
+        "infra/cosmos/containers.json",
+        "triggers/http.py",
+        "reference/data",
+    ):
         assert needed in files or any(name.startswith(needed + "/") for name in files), needed
-    for tool in ("tests/", "devhost/", "hq/", "bench/", "loadtest/", "examples/", "node_modules/", ".venv/",
-                 "requirements-dev.txt", "Makefile", "local.settings.json.example", "infra/main.bicep"):
+    for tool in (
+        "tests/",
+        "devhost/",
+        "hq/",
+        "bench/",
+        "loadtest/",
+        "examples/",
+        "node_modules/",
+        ".venv/",
+        "requirements-dev.txt",
+        "Makefile",
+        "local.settings.json.example",
+        "infra/main.bicep",
+    ):
         assert not any(name == tool or name.startswith(tool) for name in files), tool
 
 
-INDEX = ("import json, function_app\n"
-         "print(json.dumps({f.get_function_name(): json.loads(f.get_function_json())"
-         " for f in function_app.app.get_functions()}))")
+INDEX = (
+    "import json, function_app\n"
+    "print(json.dumps({f.get_function_name(): json.loads(f.get_function_json())"
+    " for f in function_app.app.get_functions()}))"
+)
 
 
 def test_the_package_indexes_as_the_development_tree_does(smoke):
@@ -139,8 +204,11 @@ def test_the_package_answers_health_and_a_write_on_its_own_dependencies(smoke):
 
 
 def _import_names(distribution: str) -> set[str]:
-    names = {name for name, owners in metadata.packages_distributions().items()
-             if distribution.lower().replace("_", "-") in {owner.lower().replace("_", "-") for owner in owners}}
+    names = {
+        name
+        for name, owners in metadata.packages_distributions().items()
+        if distribution.lower().replace("_", "-") in {owner.lower().replace("_", "-") for owner in owners}
+    }
     return {name for name in names if not name.startswith("_")}
 
 
@@ -151,10 +219,14 @@ NOT_IMPORTED_BY_NAME = {"tzdata", "opentelemetry-sdk"}
 
 def test_every_requirement_is_imported_by_the_app():
     """requirements.txt holds what runs in Azure: each package is imported by a packaged module."""
-    sources = "\n".join((ROOT / name).read_text(encoding="utf-8") for name in packaged_files(ROOT)
-                        if name.endswith(".py"))
-    requirements = [line.split("==")[0] for line in (ROOT / "requirements.txt").read_text().splitlines()
-                    if line and not line.startswith("#")]
+    sources = "\n".join(
+        (ROOT / name).read_text(encoding="utf-8") for name in packaged_files(ROOT) if name.endswith(".py")
+    )
+    requirements = [
+        line.split("==")[0]
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     unused = []
     for requirement in requirements:
         if requirement in NOT_IMPORTED_BY_NAME:
@@ -162,7 +234,8 @@ def test_every_requirement_is_imported_by_the_app():
         # The azure-* packages share the `azure` namespace: each is imported by its own dotted name.
         names = {requirement.replace("-", ".")} if requirement.startswith("azure-") else _import_names(requirement)
         pattern = "|".join(re.escape(name) for name in names)
-        if not names or not re.search(rf"(^|\n)\s*(from|import)\s+({pattern})\b|import_module\(f?\"({pattern})\.",
-                                      sources):
+        if not names or not re.search(
+            rf"(^|\n)\s*(from|import)\s+({pattern})\b|import_module\(f?\"({pattern})\.", sources
+        ):
             unused.append(requirement)
     assert unused == []

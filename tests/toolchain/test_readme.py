@@ -25,18 +25,18 @@ EXAMPLES_README = ROOT / "examples" / "README.md"
 def shell_block(markdown: Path, heading: str) -> str:
     """The first ```sh block after the heading."""
     text = markdown.read_text(encoding="utf-8")
-    section = text[text.index(heading):]
+    section = text[text.index(heading) :]
     return re.search(r"```sh\n(.*?)```", section, re.S).group(1)
 
 
 def run_bash(script: str, env: dict) -> subprocess.CompletedProcess:
     # As written, except the interpreter (the one running the tests) and curl, which fails on an HTTP
     # error instead of printing it and going on.
-    prelude = ('set -euo pipefail\n'
-               'curl() { command curl --fail-with-body "$@"; echo; }\n')
+    prelude = 'set -euo pipefail\ncurl() { command curl --fail-with-body "$@"; echo; }\n'
     script = script.replace(".venv/bin/python", f'"{sys.executable}"')
-    return subprocess.run(["bash", "-c", prelude + script], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return subprocess.run(
+        ["bash", "-c", prelude + script], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +64,14 @@ def test_the_walkthrough_then_the_example_day_run_as_written(fresh_host):
     assert onboarded.returncode == 0, onboarded.stdout + onboarded.stderr
     key = onboarded.stdout.strip().splitlines()[-1]
 
-    pushed = subprocess.run([sys.executable, "examples/push_day.py", "--base-url", fresh_host.base_url,
-                             "--timeout", "60"], cwd=ROOT, capture_output=True, text=True, timeout=180,
-                            env={**os.environ, "POS_API_KEY": key})
+    pushed = subprocess.run(
+        [sys.executable, "examples/push_day.py", "--base-url", fresh_host.base_url, "--timeout", "60"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "POS_API_KEY": key},
+    )
     assert pushed.returncode == 0, pushed.stdout + pushed.stderr
     assert "result: all 2 store-day(s) MATCHED" in pushed.stdout
     assert key not in pushed.stdout + pushed.stderr
@@ -76,7 +81,7 @@ def test_the_quickstart_is_two_commands_and_says_what_a_machine_needs():
     text = README.read_text(encoding="utf-8")
     first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
     assert first_block.split("\n")[:2] == ["make run", "make test"] and first_block.count("\n") == 2
-    needs = text[:text.index("## Walkthrough")]
+    needs = text[: text.index("## Walkthrough")]
     for word in ("Python 3.11", "make", "Node.js", "npm"):
         assert word in needs, word
 

@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-INDEX_SCRIPT = r'''
+INDEX_SCRIPT = r"""
 import json, sys
 from types import SimpleNamespace
 from azure_functions_runtime import loader
@@ -44,7 +44,7 @@ devhost = {
     "timers": {f.name: {"schedule": f.schedule, "runOnStartup": f.run_on_startup} for f in table.timers},
 }
 print(json.dumps({"worker": worker, "devhost": devhost}))
-'''
+"""
 
 SCHEDULE = "0 */5 * * * *"
 HTTP = {  # name: (route, method)
@@ -68,8 +68,14 @@ def indexed() -> dict:
     (the app allows get_functions() once per process, and the worker imports the script itself)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith(("POS_", "RECONCILE_"))}
     env.update({"PYTHONPATH": str(ROOT), "RECONCILE_SWEEP_SCHEDULE": SCHEDULE})
-    done = subprocess.run([sys.executable, "-c", INDEX_SCRIPT, str(ROOT / "function_app.py")], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", INDEX_SCRIPT, str(ROOT / "function_app.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -79,27 +85,55 @@ def test_the_worker_indexes_every_function_with_its_bindings(indexed):
     assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes"}
     for name, (route, method) in HTTP.items():
         trigger, output = worker[name]["bindings"]
-        assert trigger == {"direction": "IN", "type": "httpTrigger", "name": "req", "methods": [method],
-                           "authLevel": "ANONYMOUS", "route": route}, name
+        assert trigger == {
+            "direction": "IN",
+            "type": "httpTrigger",
+            "name": "req",
+            "methods": [method],
+            "authLevel": "ANONYMOUS",
+            "route": route,
+        }, name
         assert output == {"direction": "OUT", "type": "http", "name": "$return"}, name
         assert worker[name]["context"], name  # each takes `context`: the invocation id in its logs
     assert worker["reconcile_store_day"]["bindings"] == [
-        {"direction": "IN", "type": "queueTrigger", "name": "msg", "queueName": "reconcile-requests",
-         "connection": "AzureWebJobsStorage"}]
+        {
+            "direction": "IN",
+            "type": "queueTrigger",
+            "name": "msg",
+            "queueName": "reconcile-requests",
+            "connection": "AzureWebJobsStorage",
+        }
+    ]
     # The host resolves %RECONCILE_SWEEP_SCHEDULE% from the app settings, not the worker.
     assert worker["sweep_overdue_closes"]["bindings"] == [
-        {"direction": "IN", "type": "timerTrigger", "name": "timer", "schedule": "%RECONCILE_SWEEP_SCHEDULE%",
-         "runOnStartup": False}]
+        {
+            "direction": "IN",
+            "type": "timerTrigger",
+            "name": "timer",
+            "schedule": "%RECONCILE_SWEEP_SCHEDULE%",
+            "runOnStartup": False,
+        }
+    ]
 
 
 def test_the_local_host_serves_exactly_what_the_worker_indexed(indexed):
     worker, devhost = indexed["worker"], indexed["devhost"]
     triggers = {name: function["bindings"][0] for name, function in worker.items()}
-    assert devhost["http"] == {name: {"route": trigger["route"], "methods": sorted(trigger["methods"])}
-                               for name, trigger in triggers.items() if trigger["type"] == "httpTrigger"}
-    assert devhost["queues"] == {name: {"queueName": trigger["queueName"], "connection": trigger["connection"]}
-                                 for name, trigger in triggers.items() if trigger["type"] == "queueTrigger"}
+    assert devhost["http"] == {
+        name: {"route": trigger["route"], "methods": sorted(trigger["methods"])}
+        for name, trigger in triggers.items()
+        if trigger["type"] == "httpTrigger"
+    }
+    assert devhost["queues"] == {
+        name: {"queueName": trigger["queueName"], "connection": trigger["connection"]}
+        for name, trigger in triggers.items()
+        if trigger["type"] == "queueTrigger"
+    }
     assert devhost["timers"] == {
-        name: {"schedule": trigger["schedule"].replace("%RECONCILE_SWEEP_SCHEDULE%", SCHEDULE),
-               "runOnStartup": trigger["runOnStartup"]}
-        for name, trigger in triggers.items() if trigger["type"] == "timerTrigger"}
+        name: {
+            "schedule": trigger["schedule"].replace("%RECONCILE_SWEEP_SCHEDULE%", SCHEDULE),
+            "runOnStartup": trigger["runOnStartup"],
+        }
+        for name, trigger in triggers.items()
+        if trigger["type"] == "timerTrigger"
+    }

@@ -25,8 +25,12 @@ from ingest.wire.scalars import CardLast4, Code, CurrencyCode, FreeString50, Str
 def request_models() -> list[type]:
     """Every model of a request body (and of what a resend is read with), and the models they hold."""
     found: list[type] = []
-    todo = [kind for module in (requests, resend_keys) for _, kind in inspect.getmembers(module, is_model)
-            if kind.__module__ == module.__name__]
+    todo = [
+        kind
+        for module in (requests, resend_keys)
+        for _, kind in inspect.getmembers(module, is_model)
+        if kind.__module__ == module.__name__
+    ]
     while todo:
         model = todo.pop()
         if model not in found:
@@ -59,15 +63,37 @@ def undeclared_strings(annotation: Any) -> bool:
 
 
 def undeclared_fields(models: list[type]) -> list[str]:
-    return [f"{model.__name__}.{name}" for model in models for name, annotation in field_types(model).items()
-            if undeclared_strings(annotation)]
+    return [
+        f"{model.__name__}.{name}"
+        for model in models
+        for name, annotation in field_types(model).items()
+        if undeclared_strings(annotation)
+    ]
 
 
 def test_the_request_models_are_all_found():
     names = {model.__name__ for model in request_models()}
-    assert {"StoresBatch", "Store", "ProductsBatch", "Product", "ComboComponent", "ModifierGroup", "ModifierOption",
-            "MappingsBatch", "MappingEntry", "TradeRecordsBatch", "TradeRecord", "TradeItem", "TradeModifier",
-            "Payment", "TaxLine", "DailyClose", "StoresKey", "ProductsKey", "StoreDayKey"} <= names
+    assert {
+        "StoresBatch",
+        "Store",
+        "ProductsBatch",
+        "Product",
+        "ComboComponent",
+        "ModifierGroup",
+        "ModifierOption",
+        "MappingsBatch",
+        "MappingEntry",
+        "TradeRecordsBatch",
+        "TradeRecord",
+        "TradeItem",
+        "TradeModifier",
+        "Payment",
+        "TaxLine",
+        "DailyClose",
+        "StoresKey",
+        "ProductsKey",
+        "StoreDayKey",
+    } <= names
 
 
 def test_every_string_field_of_a_request_declares_what_it_holds():
@@ -84,10 +110,14 @@ def test_a_string_field_added_without_a_kind_is_found():
         by_language: dict[str, FreeString50]
 
     assert undeclared_fields([LaterPayment]) == [
-        "LaterPayment.wallet_name", "LaterPayment.labels", "LaterPayment.by_language"]
+        "LaterPayment.wallet_name",
+        "LaterPayment.labels",
+        "LaterPayment.by_language",
+    ]
 
 
 # --- the fields the scan reads ----------------------------------------------------------------------
+
 
 def scanned_paths(model: type, prefix: str = "") -> set[str]:
     """The dotted paths of the fields the card-number scan reads as free text, in model and below."""
@@ -105,8 +135,15 @@ def scanned_paths(model: type, prefix: str = "") -> set[str]:
 # card_last4, which it read as text for want of a pattern it knew. Neither can hold a card number (an ISO
 # 4217 code; four digits), so reading them or not refuses the same records.
 SCANNED_BEFORE_DECLARATION = {
-    "currency", "items.modifiers.option_name", "items.product_name", "member_id", "order_source",
-    "order_source_detail", "payments.card_last4", "payments.payment_method_detail", "payments.payment_type",
+    "currency",
+    "items.modifiers.option_name",
+    "items.product_name",
+    "member_id",
+    "order_source",
+    "order_source_detail",
+    "payments.card_last4",
+    "payments.payment_method_detail",
+    "payments.payment_type",
 }
 NEVER_A_CARD_NUMBER = {"currency", "payments.card_last4"}
 
@@ -120,4 +157,3 @@ def test_what_the_scan_no_longer_reads_cannot_hold_a_card_number():
         for value in ("4111111111111111", "4111 1111 1111 1111", "USD 4111111111111111"):
             with pytest.raises(ValidationError):
                 TypeAdapter(kind).validate_python(value)
-

@@ -19,7 +19,7 @@ from core.records import BatchMarker, ClosedDay
 from ingest import onboarding
 from reconcile import operations
 
-UTC = dt.timezone.utc
+UTC = dt.UTC
 NOW = dt.datetime(2026, 11, 21, 4, 5, tzinfo=UTC)
 DAY = dt.date(2026, 11, 20)
 
@@ -36,25 +36,45 @@ def partner_with_stores(storage, partner_id: str = "acme", stores: tuple[str, ..
 
 
 # The totals of a day without trade records, as its daily close states them.
-NOTHING_SOLD = {"batch_count": 1, "trade_record_count": 0, "item_row_count": 0, "payment_row_count": 0,
-                **{name: "0.00" for name in ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")}}
+NOTHING_SOLD = {
+    "batch_count": 1,
+    "trade_record_count": 0,
+    "item_row_count": 0,
+    "payment_row_count": 0,
+    **{name: "0.00" for name in ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")},
+}
 
 
-def close(storage, partner_id: str, store_id: str, day: dt.date, status: str = "RECEIVED",
-          details: dict | None = None) -> ClosedDay:
-    received = ClosedDay(store_id, day, str(uuid.uuid4()), "USD", NOTHING_SOLD, NOW,
-                         NOW + dt.timedelta(days=365), "RECEIVED")
+def close(
+    storage, partner_id: str, store_id: str, day: dt.date, status: str = "RECEIVED", details: dict | None = None
+) -> ClosedDay:
+    received = ClosedDay(
+        store_id, day, str(uuid.uuid4()), "USD", NOTHING_SOLD, NOW, NOW + dt.timedelta(days=365), "RECEIVED"
+    )
     marker = BatchMarker(partner_id, received.close_batch_id, "daily-close", 1, "digest", NOW, store_id, day)
     assert storage.save_daily_close(marker, received) is None
     if status == "RECEIVED":
         return received
-    result = ClosedDay(store_id, day, received.close_batch_id, "USD", NOTHING_SOLD, NOW, received.due_at,
-                       status, NOW, {}, [], details or {})
+    result = ClosedDay(
+        store_id,
+        day,
+        received.close_batch_id,
+        "USD",
+        NOTHING_SOLD,
+        NOW,
+        received.due_at,
+        status,
+        NOW,
+        {},
+        [],
+        details or {},
+    )
     assert storage.save_result(partner_id, result)
     return result
 
 
 # --- onboarding ----------------------------------------------------------------------------------
+
 
 def test_adding_an_existing_partner_is_refused_with_the_partner_it_found(storage):
     onboarding.add_partner(storage, "acme", "Acme", NOW)
@@ -94,6 +114,7 @@ def test_a_key_pasted_in_place_of_its_id_names_its_owner_and_revokes_nothing(sto
 
 # --- reconciliation operations -------------------------------------------------------------------
 
+
 def test_closes_of_one_partner_or_of_every_partner_with_filters(storage):
     acme = partner_with_stores(storage)
     partner_with_stores(storage, "other", ("S1",))
@@ -102,8 +123,10 @@ def test_closes_of_one_partner_or_of_every_partner_with_filters(storage):
     close(storage, "other", "S1", DAY, "MISMATCHED")
 
     def listed(*args, **filters):
-        return [(partner_id, day.store_id, day.business_date) for partner_id, day in
-                operations.closes(storage, *args, **filters)]
+        return [
+            (partner_id, day.store_id, day.business_date)
+            for partner_id, day in operations.closes(storage, *args, **filters)
+        ]
 
     assert listed(acme) == [("acme", "S1", DAY), ("acme", "S2", DAY + dt.timedelta(days=1))]
     assert sorted(listed(None, first=DAY, last=DAY)) == [("acme", "S1", DAY), ("other", "S1", DAY)]
@@ -150,7 +173,7 @@ def test_directions_in_effect_say_where_each_comes_from(storage):
     operations.set_direction(storage, "acme", "SALE", suggested["SALE"])
     operations.set_direction(storage, "acme", "GIFT", 0)
     listed = {entry.code: entry for entry in operations.directions(storage, acme)}
-    assert list(listed)[:len(suggested)] == list(suggested) and list(listed)[-1] == "GIFT"
+    assert list(listed)[: len(suggested)] == list(suggested) and list(listed)[-1] == "GIFT"
     assert listed["ADJUSTMENT"] == operations.Direction("ADJUSTMENT", -1, 1, True)
     assert listed["SALE"].own and listed["SALE"].direction == listed["SALE"].suggested
     assert listed["GIFT"] == operations.Direction("GIFT", 0, None, True)
@@ -164,6 +187,7 @@ def test_directions_in_effect_say_where_each_comes_from(storage):
 
 # --- the queue's consumer side -------------------------------------------------------------------
 
+
 def test_both_queue_adapters_have_the_whole_consumer_side():
     members = [name for name in vars(QueueConsumer) if not name.startswith("_")]
     assert {"receive", "poison_count", "replay_all_poison", "poison_name"} <= set(members)
@@ -172,8 +196,9 @@ def test_both_queue_adapters_have_the_whole_consumer_side():
             wanted = getattr(QueueConsumer, name)
             if isinstance(wanted, property):  # an attribute set in __init__ (queue_name) or a property
                 continue
-            assert list(inspect.signature(getattr(adapter, name)).parameters) == \
-                list(inspect.signature(wanted).parameters), (adapter.__name__, name)
+            assert list(inspect.signature(getattr(adapter, name)).parameters) == list(
+                inspect.signature(wanted).parameters
+            ), (adapter.__name__, name)
 
 
 def test_the_sqlite_queue_counts_and_replays_every_poisoned_message(tmp_path):

@@ -65,11 +65,17 @@ def _imported_names(file: Path, module: str) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                anchor = package.split(".")[:len(package.split(".")) - node.level + 1]
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
             names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             names.add(node.args[0].value)
     return names
 
@@ -108,9 +114,12 @@ def package_of(module: str) -> str:
 
 
 def forbidden_imports(graph: dict[str, set[str]]) -> list[str]:
-    return sorted(f"{module} -> {target}" for module, targets in graph.items() for target in targets
-                  if package_of(target) != package_of(module)
-                  and package_of(target) not in ALLOWED.get(package_of(module), set()))
+    return sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if package_of(target) != package_of(module) and package_of(target) not in ALLOWED.get(package_of(module), set())
+    )
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -188,8 +197,24 @@ def test_the_graph_sees_late_imports_relative_imports_and_cycles(tmp_path):
     (tmp_path / "reconcile" / "service.py").write_text("import importlib\nimportlib.import_module('function_app')\n")
     (tmp_path / "triggers" / "blueprints.py").write_text("import json\n")
     graph = import_graph(tmp_path)
-    assert forbidden_imports(graph) == ["core.money -> ingest.wire", "ingest.rules -> reconcile.service",
-                                        "reconcile.service -> function_app"]
+    assert forbidden_imports(graph) == [
+        "core.money -> ingest.wire",
+        "ingest.rules -> reconcile.service",
+        "reconcile.service -> function_app",
+    ]
     assert app_packages(tmp_path) == {"core", "ingest", "reconcile", "triggers"}
     assert cycles(graph) == [["ingest.rules", "ingest.wire"]]
     assert graph["function_app"] == {"triggers.blueprints"}
+
+
+MAX_MODULE_LINES = 400
+
+
+def test_no_module_of_the_app_is_over_400_lines():
+    """Small modules (issue 16): a module that grows past the limit is split by concern."""
+    long = {
+        module: lines
+        for module, file in _module_files(ROOT).items()
+        if (lines := len(file.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}

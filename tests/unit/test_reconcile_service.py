@@ -9,15 +9,23 @@ import pytest
 
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core.clock import utc_now
-from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from core import reconcile_messages
+from core.clock import utc_now
 from core.reconcile_reruns import request_for
+from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
 from reconcile.service import CloseNotCommitted, reconcile, sweep
 
 DAY = dt.date(2026, 11, 20)
-EXPECTED = {"batch_count": 1, "trade_record_count": 1, "item_row_count": 1, "payment_row_count": 1,
-            "net_sales_amount": "9.20", "tax_amount": "0.80", "tip_amount": "0.00", "payment_total_amount": "10.00"}
+EXPECTED = {
+    "batch_count": 1,
+    "trade_record_count": 1,
+    "item_row_count": 1,
+    "payment_row_count": 1,
+    "net_sales_amount": "9.20",
+    "tax_amount": "0.80",
+    "tip_amount": "0.00",
+    "payment_total_amount": "10.00",
+}
 
 
 @pytest.fixture
@@ -27,8 +35,9 @@ def storage(tmp_path):
     marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
     row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
     assert store.save_trade_records(marker, [row]).existing is None
-    store.replace_mapping(BatchMarker("p1", "b-map", "mappings", 1, "d", utc_now()),
-                          [{"source_code": "01", "standard_code": "SALE"}])
+    store.replace_mapping(
+        BatchMarker("p1", "b-map", "mappings", 1, "d", utc_now()), [{"source_code": "01", "standard_code": "SALE"}]
+    )
     return store
 
 
@@ -117,18 +126,25 @@ def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles
 
     reopened = SqliteStorage(tmp_path)
     with reopened.db.read() as db:
-        indexes = {name for name, in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trade_records' AND sql IS NOT NULL")}
-        plans = [" ".join(step[3] for step in db.execute("EXPLAIN QUERY PLAN " + sql, ("p1", "S1", DAY.isoformat())))
-                 for sql in (reads.DAY_BY_SOURCE_TYPE, reads.DAY_BY_PAYMENT_TYPE)]
+        indexes = {
+            name
+            for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'trade_records' AND sql IS NOT NULL"
+            )
+        }
+        plans = [
+            " ".join(step[3] for step in db.execute("EXPLAIN QUERY PLAN " + sql, ("p1", "S1", DAY.isoformat())))
+            for sql in (reads.DAY_BY_SOURCE_TYPE, reads.DAY_BY_PAYMENT_TYPE)
+        ]
     assert indexes == {"trade_records_day_totals"}
     assert all("USING COVERING INDEX trade_records_day_totals" in plan for plan in plans), plans
     assert reopened.store_day_totals("p1", "S1", DAY).payments_minor == {"SALE": 1000}
 
 
 @pytest.mark.parametrize("attempt, override", [(1, None), (4, None), (5, None), (1, "2"), (2, "2")])
-def test_the_worker_retries_a_message_ahead_of_its_close_until_the_last_attempt(storage, monkeypatch, attempt,
-                                                                               override, caplog):
+def test_the_worker_retries_a_message_ahead_of_its_close_until_the_last_attempt(
+    storage, monkeypatch, attempt, override, caplog
+):
     """Failing the message makes the host deliver it again; on the host's last attempt (maxDequeueCount)
     it is dropped with a warning instead of going to the poison queue: the close's request never
     committed, so there is nothing to reconcile (and the sweep covers a close that commits later)."""

@@ -69,12 +69,18 @@ print(json.dumps({
 
 
 def run_app(**settings: str) -> dict:
-    env = {**os.environ, "POS_BACKEND": "sqlite", "POS_CREATE_DEMO_PARTNER": "false",
-           "APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
-                                                    "IngestionEndpoint=http://127.0.0.1:9/",
-           "APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL": "true", **settings}
-    ran = subprocess.run([sys.executable, "-c", EXPORTED_ONCE], cwd=ROOT, env=env, capture_output=True, text=True,
-                         timeout=120)
+    env = {
+        **os.environ,
+        "POS_BACKEND": "sqlite",
+        "POS_CREATE_DEMO_PARTNER": "false",
+        "APPLICATIONINSIGHTS_CONNECTION_STRING": "InstrumentationKey=00000000-0000-0000-0000-000000000000;"
+        "IngestionEndpoint=http://127.0.0.1:9/",
+        "APPLICATIONINSIGHTS_STATSBEAT_DISABLED_ALL": "true",
+        **settings,
+    }
+    ran = subprocess.run(
+        [sys.executable, "-c", EXPORTED_ONCE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
     assert ran.returncode == 0, ran.stderr
     return json.loads(next(line for line in ran.stdout.splitlines() if line.startswith("{")))
 

@@ -22,14 +22,36 @@ DIRECTIONS = payment_directions_in_effect({})
 
 def row(total=1000, tax=80, tip=0, items=1, source="01", payments=None, record_id=None) -> TradeRecordRow:
     payments = {"SALE": total} if payments is None else payments
-    return TradeRecordRow(record_id or f"T{total}{source}{tip}", 1, dt.datetime(2026, 11, 20, tzinfo=dt.timezone.utc),
-                          "S1", DAY, source, items, len(payments), total, tax, tip, payments)
+    return TradeRecordRow(
+        record_id or f"T{total}{source}{tip}",
+        1,
+        dt.datetime(2026, 11, 20, tzinfo=dt.UTC),
+        "S1",
+        DAY,
+        source,
+        items,
+        len(payments),
+        total,
+        tax,
+        tip,
+        payments,
+    )
 
 
 def summed(rows) -> StoreDayTotals:
     """The sums a store gives for a store-day holding `rows`."""
-    return StoreDayTotals.of_records((r.source_transaction_type, r.item_rows, r.payment_rows, r.total_minor,
-                                      r.tax_minor, r.tip_minor, r.payments_minor) for r in rows)
+    return StoreDayTotals.of_records(
+        (
+            r.source_transaction_type,
+            r.item_rows,
+            r.payment_rows,
+            r.total_minor,
+            r.tax_minor,
+            r.tip_minor,
+            r.payments_minor,
+        )
+        for r in rows
+    )
 
 
 def totals_of(rows, standard_of=MAPPING, directions=DIRECTIONS):
@@ -37,11 +59,15 @@ def totals_of(rows, standard_of=MAPPING, directions=DIRECTIONS):
 
 
 def test_records_are_summed_per_source_code_and_payments_per_payment_type():
-    rows = [row(1000, 80, 10, items=3), row(-500, -40, source="02", payments={"REFUND": 500}),
-            row(700, 50, items=2, payments={"SALE": 400, "REFUND": 100, "VOUCHER": 300})]
-    assert summed(rows) == StoreDayTotals({"01": SourceTypeTotals(2, 5, 4, 1700, 130, 10),
-                                           "02": SourceTypeTotals(1, 1, 1, -500, -40, 0)},
-                                          {"SALE": 1400, "REFUND": 600, "VOUCHER": 300})
+    rows = [
+        row(1000, 80, 10, items=3),
+        row(-500, -40, source="02", payments={"REFUND": 500}),
+        row(700, 50, items=2, payments={"SALE": 400, "REFUND": 100, "VOUCHER": 300}),
+    ]
+    assert summed(rows) == StoreDayTotals(
+        {"01": SourceTypeTotals(2, 5, 4, 1700, 130, 10), "02": SourceTypeTotals(1, 1, 1, -500, -40, 0)},
+        {"SALE": 1400, "REFUND": 600, "VOUCHER": 300},
+    )
     assert summed([]) == StoreDayTotals({}, {})
 
 
@@ -54,8 +80,12 @@ def test_counts_include_every_latest_record_and_line():
 
 
 def test_net_sales_counts_revenue_types_only_and_excludes_tax_and_tip():
-    sale, refund, void, no_sale = row(1200, 90, 100), row(-500, -40, 0, source="02"), row(700, 50, source="09"), \
-        row(0, 0, source="10")
+    sale, refund, void, no_sale = (
+        row(1200, 90, 100),
+        row(-500, -40, 0, source="02"),
+        row(700, 50, source="09"),
+        row(0, 0, source="10"),
+    )
     totals = totals_of([sale, refund, void, no_sale])
     revenue = [sale, refund]
     assert totals.net_sales_amount == sum(r.total_minor - r.tax_minor - r.tip_minor for r in revenue)
@@ -75,7 +105,10 @@ def test_unmapped_codes_are_counted_but_not_revenue_and_are_reported():
 def test_payment_directions_refund_subtracts_deposit_applied_is_not_counted_adjustment_is_signed():
     payments = {"SALE": 3000, "REFUND": 500, "DEPOSIT": 1000, "DEPOSIT_APPLIED": 1000, "ADJUSTMENT": -25}
     totals = totals_of([row(payments=payments)])
-    assert totals.payment_total_amount == payments["SALE"] - payments["REFUND"] + payments["DEPOSIT"] + payments["ADJUSTMENT"]
+    assert (
+        totals.payment_total_amount
+        == payments["SALE"] - payments["REFUND"] + payments["DEPOSIT"] + payments["ADJUSTMENT"]
+    )
 
 
 def test_unknown_payment_types_are_left_out_until_hq_records_a_direction():

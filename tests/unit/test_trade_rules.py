@@ -1,4 +1,4 @@
-"""The recording-rule warnings of trade records (ingest/trade_rules.py), rule by rule.
+"""The recording-rule warnings of trade records (ingest/trade_rules/), rule by rule.
 
 Records come from a builder whose amounts are consistent by construction (computed here from
 quantities, prices and parts in minor units); each test breaks one thing and derives the figure it
@@ -21,7 +21,8 @@ from core.money import format_minor_units
 from ingest.amounts import MoneyReader
 from ingest.batches import BATCH_WARNING_CODES, BatchOutcome
 from ingest.trade_records import read_amounts
-from ingest.trade_rules import (
+from ingest.trade_rules import record_warnings
+from ingest.trade_rules.common import (
     AMOUNT_MISMATCH,
     BUSINESS_DATE_MISMATCH,
     CLOSED_AT_WHILE_OPEN,
@@ -34,7 +35,6 @@ from ingest.trade_rules import (
     SIGN_EXPECTED_NEGATIVE,
     SIGN_EXPECTED_POSITIVE,
     WARNING_CODES,
-    record_warnings,
 )
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
@@ -50,6 +50,7 @@ PRODUCT_NAME_OF = {"P-BURGER": "Cheeseburger of Ms Secret"}
 
 
 # --- builder --------------------------------------------------------------------------------------
+
 
 @dataclass
 class Line:
@@ -80,11 +81,25 @@ def local_time(day: dt.date, hours: int, minutes: int = 0, zone: str = NEW_YORK)
     return dt.datetime.combine(day, dt.time(hours, minutes), ZoneInfo(zone))
 
 
-def record_body(lines: list[Line], payments: list[Pay] | None = None, *, exponent: int = USD,
-                currency: str = "USD", tax: int = 0, service_charge: int = 0, tip: int = 0, rounding: int = 0,
-                order_discount: int = 0, prices_include_tax: bool = False, business_date: dt.date = DAY,
-                opened_at: dt.datetime | None = None, source_type: str = "01", **changes) -> dict:
+def record_body(
+    lines: list[Line],
+    payments: list[Pay] | None = None,
+    *,
+    exponent: int = USD,
+    currency: str = "USD",
+    tax: int = 0,
+    service_charge: int = 0,
+    tip: int = 0,
+    rounding: int = 0,
+    order_discount: int = 0,
+    prices_include_tax: bool = False,
+    business_date: dt.date = DAY,
+    opened_at: dt.datetime | None = None,
+    source_type: str = "01",
+    **changes,
+) -> dict:
     """A record whose subtotal, total and payments follow from its lines and parts."""
+
     def money(minor: int) -> str:
         return format_minor_units(minor, exponent)
 
@@ -94,27 +109,60 @@ def record_body(lines: list[Line], payments: list[Pay] | None = None, *, exponen
     if payments is None:
         payments = [Pay(abs(total), "SALE" if total >= 0 else "REFUND")] if total else []
     body = {
-        "trade_record_id": "T-1001", "version": 1, "store_id": "S1", "business_date": business_date,
-        "source_transaction_type": source_type, "order_type": "DINE_IN", "order_source": "POS",
-        "status": "COMPLETED", "opened_at": opened_at, "closed_at": opened_at + dt.timedelta(minutes=20),
-        "currency": currency, "prices_include_tax": prices_include_tax,
-        "subtotal_amount": money(subtotal), "discount_amount": money(order_discount), "tax_amount": money(tax),
-        "service_charge_amount": money(service_charge), "tip_amount": money(tip),
-        "rounding_amount": money(rounding), "total_amount": money(total),
-        "member_id": MEMBER_ID, "last_modified_at": opened_at + dt.timedelta(minutes=30),
+        "trade_record_id": "T-1001",
+        "version": 1,
+        "store_id": "S1",
+        "business_date": business_date,
+        "source_transaction_type": source_type,
+        "order_type": "DINE_IN",
+        "order_source": "POS",
+        "status": "COMPLETED",
+        "opened_at": opened_at,
+        "closed_at": opened_at + dt.timedelta(minutes=20),
+        "currency": currency,
+        "prices_include_tax": prices_include_tax,
+        "subtotal_amount": money(subtotal),
+        "discount_amount": money(order_discount),
+        "tax_amount": money(tax),
+        "service_charge_amount": money(service_charge),
+        "tip_amount": money(tip),
+        "rounding_amount": money(rounding),
+        "total_amount": money(total),
+        "member_id": MEMBER_ID,
+        "last_modified_at": opened_at + dt.timedelta(minutes=30),
         "items": [
-            {"line_no": number, "parent_line_no": line.parent_line_no, "product_id": line.product_id,
-             "product_name": PRODUCT_NAME_OF.get(line.product_id, line.product_id),
-             "product_type": line.product_type, "quantity": line.quantity, "unit_price": money(line.unit_price),
-             "discount_amount": money(line.discount), "line_amount": money(line.amount),
-             "modifiers": [{"group_id": group, "option_id": option, "option_name": option, "quantity": "1",
-                            "price_delta": money(delta)} for group, option, delta in line.modifiers],
-             "is_voided": line.voided}
+            {
+                "line_no": number,
+                "parent_line_no": line.parent_line_no,
+                "product_id": line.product_id,
+                "product_name": PRODUCT_NAME_OF.get(line.product_id, line.product_id),
+                "product_type": line.product_type,
+                "quantity": line.quantity,
+                "unit_price": money(line.unit_price),
+                "discount_amount": money(line.discount),
+                "line_amount": money(line.amount),
+                "modifiers": [
+                    {
+                        "group_id": group,
+                        "option_id": option,
+                        "option_name": option,
+                        "quantity": "1",
+                        "price_delta": money(delta),
+                    }
+                    for group, option, delta in line.modifiers
+                ],
+                "is_voided": line.voided,
+            }
             for number, line in enumerate(lines, start=1)
         ],
         "payments": [
-            {"payment_id": f"PAY-{index}", "payment_type": p.payment_type, "payment_method": p.method,
-             "amount": money(p.amount), "paid_at": opened_at + dt.timedelta(minutes=15)}
+            {
+                "payment_id": f"PAY-{index}",
+                "payment_type": p.payment_type,
+                "payment_method": p.method,
+                "amount": money(p.amount),
+                "paid_at": opened_at + dt.timedelta(minutes=15),
+            }
             for index, p in enumerate(payments)
         ],
     }
@@ -127,9 +175,15 @@ def parse(body: dict) -> TradeRecord:
     return TypeAdapter(TradeRecord).validate_json(orjson.dumps(body))
 
 
-def warnings_of(body: dict, standard_type: str | None = "SALE", *, exponent: int = USD,
-                known_payment_types: set[str] = SUGGESTED_PAYMENT_TYPES, time_zone: str | None = NEW_YORK,
-                workday_start: str | None = WORKDAY_START):
+def warnings_of(
+    body: dict,
+    standard_type: str | None = "SALE",
+    *,
+    exponent: int = USD,
+    known_payment_types: set[str] = SUGGESTED_PAYMENT_TYPES,
+    time_zone: str | None = NEW_YORK,
+    workday_start: str | None = WORKDAY_START,
+):
     record = parse(body)
     reader = MoneyReader(record.currency)
     amounts = read_amounts(PATH, record, reader)
@@ -187,9 +241,16 @@ def exchange(**changes) -> dict:
 
 
 def jpy_sale(**changes) -> dict:
-    return record_body([Line("P-RAMEN", "2", 980), Line("P-GYOZA", "1", 450, discount=50)], exponent=JPY,
-                       currency="JPY", tax=219, prices_include_tax=True, service_charge=100,
-                       opened_at=local_time(DAY, 19, zone="Asia/Tokyo"), **changes)
+    return record_body(
+        [Line("P-RAMEN", "2", 980), Line("P-GYOZA", "1", 450, discount=50)],
+        exponent=JPY,
+        currency="JPY",
+        tax=219,
+        prices_include_tax=True,
+        service_charge=100,
+        opened_at=local_time(DAY, 19, zone="Asia/Tokyo"),
+        **changes,
+    )
 
 
 def jpy_warnings(body: dict, **kwargs):
@@ -198,13 +259,18 @@ def jpy_warnings(body: dict, **kwargs):
 
 # --- well-formed records have no warnings ---------------------------------------------------------
 
-@pytest.mark.parametrize("body, standard_type", [
-    (combo_sale(), "SALE"),
-    (refund(), "REFUND"),
-    (refund(), "RETURN"),
-    (exchange(), "EXCHANGE"),
-    (combo_sale(), None),
-], ids=["combo-sale", "refund", "return", "exchange", "unmapped"])
+
+@pytest.mark.parametrize(
+    "body, standard_type",
+    [
+        (combo_sale(), "SALE"),
+        (refund(), "REFUND"),
+        (refund(), "RETURN"),
+        (exchange(), "EXCHANGE"),
+        (combo_sale(), None),
+    ],
+    ids=["combo-sale", "refund", "return", "exchange", "unmapped"],
+)
 def test_a_record_that_follows_every_rule_has_no_warnings(body, standard_type):
     assert warnings_of(body, standard_type) == []
 
@@ -214,9 +280,18 @@ def test_a_jpy_record_with_tax_included_has_no_warnings():
 
 
 def test_every_code_is_documented():
-    assert set(WARNING_CODES) == {AMOUNT_MISMATCH, LINE_AMOUNT_MISMATCH, COMBO_CHILD_INVALID, SIGN_EXPECTED_NEGATIVE,
-                                  SIGN_EXPECTED_POSITIVE, EXCHANGE_LINES_ONE_SIDED, PAYMENT_AMOUNT_NEGATIVE,
-                                  PAYMENT_TYPE_UNKNOWN_DIRECTION, BUSINESS_DATE_MISMATCH, CLOSED_AT_WHILE_OPEN}
+    assert set(WARNING_CODES) == {
+        AMOUNT_MISMATCH,
+        LINE_AMOUNT_MISMATCH,
+        COMBO_CHILD_INVALID,
+        SIGN_EXPECTED_NEGATIVE,
+        SIGN_EXPECTED_POSITIVE,
+        EXCHANGE_LINES_ONE_SIDED,
+        PAYMENT_AMOUNT_NEGATIVE,
+        PAYMENT_TYPE_UNKNOWN_DIRECTION,
+        BUSINESS_DATE_MISMATCH,
+        CLOSED_AT_WHILE_OPEN,
+    }
 
 
 def test_every_code_is_in_the_readme_table():
@@ -226,6 +301,7 @@ def test_every_code_is_in_the_readme_table():
 
 
 # --- AMOUNT_MISMATCH ------------------------------------------------------------------------------
+
 
 def test_a_total_one_minor_unit_off_is_an_amount_mismatch_naming_both_totals():
     body = combo_sale()
@@ -240,13 +316,21 @@ def test_a_total_one_minor_unit_off_is_an_amount_mismatch_naming_both_totals():
     assert f"tax_amount {usd(163)}" in message and "prices_include_tax is false" in message
 
 
-@pytest.mark.parametrize("part, sign", [
-    ("subtotal_amount", 1), ("discount_amount", -1), ("tax_amount", 1), ("service_charge_amount", 1),
-    ("tip_amount", 1), ("rounding_amount", 1),
-])
+@pytest.mark.parametrize(
+    "part, sign",
+    [
+        ("subtotal_amount", 1),
+        ("discount_amount", -1),
+        ("tax_amount", 1),
+        ("service_charge_amount", 1),
+        ("tip_amount", 1),
+        ("rounding_amount", 1),
+    ],
+)
 def test_each_part_of_the_tax_added_identity_counts(part, sign):
-    body = record_body([Line("P-BURGER", "1", BURGER)], tax=44, order_discount=50, service_charge=30, tip=100,
-                       rounding=-1)
+    body = record_body(
+        [Line("P-BURGER", "1", BURGER)], tax=44, order_discount=50, service_charge=30, tip=100, rounding=-1
+    )
     changed = int(body[part].replace(".", "")) + 7
     body[part] = usd(changed)
     total = int(body["total_amount"].replace(".", ""))
@@ -284,6 +368,7 @@ def test_refund_amounts_satisfy_the_identity_with_negative_parts():
 
 
 # --- LINE_AMOUNT_MISMATCH -------------------------------------------------------------------------
+
 
 def test_a_line_amount_off_by_one_minor_unit_is_reported_on_that_line():
     body = combo_sale()
@@ -352,8 +437,10 @@ def test_a_jpy_line_with_a_fraction_of_a_yen_may_be_rounded_either_way():
     for line_amount in (floor, floor + 1):
         assert [w for w in jpy_warnings(body_with(line_amount)) if w.code == LINE_AMOUNT_MISMATCH] == []
     (warning,) = [w for w in jpy_warnings(body_with(floor + 2)) if w.code == LINE_AMOUNT_MISMATCH]
-    assert f"= {exact}, so line_amount is {floor} or {floor + 1} (the exact value rounded to whole units" \
+    assert (
+        f"= {exact}, so line_amount is {floor} or {floor + 1} (the exact value rounded to whole units"
         in warning.message
+    )
 
 
 def test_large_quantities_and_prices_are_computed_exactly():
@@ -400,6 +487,7 @@ def test_voided_lines_are_not_checked():
 
 # --- COMBO_CHILD_INVALID --------------------------------------------------------------------------
 
+
 def test_a_child_pointing_at_no_line_is_invalid():
     body = combo_sale()
     missing = len(body["items"]) + 1
@@ -427,19 +515,24 @@ def test_a_child_pointing_at_itself_is_invalid():
 def test_a_priced_child_of_a_missing_combo_gets_both_findings_in_line_order():
     body = combo_sale()
     body["items"][1].update(parent_line_no=99, unit_price=usd(1))
-    assert codes_and_fields(warnings_of(body)) == [(COMBO_CHILD_INVALID, "items[1].parent_line_no"),
-                                                  (COMBO_CHILD_INVALID, "items[1].unit_price")]
+    assert codes_and_fields(warnings_of(body)) == [
+        (COMBO_CHILD_INVALID, "items[1].parent_line_no"),
+        (COMBO_CHILD_INVALID, "items[1].unit_price"),
+    ]
 
 
 # --- sign rules -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("standard_type", ["REFUND", "RETURN"])
 def test_a_positive_line_in_a_refund_or_return_is_reported(standard_type):
     lines = refund_lines() + [Line("P-COLA", "1", 199)]
     body = record_body(lines, tax=-100, source_type="02", original_trade_record_id="T-0999")
     warnings = warnings_of(body, standard_type)
-    assert codes_and_fields(warnings) == [(SIGN_EXPECTED_NEGATIVE, "items[4].quantity"),
-                                         (SIGN_EXPECTED_NEGATIVE, "items[4].line_amount")]
+    assert codes_and_fields(warnings) == [
+        (SIGN_EXPECTED_NEGATIVE, "items[4].quantity"),
+        (SIGN_EXPECTED_NEGATIVE, "items[4].line_amount"),
+    ]
     assert f"{standard_type} transaction" in warnings[0].message and "quantity 1" in warnings[0].message
     assert f"line_amount {usd(199)}" in warnings[1].message
 
@@ -487,11 +580,15 @@ def test_a_voided_negative_line_in_a_sale_is_not_reported():
     assert warnings_of(body, "SALE") == []
 
 
-@pytest.mark.parametrize("lines, returned, given", [
-    ([Line("P-BURGER", "1", BURGER), Line("P-COLA", "2", 199)], 0, 2),
-    ([Line("P-FRIES", "-1", FRIES_PRICE, product_type="SIDE")], 1, 0),
-    ([Line("P-FRIES", "-1", FRIES_PRICE, voided=True), Line("P-BURGER", "1", BURGER)], 0, 1),
-], ids=["only-new", "only-returned", "returned-line-voided"])
+@pytest.mark.parametrize(
+    "lines, returned, given",
+    [
+        ([Line("P-BURGER", "1", BURGER), Line("P-COLA", "2", 199)], 0, 2),
+        ([Line("P-FRIES", "-1", FRIES_PRICE, product_type="SIDE")], 1, 0),
+        ([Line("P-FRIES", "-1", FRIES_PRICE, voided=True), Line("P-BURGER", "1", BURGER)], 0, 1),
+    ],
+    ids=["only-new", "only-returned", "returned-line-voided"],
+)
 def test_an_exchange_with_one_side_only_is_reported(lines, returned, given):
     warnings = warnings_of(record_body(lines, source_type="03", original_trade_record_id="T-0998"), "EXCHANGE")
     assert codes_and_fields(warnings) == [(EXCHANGE_LINES_ONE_SIDED, "items")]
@@ -499,14 +596,18 @@ def test_an_exchange_with_one_side_only_is_reported(lines, returned, given):
 
 
 def test_an_exchange_may_have_positive_and_negative_amounts():
-    cheaper_new_item = record_body([Line("P-BURGER", "-1", BURGER), Line("P-FRIES", "1", FRIES_PRICE)],
-                                   source_type="03", original_trade_record_id="T-0998")
+    cheaper_new_item = record_body(
+        [Line("P-BURGER", "-1", BURGER), Line("P-FRIES", "1", FRIES_PRICE)],
+        source_type="03",
+        original_trade_record_id="T-0998",
+    )
     assert int(cheaper_new_item["total_amount"].replace(".", "")) < 0
     assert cheaper_new_item["payments"][0]["payment_type"] == "REFUND"
     assert warnings_of(cheaper_new_item, "EXCHANGE") == []
 
 
 # --- payments -------------------------------------------------------------------------------------
+
 
 def test_a_negative_payment_amount_is_reported():
     body = refund()
@@ -540,6 +641,7 @@ def test_a_payment_type_whose_direction_the_partner_registered_is_fine():
 
 # --- BUSINESS_DATE_MISMATCH -----------------------------------------------------------------------
 
+
 def test_a_transaction_before_workday_start_belongs_to_the_previous_business_date():
     next_morning = DAY + dt.timedelta(days=1)
     opened = local_time(next_morning, 3, 30)  # before 04:00
@@ -563,7 +665,7 @@ def test_workday_start_itself_opens_the_new_business_date():
 
 def test_opened_at_is_converted_to_the_store_time_zone():
     late_evening = local_time(DAY, 22, 30)
-    in_utc = late_evening.astimezone(dt.timezone.utc)
+    in_utc = late_evening.astimezone(dt.UTC)
     assert in_utc.date() != DAY  # the UTC date is already the next day
     body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=in_utc, business_date=DAY)
     assert warnings_of(body) == []
@@ -574,14 +676,18 @@ def test_the_cut_off_follows_daylight_saving_time():
     dst_starts = dt.date(2026, 3, 8)  # New York: 02:00 EST becomes 03:00 EDT
     half_past_three_edt = local_time(dst_starts, 3, 30)
     assert half_past_three_edt.utcoffset() == dt.timedelta(hours=-4)
-    body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=half_past_three_edt.astimezone(dt.timezone.utc),
-                       business_date=dst_starts - dt.timedelta(days=1))
+    body = record_body(
+        [Line("P-BURGER", "1", BURGER)],
+        opened_at=half_past_three_edt.astimezone(dt.UTC),
+        business_date=dst_starts - dt.timedelta(days=1),
+    )
     assert warnings_of(body) == []
 
 
 def test_the_business_date_rule_needs_the_store_master():
-    body = record_body([Line("P-BURGER", "1", BURGER)], opened_at=local_time(DAY, 12),
-                       business_date=DAY + dt.timedelta(days=3))
+    body = record_body(
+        [Line("P-BURGER", "1", BURGER)], opened_at=local_time(DAY, 12), business_date=DAY + dt.timedelta(days=3)
+    )
     assert warnings_of(body, time_zone=None, workday_start=None) == []
 
 
@@ -599,6 +705,7 @@ def test_a_midnight_workday_start_never_moves_the_date():
 
 
 # --- CLOSED_AT_WHILE_OPEN -------------------------------------------------------------------------
+
 
 def test_an_open_transaction_has_no_closed_at():
     opened = local_time(DAY, 12)
@@ -619,14 +726,16 @@ def test_a_closed_transaction_may_have_or_lack_closed_at(status):
 
 # --- the whole list -------------------------------------------------------------------------------
 
+
 def _record_breaking_every_rule() -> dict:
     lines = [
         Line("P-COMBO", "1", COMBO, product_type="COMBO"),
         Line("P-BURGER", "1", 0, parent_line_no=9),
         Line("P-COLA", "-1", 199),
     ]
-    body = record_body(lines, payments=[Pay(-100), Pay(COMBO, "HOUSE_ACCOUNT_CHARGE")],
-                       opened_at=local_time(DAY, 2), business_date=DAY)
+    body = record_body(
+        lines, payments=[Pay(-100), Pay(COMBO, "HOUSE_ACCOUNT_CHARGE")], opened_at=local_time(DAY, 2), business_date=DAY
+    )
     body["items"][0]["line_amount"] = usd(COMBO - 1)
     body["total_amount"] = usd(0)
     body["status"] = "OPEN"  # closed_at is set by the builder
@@ -652,8 +761,9 @@ def test_all_warnings_of_a_record_come_in_a_stable_order():
 def test_messages_never_echo_member_id_or_free_text():
     body = _record_breaking_every_rule()
     body["items"][1]["product_id"] = "P-BURGER"
-    messages = [w.message for w in warnings_of(body, "SALE")] + [w.message for w in warnings_of(refund(
-        items=body["items"]), "REFUND")]
+    messages = [w.message for w in warnings_of(body, "SALE")] + [
+        w.message for w in warnings_of(refund(items=body["items"]), "REFUND")
+    ]
     assert messages
     for message in messages:
         assert MEMBER_ID not in message
@@ -666,6 +776,10 @@ def test_warnings_serialise_as_the_batch_response_expects():
     (warning,) = warnings_of(body)
     whole_record = BatchWarning("SOME_CODE", PATH, "about the whole record")
     answered = BatchOutcome("3f0c6d3e-2a59-4f4b-9a0e-0d6d2c1b7a01", 1, warnings=[warning, whole_record]).as_dict()
-    assert answered["warnings"][0] == {"code": AMOUNT_MISMATCH, "path": PATH, "message": warning.message,
-                                       "field": "total_amount"}
+    assert answered["warnings"][0] == {
+        "code": AMOUNT_MISMATCH,
+        "path": PATH,
+        "message": warning.message,
+        "field": "total_amount",
+    }
     assert "field" not in answered["warnings"][1]

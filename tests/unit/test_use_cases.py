@@ -12,16 +12,16 @@ import datetime as dt
 import orjson
 import pytest
 
-from backends.memory_storage import MemoryStorage
+from backends.memory.storage import MemoryStorage
+from core import reconcile_messages
 from core.clock import utc_now
 from core.records import Partner
 from ingest.daily_close import post_daily_close
+from ingest.daily_close_status import daily_close_status
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
-from core import reconcile_messages
 from reconcile.service import reconcile
-from ingest.daily_close_status import daily_close_status
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
@@ -80,22 +80,26 @@ def deliver(storage, queue: RecordingQueue) -> list:
 
 
 def push(storage, queue, partner, records: list[dict], batch_seq: int = 1) -> dict:
-    outcome = post_trade_records(storage, queue, partner, body_of(trade_batch("S1", DAY, records, batch_seq)),
-                                 DELAY_SECONDS)
+    outcome = post_trade_records(
+        storage, queue, partner, body_of(trade_batch("S1", DAY, records, batch_seq)), DELAY_SECONDS
+    )
     assert outcome.http_status == 202, outcome.as_dict()
     return outcome.as_dict()
 
 
 def close(storage, queue, partner, totals: dict, **changes) -> dict:
-    outcome = post_daily_close(storage, queue, partner, body_of(daily_close("S1", DAY, totals, **changes)),
-                               DELAY_SECONDS)
+    outcome = post_daily_close(
+        storage, queue, partner, body_of(daily_close("S1", DAY, totals, **changes)), DELAY_SECONDS
+    )
     assert outcome.http_status == 202, outcome.as_dict()
     return outcome.as_dict()
 
 
 def test_a_day_pushed_and_closed_is_reconciled_to_matched(storage, queue, partner):
-    records = [trade_record("S1", DAY, [Line("P-BURGER", 2, 550), Line("P-COLA", 1, 199)], tax=130, tip=100),
-               trade_record("S1", DAY, [Line("P-FRIES", 3, 299)], tax=72)]
+    records = [
+        trade_record("S1", DAY, [Line("P-BURGER", 2, 550), Line("P-COLA", 1, 199)], tax=130, tip=100),
+        trade_record("S1", DAY, [Line("P-FRIES", 3, 299)], tax=72),
+    ]
     answer = push(storage, queue, partner, records)
     assert (answer["status"], answer["record_count"]) == ("ACCEPTED", 2)
     assert queue.sent == []  # records alone schedule nothing
@@ -118,8 +122,12 @@ def test_a_resent_batch_is_answered_already_received_and_changes_nothing(storage
 
     resent = post_trade_records(storage, queue, partner, body_of(batch), DELAY_SECONDS)
     assert resent.http_status == 200
-    assert resent.as_dict() == {"batch_id": batch["batch_id"], "status": "ALREADY_RECEIVED", "record_count": 1,
-                                "warnings": []}
+    assert resent.as_dict() == {
+        "batch_id": batch["batch_id"],
+        "status": "ALREADY_RECEIVED",
+        "record_count": 1,
+        "warnings": [],
+    }
     # A different body under the same batch_id is ignored, and the answer says so.
     changed = {**batch, "trade_records": records * 2}
     ignored = post_trade_records(storage, queue, partner, body_of(changed), DELAY_SECONDS).as_dict()
@@ -135,8 +143,10 @@ def test_a_resent_batch_is_answered_already_received_and_changes_nothing(storage
 
 
 def test_a_mismatch_names_the_field_that_differs(storage, queue, partner):
-    records = [trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44),
-               trade_record("S1", DAY, [Line("P-COLA", 2, 199)], tax=32)]
+    records = [
+        trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44),
+        trade_record("S1", DAY, [Line("P-COLA", 2, 199)], tax=32),
+    ]
     push(storage, queue, partner, records)
     expected = {**totals_of(records, {"01"}, DIRECTIONS), "tax_amount": "1.76"}  # the POS counted 1.00 more tax
     close(storage, queue, partner, expected)
@@ -165,4 +175,6 @@ def test_a_mapping_upload_re_maps_a_checked_day(storage, queue, partner):
     [remapped] = deliver(storage, queue)
     assert remapped.status == "MATCHED"
     assert daily_close_status(storage, partner, "S1", DAY)["details"]["mapped_source_codes"] == {
-        "01": "SALE", "02": "REFUND"}
+        "01": "SALE",
+        "02": "REFUND",
+    }
