@@ -1,6 +1,7 @@
 """Control totals of a store-day, computed from the latest version of each transaction.
 
-Definitions (DESIGN.md): counts over latest versions (combo children and voided lines included);
+Definitions (specification 4.8; docs/decisions.md, "Reconciliation"): counts over latest versions (combo
+children and voided lines included);
 net sales = sum(total - tax - tip) over transactions whose mapped standard type is revenue;
 payment total = sum(amount x direction of its payment_type), DEPOSIT_APPLIED (direction 0) not
 counted again, unknown directions left out until HQ records them. Amounts within one minor unit

@@ -119,7 +119,7 @@ Money = Annotated[
 # "FV/2024/01/001", "GST/HST", "#4411", "ABC/12-XL", non-Latin scripts. So a code is any printable text,
 # kept exactly as sent (spaces around it too: they are part of the partner's key), only without control
 # characters (C0, DEL, C1) and line or paragraph separators, which are never part of a code and would
-# break HQ's tables and logs. Storage escapes what its keys cannot hold (backends/cosmos_storage.py).
+# break HQ's tables and logs. Storage escapes what its keys cannot hold (backends/cosmos/keys.py).
 # 200 characters is a generous maximum where the specification sets none (docs/decisions.md).
 MAX_CODE_LENGTH = 200
 _CODE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"

@@ -1,4 +1,4 @@
-"""Reconciliation totals and comparison, rule by rule, without HTTP or storage (DESIGN.md table)."""
+"""Reconciliation totals and comparison, rule by rule, without HTTP or storage (reconcile/totals.py)."""
 
 from __future__ import annotations
 
