@@ -69,15 +69,7 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
     problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
     as an integer too, so it is bounded like an amount."""
     read = reader.read
-    (
-        subtotal_amount,
-        discount_amount,
-        tax_amount,
-        service_charge_amount,
-        tip_amount,
-        rounding_amount,
-        total_amount,
-    ) = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
+    record_totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
     items = []
     for i, item in enumerate(record.items):
         at = f"{path}.items[{i}]"
@@ -111,19 +103,8 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
                 "with the other payments of its payment_type in "
                 f"this record, this amount adds up to more than {reader.largest()} in absolute value",
             )
-    return RecordAmounts(
-        reader.exponent or 0,
-        subtotal_amount,
-        discount_amount,
-        tax_amount,
-        service_charge_amount,
-        tip_amount,
-        rounding_amount,
-        total_amount,
-        items,
-        payments,
-        by_type,
-    )
+    # RecordAmounts lists the record totals in the order of RECORD_AMOUNTS
+    return RecordAmounts._make([reader.exponent or 0, *record_totals, items, payments, by_type])
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:

@@ -44,18 +44,7 @@ class StoreDays:
             pk,
             pk=pk,
         )
-        return StoreDayTotals.of_records(
-            (
-                item["source_type"],
-                item["item_rows"],
-                item["payment_rows"],
-                int(item["total_minor"]),
-                int(item["tax_minor"]),
-                int(item["tip_minor"]),
-                {kind: int(amount) for kind, amount in item["payments"].items()},
-            )
-            for item in items
-        )
+        return StoreDayTotals.of_records(_sums(item) for item in items)
 
     def rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
@@ -74,13 +63,7 @@ class StoreDays:
                 from_epoch_micros(int(item["last_modified_us"])),
                 store_id,
                 business_date,
-                item["source_type"],
-                item["item_rows"],
-                item["payment_rows"],
-                int(item["total_minor"]),
-                int(item["tax_minor"]),
-                int(item["tip_minor"]),
-                {kind: int(amount) for kind, amount in item["payments"].items()},
+                *_sums(item),
             )
             for item in items
         ]
@@ -138,3 +121,17 @@ class StoreDays:
         return [
             UnknownProduct(product_id, *lines[product_id]) for product_id in sorted(lines) if product_id not in known
         ]
+
+
+def _sums(item: dict) -> tuple[str, int, int, int, int, int, dict[str, int]]:
+    """A stored record's sums, in the order StoreDayTotals.of_records and TradeRecordRow take them."""
+    payments = {kind: int(amount) for kind, amount in item["payments"].items()}
+    return (
+        item["source_type"],
+        item["item_rows"],
+        item["payment_rows"],
+        int(item["total_minor"]),
+        int(item["tax_minor"]),
+        int(item["tip_minor"]),
+        payments,
+    )
