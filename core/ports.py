@@ -29,6 +29,7 @@ from core.records import (
     SavedTradeRecords,
     StoreDay,
     StoreDayTotals,
+    StoredVersion,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
@@ -152,6 +153,11 @@ class TradeRecordReads(Protocol):
         """For each of `payment_ids` that the latest version of a stored trade record of the partner uses
         (any store, any date): the trade_record_ids using it. Ids nobody uses are left out. One look-up
         for a whole batch."""
+        ...
+
+    def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
+        """For each of `trade_record_ids` the partner has stored: its latest version and store-day. Ids never
+        stored are left out. What a validate-only batch reads to tell which records it would move."""
         ...
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:

@@ -8,6 +8,9 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from core.versions import Version, trade_record_replaces
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,30 @@ class RecordChanges:
                 for record_id, left_store, left_date, to_store, to_date in data["moves"]
             ),
         )
+
+
+class StoredVersion(NamedTuple):
+    """The latest stored version of a trade record, and the store-day it lives in."""
+
+    version: Version
+    day: StoreDay
+
+
+def record_changes(rows: Iterable[TradeRecordRow], stored: dict[str, StoredVersion]) -> RecordChanges:
+    """What writing `rows` over the `stored` versions changes: the rows the version rule lets win and the
+    store-days they leave. Taken in order, as the writes are: rows of one batch may repeat a trade_record_id."""
+    latest = dict(stored)
+    newer, moves = 0, []
+    for row in rows:
+        mine = StoredVersion(Version.of(row.version, row.last_modified_at), StoreDay(row.store_id, row.business_date))
+        before = latest.get(row.trade_record_id)
+        if not trade_record_replaces(mine.version, None if before is None else before.version):
+            continue
+        newer += 1
+        if before is not None and before.day != mine.day:
+            moves.append(RecordMove(row.trade_record_id, before.day, mine.day))
+        latest[row.trade_record_id] = mine
+    return RecordChanges(newer, tuple(moves))
 
 
 @dataclass(frozen=True)

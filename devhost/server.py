@@ -111,7 +111,7 @@ class FunctionsHttpServer(ThreadingHTTPServer):
             method,
             f"http://{host}{target}",
             headers=headers,
-            params=dict(parse_qsl(split.query)),
+            params=dict(parse_qsl(split.query, keep_blank_values=True)),
             route_params=route_params,
             body=body,
         )

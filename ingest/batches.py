@@ -9,6 +9,9 @@ The response echoes the batch_id exactly as this request wrote it; markers are k
 UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch, and the body's digest
 is taken with the batch_id's text in that form (`body_digest`), so such a resend is the same body.
 
+A validate-only request (`validate_only`) goes through the same use case, with every check and the
+resend look-up; `accept` then stores nothing and the outcome is VALID (docs/decisions.md).
+
 The warnings that no single use case owns are built here too: members the service does not know
 (ignored, so a misspelled field would lose its value without a word) and a repeated batch_seq.
 """
@@ -61,13 +64,20 @@ class BatchOutcome:
     batch_id: str
     record_count: int
     replayed: bool = False
+    validate_only: bool = False  # checked as a real send would be, nothing stored: VALID in place of ACCEPTED
     warnings: list[BatchWarning] = field(default_factory=list)
     # The marker a replay was answered from, so that a use case finishing a retry needs no second read.
     stored: BatchMarker | None = field(default=None, compare=False, repr=False)
 
     @property
     def http_status(self) -> int:
-        return 200 if self.replayed else 202
+        return 202 if self.status == "ACCEPTED" else 200
+
+    @property
+    def status(self) -> str:
+        if self.replayed:
+            return "ALREADY_RECEIVED"
+        return "VALID" if self.validate_only else "ACCEPTED"
 
     def as_dict(self) -> dict:
         """The common batch response (BatchResponse): a warning's field is absent when it is None."""
@@ -75,7 +85,7 @@ class BatchOutcome:
             BatchResponse,
             {
                 "batch_id": self.batch_id,
-                "status": "ALREADY_RECEIVED" if self.replayed else "ACCEPTED",
+                "status": self.status,
                 "record_count": self.record_count,
                 "warnings": self.warnings,
             },
@@ -197,17 +207,19 @@ def accept(
     warnings: list[BatchWarning] | None = None,
     *,
     sent_batch_id: str,
+    validate_only: bool = False,
 ) -> BatchOutcome:
-    """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent).
-    sent_batch_id: the batch_id as the request wrote it, which the response echoes."""
+    """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent), or, for a
+    validate-only request, answer VALID without saving. sent_batch_id: the batch_id as the request wrote
+    it, which the response echoes."""
     faults.point("batch.validated")
     stored = storage.find_batch(marker.partner_id, marker.batch_id)
-    if stored is None:
+    if stored is None and not validate_only:
         stored = save(marker)  # a concurrent twin may still win the race: then it is a resend
     faults.point("batch.before_response")
     if stored is not None:
         return replay(stored, marker.kind, stored.body_digest == marker.body_digest, sent_batch_id)
-    return BatchOutcome(sent_batch_id, marker.record_count, warnings=list(warnings or []))
+    return BatchOutcome(sent_batch_id, marker.record_count, validate_only=validate_only, warnings=list(warnings or []))
 
 
 def known_batch(

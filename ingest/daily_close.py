@@ -41,7 +41,13 @@ def _readable_problems(refused: Refused) -> list:
 
 
 def post_daily_close(
-    storage: DailyCloseStorage, queue: DelayedQueue, partner: Partner, body: bytes, delay_seconds: int
+    storage: DailyCloseStorage,
+    queue: DelayedQueue,
+    partner: Partner,
+    body: bytes,
+    delay_seconds: int,
+    *,
+    validate_only: bool = False,
 ) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
     if resent is not None:
@@ -78,4 +84,11 @@ def post_daily_close(
             faults.point("close.enqueued")
         return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
 
-    return accept(storage, marker, save, unknown_member_warnings(unknown), sent_batch_id=close.batch_id)
+    return accept(
+        storage,
+        marker,
+        save,  # not called for a validate-only request: nothing stored, nothing enqueued
+        unknown_member_warnings(unknown),
+        sent_batch_id=close.batch_id,
+        validate_only=validate_only,
+    )

@@ -33,11 +33,15 @@ class PutMappingStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Recon
     changes are reconciled again."""
 
 
-def put_mapping(storage: PutMappingStorage, queue: DelayedQueue, partner: Partner, body: bytes) -> BatchOutcome:
+def put_mapping(
+    storage: PutMappingStorage, queue: DelayedQueue, partner: Partner, body: bytes, *, validate_only: bool = False
+) -> BatchOutcome:
     changed: set[str] = set()
     outcome = known_batch(storage, partner.partner_id, "mappings", body, ResendKey)
     if outcome is None:
-        outcome, changed = _replace_mapping(storage, partner, body)
+        outcome, changed = _replace_mapping(storage, partner, body, validate_only)
+    if validate_only:
+        return outcome  # nothing stored, so nothing to reconcile again
     # Also on a resend: when the first attempt failed after storing the mapping, its retry re-runs
     # the days that still carry a result of the old mapping (nothing, when there are none).
     faults.point("mapping.before_rerun")
@@ -45,7 +49,9 @@ def put_mapping(storage: PutMappingStorage, queue: DelayedQueue, partner: Partne
     return outcome
 
 
-def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) -> tuple[BatchOutcome, set[str]]:
+def _replace_mapping(
+    storage: PutMappingStorage, partner: Partner, body: bytes, validate_only: bool
+) -> tuple[BatchOutcome, set[str]]:
     """The upload's outcome, and the source codes whose standard type it changed."""
     batch, unknown_members = parse(MappingsBatch, body, _readable_problems)
     unknown = _unknown_codes([m.standard_code for m in batch.mappings])
@@ -70,6 +76,7 @@ def _replace_mapping(storage: PutMappingStorage, partner: Partner, body: bytes) 
         lambda m: storage.replace_mapping(m, entries),
         unknown_member_warnings(unknown_members),
         sent_batch_id=batch.batch_id,
+        validate_only=validate_only,
     )
     if outcome.replayed:  # a concurrent twin stored it first
         return outcome, set()

@@ -92,7 +92,9 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     return problems
 
 
-def put_products(storage: PutProductsStorage, partner: Partner, body: bytes) -> BatchOutcome:
+def put_products(
+    storage: PutProductsStorage, partner: Partner, body: bytes, *, validate_only: bool = False
+) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
     if resent is not None:
         return resent
@@ -114,6 +116,7 @@ def put_products(storage: PutProductsStorage, partner: Partner, body: bytes) -> 
         lambda m: storage.save_products(m, products, groups),
         unknown_member_warnings(unknown),
         sent_batch_id=batch.batch_id,
+        validate_only=validate_only,
     )
 
 

@@ -26,7 +26,9 @@ def _readable_problems(refused: Refused) -> list:
     return _duplicate_stores(refused.readable_values("stores", "store_id"))
 
 
-def put_stores(storage: PutStoresStorage, partner: Partner, body: bytes) -> BatchOutcome:
+def put_stores(
+    storage: PutStoresStorage, partner: Partner, body: bytes, *, validate_only: bool = False
+) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
     if resent is not None:
         return resent
@@ -54,4 +56,5 @@ def put_stores(storage: PutStoresStorage, partner: Partner, body: bytes) -> Batc
         lambda m: storage.save_stores(m, masters),
         unknown_member_warnings(unknown),
         sent_batch_id=batch.batch_id,
+        validate_only=validate_only,
     )

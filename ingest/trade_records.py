@@ -28,7 +28,7 @@ from core.ports import (
     TradeRecordReads,
 )
 from core.reconcile_reruns import reopen_changed_days
-from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow
+from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow, record_changes
 from ingest import access
 from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
@@ -283,11 +283,17 @@ def _finish_resent(
 
 
 def post_trade_records(
-    storage: TradeRecordsStorage, queue: DelayedQueue, partner: Partner, body: bytes, delay_seconds: int
+    storage: TradeRecordsStorage,
+    queue: DelayedQueue,
+    partner: Partner,
+    body: bytes,
+    delay_seconds: int,
+    *,
+    validate_only: bool = False,
 ) -> BatchOutcome:
     resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
     if resent is not None:
-        if resent.replayed:
+        if resent.replayed and not validate_only:
             _finish_resent(storage, queue, partner.partner_id, resent.stored, delay_seconds)
         return resent
     batch, unknown = parse(TradeRecordsBatch, body, _readable_problems)
@@ -338,11 +344,20 @@ def post_trade_records(
         saved.append(storage.save_trade_records(marker, rows))
         return saved[-1].existing
 
-    outcome = accept(storage, marker, save, warnings, sent_batch_id=batch.batch_id)
+    outcome = accept(storage, marker, save, warnings, sent_batch_id=batch.batch_id, validate_only=validate_only)
     if outcome.replayed:  # a concurrent twin was first
-        _finish_resent(
-            storage, queue, partner.partner_id, storage.find_batch(partner.partner_id, marker.batch_id), delay_seconds
-        )
+        if not validate_only:
+            _finish_resent(
+                storage,
+                queue,
+                partner.partner_id,
+                storage.find_batch(partner.partner_id, marker.batch_id),
+                delay_seconds,
+            )
+        return outcome
+    if validate_only:  # what saving would change, read instead of written
+        stored = storage.trade_record_versions(partner.partner_id, [row.trade_record_id for row in rows])
+        outcome.warnings += moved_warnings(batch, record_changes(rows, stored).moves)
         return outcome
     changes = saved[-1].changes
     outcome.warnings += moved_warnings(batch, changes.moves)

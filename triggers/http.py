@@ -32,6 +32,7 @@ from triggers.composition import current_backend
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"
+VALIDATE_ONLY = "validate_only"  # the query parameter of the partner writes (docs/decisions.md)
 log = logging.getLogger("pos.api")
 
 
@@ -67,6 +68,18 @@ class Call:
         if not body:
             raise errors.invalid_payload([errors.FieldProblem("$", "the request body is empty")])
         return body
+
+    def validate_only(self) -> bool:
+        """The write's `validate_only` query parameter: true checks the request without storing it."""
+        value = self.req.params.get(VALIDATE_ONLY)
+        if value is None or value == "false":
+            return False
+        if value == "true":
+            return True
+        raise errors.invalid_payload(
+            [errors.FieldProblem(VALIDATE_ONLY, f"the query parameter {VALIDATE_ONLY} must be true or false")],
+            f"The query parameter {VALIDATE_ONLY} must be true or false.",
+        )
 
 
 @dataclass
@@ -254,8 +267,8 @@ def _path_of(url: str) -> str:
 
 
 def loggable_path(path: str) -> str:
-    """The path of a request as logged: never its query string (not part of this API, it could carry
-    anything), decoded, and without card numbers or e-mail addresses a partner may have put in it."""
+    """The path of a request as logged: never its query string (the API reads only validate_only from it,
+    and it could carry anything), decoded, and without card numbers or e-mail addresses a partner may have put in it."""
     return redacted(unquote(path, errors="replace"))
 
 

@@ -41,6 +41,7 @@ from ingest.wire.responses import (
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
 from triggers.blueprints import BLUEPRINTS
+from triggers.http import VALIDATE_ONLY
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
 ERRORS = {
@@ -77,6 +78,18 @@ UNKNOWN_MEMBERS = (
     "rest), so that a misspelled optional member does not lose its value without a word. The keys of "
     "a localized text (language tags) are not members."
 )
+# The query parameter of every write (triggers/http.py Call.validate_only).
+VALIDATE_ONLY_PARAMETER = {
+    "name": VALIDATE_ONLY,
+    "in": "query",
+    "required": False,
+    "description": "true: run every check of a real send (key, partner, stores, master data, currency, every "
+    "field rule, every warning, the look-up of a batch_id already received) and answer what it would "
+    "answer, with status VALID and 200 in place of ACCEPTED and 202, or the same problem; nothing is "
+    "stored, the batch_id is not used up and nothing is reconciled. It counts toward the rate limit. "
+    "false or absent: a real send. Any other value is a 400 INVALID_PAYLOAD.",
+    "schema": {"type": "boolean", "default": False},
+}
 _AUTHENTICATED = ("UNAUTHORIZED", "PARTNER_INACTIVE", "RATE_LIMITED", "SERVICE_UNAVAILABLE")
 _WRITE = _AUTHENTICATED + ("INVALID_PAYLOAD", "PAYLOAD_TOO_LARGE")
 
@@ -225,11 +238,12 @@ def _responses(op: Operation) -> dict:
     if op.success == 202:
         responses["200"] = {
             "description": "ALREADY_RECEIVED: this batch_id was received before; the original record_count is "
-            "returned and nothing is stored again.",
+            "returned and nothing is stored again. VALID: a validate_only request passed every check; "
+            "nothing was stored.",
             "headers": {
                 **common,
                 "Idempotent-Replayed": {
-                    "description": "Always true on a replay.",
+                    "description": "Always true on a replay (ALREADY_RECEIVED); absent otherwise.",
                     "schema": {"type": "string", "enum": ["true"]},
                 },
             },
@@ -278,6 +292,8 @@ def _operation(name: str, op: Operation, template: str) -> dict:
         }
         for param in _path_parameters(template)
     ]
+    if op.request is not None:  # a write
+        parameters.append(VALIDATE_ONLY_PARAMETER)
     if parameters:
         operation["parameters"] = parameters
     if op.request is not None:

@@ -1,5 +1,6 @@
 """HTTP functions of the partner writes and the mapping read (spec 4.1, 4.2, 4.5-4.8). Thin by design:
-each one names its use case; triggers/http.py does keys, limits, bodies, errors and telemetry."""
+each one names its use case; triggers/http.py does keys, limits, bodies, errors and telemetry. Every write
+takes the validate_only query parameter: the same use case, which then stores nothing."""
 
 from collections.abc import Callable
 
@@ -11,18 +12,25 @@ from triggers.http import PartnerCall, Result, batch_result, handle
 
 bp = func.Blueprint()
 
+# A write's use case, given the call, the body and whether to validate only.
+WriteUseCase = Callable[[PartnerCall, bytes, bool], BatchOutcome]
+
 
 @bp.route(route="stores", methods=["PUT"])
 def put_stores(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(
-        req, lambda call: batch_result(stores.put_stores(call.storage, call.partner, call.json_body())), context
+        req,
+        _write(lambda call, body, check: stores.put_stores(call.storage, call.partner, body, validate_only=check)),
+        context,
     )
 
 
 @bp.route(route="products", methods=["PUT"])
 def put_products(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(
-        req, lambda call: batch_result(products.put_products(call.storage, call.partner, call.json_body())), context
+        req,
+        _write(lambda call, body, check: products.put_products(call.storage, call.partner, body, validate_only=check)),
+        context,
     )
 
 
@@ -30,8 +38,10 @@ def put_products(req: func.HttpRequest, context: func.Context) -> func.HttpRespo
 def put_transaction_type_mapping(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
     return handle(
         req,
-        lambda call: batch_result(
-            mappings.put_mapping(call.storage, call.backend.queue, call.partner, call.json_body())
+        _write(
+            lambda call, body, check: mappings.put_mapping(
+                call.storage, call.backend.queue, call.partner, body, validate_only=check
+            )
         ),
         context,
     )
@@ -52,14 +62,25 @@ def post_daily_close(req: func.HttpRequest, context: func.Context) -> func.HttpR
     return handle(req, _store_day_write(daily_close.post_daily_close), context)
 
 
+def _write(use_case: WriteUseCase) -> Callable[[PartnerCall], Result]:
+    """A partner's write: its validate_only query parameter is read before its body."""
+
+    def action(call: PartnerCall) -> Result:
+        validate_only = call.validate_only()
+        return batch_result(use_case(call, call.json_body(), validate_only))
+
+    return action
+
+
 def _store_day_write(use_case: Callable[..., BatchOutcome]) -> Callable[[PartnerCall], Result]:
     """A store-day's write: its use case also sends a delayed reconciliation request."""
-    return lambda call: batch_result(
-        use_case(
+    return _write(
+        lambda call, body, check: use_case(
             call.storage,
             call.backend.queue,
             call.partner,
-            call.json_body(),
+            body,
             call.backend.settings.reconcile_delay_seconds,
+            validate_only=check,
         )
     )

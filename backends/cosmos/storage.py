@@ -31,6 +31,7 @@ from core.records import (
     SavedTradeRecords,
     StoreDay,
     StoreDayTotals,
+    StoredVersion,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
@@ -241,6 +242,10 @@ class CosmosStorage:
     @outage_as_unavailable
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
         return self._store_days.trade_records_by_payment_id(partner_id, payment_ids)
+
+    @outage_as_unavailable
+    def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
+        return self._trade_records.versions(partner_id, trade_record_ids)
 
     @outage_as_unavailable
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Collection
 
 import orjson
 from azure.core import MatchConditions
@@ -14,11 +15,19 @@ from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosReso
 
 from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.items import json_safe_int, stored_version, without_system_properties
+from backends.cosmos.items import json_safe_int, read_or_none, stored_version, without_system_properties
 from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
 from backends.cosmos.markers import Markers
 from core import faults
-from core.records import BatchMarker, RecordChanges, RecordMove, SavedTradeRecords, StoreDay, TradeRecordRow
+from core.records import (
+    BatchMarker,
+    RecordChanges,
+    RecordMove,
+    SavedTradeRecords,
+    StoreDay,
+    StoredVersion,
+    TradeRecordRow,
+)
 from core.versions import Version, trade_record_replaces
 
 # A tombstone only has to outlive a write already in flight when its record moved (seconds to
@@ -74,6 +83,20 @@ class TradeRecords:
         if stored is not None and received is not None:
             self._settle_batch_entry(received, stored)
         return SavedTradeRecords(stored, changes)
+
+    def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
+        """The version entries of the records (point reads, concurrently): the latest version and its day."""
+        entries = self._writers.each(
+            lambda trade_record_id: read_or_none(self._trades, "version", version_key(partner_id, trade_record_id)),
+            sorted(set(trade_record_ids)),
+        )
+        return {
+            entry["trade_record_id"]: StoredVersion(
+                stored_version(entry), StoreDay(entry["store_id"], dt.date.fromisoformat(entry["business_date"]))
+            )
+            for entry in entries
+            if entry is not None
+        }
 
     def _settle_batch_entry(self, ours: dict, stored: BatchMarker) -> None:
         """A twin with the same batch_id won: its entry is the one that counts."""

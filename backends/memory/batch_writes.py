@@ -7,19 +7,17 @@ import copy
 import dataclasses
 import datetime as dt
 
-from backends.memory.state import MemoryState, cleared
+from backends.memory.state import MemoryState, cleared, stored_version_of
 from core.records import (
     BatchMarker,
     ClosedDay,
     Mapping,
     ModifierGroupMaster,
     ProductMaster,
-    RecordChanges,
-    RecordMove,
     SavedTradeRecords,
-    StoreDay,
     StoreMaster,
     TradeRecordRow,
+    record_changes,
 )
 from core.versions import Version, master_replaces, trade_record_replaces
 
@@ -122,20 +120,21 @@ class MemoryBatchWrites(MemoryState):
             if existing is not None:
                 return SavedTradeRecords(existing)
             records = self._records[marker.partner_id]
-            newer, moves = 0, []
+            changes = record_changes(
+                rows,
+                {
+                    row.trade_record_id: stored_version_of(records[row.trade_record_id])
+                    for row in rows
+                    if row.trade_record_id in records
+                },
+            )
             for row in rows:  # in order: a batch may repeat a trade_record_id
                 stored = records.get(row.trade_record_id)
-                if not trade_record_replaces(
+                if trade_record_replaces(
                     Version.of(row.version, row.last_modified_at),
-                    None if stored is None else Version.of(stored.version, stored.last_modified_at),
+                    None if stored is None else stored_version_of(stored).version,
                 ):
-                    continue
-                newer += 1
-                here = StoreDay(row.store_id, row.business_date)
-                if stored is not None and StoreDay(stored.store_id, stored.business_date) != here:
-                    moves.append(RecordMove(row.trade_record_id, StoreDay(stored.store_id, stored.business_date), here))
-                records[row.trade_record_id] = copy.deepcopy(row)
-            changes = RecordChanges(newer, tuple(moves))
+                    records[row.trade_record_id] = copy.deepcopy(row)
             self._batches[(marker.partner_id, marker.batch_id)] = dataclasses.replace(marker, changes=changes)
             return SavedTradeRecords(None, changes)
 

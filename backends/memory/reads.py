@@ -9,8 +9,16 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Collection
 
-from backends.memory.state import MemoryState
-from core.records import Mapping, ProductMaster, StoreDayTotals, StoreMaster, TradeRecordRow, UnknownProduct
+from backends.memory.state import MemoryState, stored_version_of
+from core.records import (
+    Mapping,
+    ProductMaster,
+    StoreDayTotals,
+    StoredVersion,
+    StoreMaster,
+    TradeRecordRow,
+    UnknownProduct,
+)
 
 
 class MemoryReads(MemoryState):
@@ -73,6 +81,12 @@ class MemoryReads(MemoryState):
                 for payment_id in wanted.intersection(row.payment_ids):
                     users.setdefault(payment_id, set()).add(row.trade_record_id)
         return users
+
+    def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
+        with self._lock:
+            records = self._records.get(partner_id, {})
+            stored = [records[record_id] for record_id in set(trade_record_ids) if record_id in records]
+        return {row.trade_record_id: stored_version_of(row) for row in stored}
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         lines: Counter[str] = Counter()

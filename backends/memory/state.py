@@ -15,9 +15,12 @@ from core.records import (
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    StoreDay,
+    StoredVersion,
     StoreMaster,
     TradeRecordRow,
 )
+from core.versions import Version
 
 
 @dataclasses.dataclass
@@ -58,3 +61,7 @@ class MemoryState:
         # their markers: the marker of a resend is rebuilt from them.
         self._close_receipts: dict[tuple[str, str, dt.date, str], BatchMarker] = {}
         self._mapping_receipts: dict[tuple[str, str], BatchMarker] = {}
+
+
+def stored_version_of(row: TradeRecordRow) -> StoredVersion:
+    return StoredVersion(Version.of(row.version, row.last_modified_at), StoreDay(row.store_id, row.business_date))

@@ -12,7 +12,7 @@ import datetime as dt
 
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.markers import close_receipt, find_marker, mapping_receipt, write_batch
-from backends.sqlite.rows import in_chunks, to_json
+from backends.sqlite.rows import stored_versions, to_json
 from core.clock import epoch_micros, to_utc_text
 from core.records import (
     BatchMarker,
@@ -20,13 +20,11 @@ from core.records import (
     ModifierGroupMaster,
     ProductMaster,
     RecordChanges,
-    RecordMove,
     SavedTradeRecords,
-    StoreDay,
     StoreMaster,
     TradeRecordRow,
+    record_changes,
 )
-from core.versions import Version, trade_record_replaces
 
 # core.versions.master_replaces with Version(0, last_modified_at): a store has no version number.
 UPSERT_STORE = (
@@ -73,31 +71,6 @@ UPSERT_CLOSED_DAY = (
     "received_at = excluded.received_at, due_at = excluded.due_at, status = excluded.status, "
     "checked_at = NULL, actual = NULL, differences = '[]', details = NULL"
 )
-
-
-def _record_changes(db, partner_id: str, rows: list[TradeRecordRow]) -> RecordChanges:
-    """Which rows the version rule lets win, and the store-days they leave, read under the write lock
-    before the upsert (rows of one batch may repeat a trade_record_id: taken in order, as the upsert does)."""
-    stored: dict[str, tuple[Version, StoreDay]] = {}
-    for chunk, marks in in_chunks(sorted({row.trade_record_id for row in rows})):
-        for record_id, version, modified, store_id, business_date in db.execute(
-            "SELECT trade_record_id, version, last_modified_us, store_id, business_date FROM trade_records "
-            f"WHERE partner_id = ? AND trade_record_id IN ({marks})",
-            (partner_id, *chunk),
-        ):
-            stored[record_id] = (Version(version, modified), StoreDay(store_id, dt.date.fromisoformat(business_date)))
-    newer, moves = 0, []
-    for row in rows:
-        mine = Version.of(row.version, row.last_modified_at)
-        here = StoreDay(row.store_id, row.business_date)
-        before = stored.get(row.trade_record_id)
-        if not trade_record_replaces(mine, None if before is None else before[0]):
-            continue
-        newer += 1
-        if before is not None and before[1] != here:
-            moves.append(RecordMove(row.trade_record_id, before[1], here))
-        stored[row.trade_record_id] = (mine, here)
-    return RecordChanges(newer, tuple(moves))
 
 
 class SqliteBatchWrites:
@@ -178,7 +151,9 @@ class SqliteBatchWrites:
 
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
         def write_rows(db) -> RecordChanges:
-            changes = _record_changes(db, marker.partner_id, rows)
+            # Which rows win and which store-days they leave, read under the write lock before the upsert
+            stored = stored_versions(db, marker.partner_id, [row.trade_record_id for row in rows])
+            changes = record_changes(rows, stored)
             db.executemany(
                 UPSERT_TRADE_RECORD,
                 [

@@ -9,7 +9,7 @@ import sqlite3
 import orjson
 
 from backends.sqlite.database import SqliteDatabase
-from backends.sqlite.rows import closed_day_of, in_chunks
+from backends.sqlite.rows import closed_day_of, in_chunks, stored_versions
 from core.clock import from_epoch_micros, from_utc_text, to_utc_text
 from core.records import (
     ClosedDay,
@@ -17,6 +17,7 @@ from core.records import (
     ProductMaster,
     SourceTypeTotals,
     StoreDayTotals,
+    StoredVersion,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
@@ -176,6 +177,10 @@ class SqliteReads:
                 ):
                     users.setdefault(payment_id, set()).add(trade_record_id)
         return users
+
+    def trade_record_versions(self, partner_id: str, trade_record_ids) -> dict[str, StoredVersion]:
+        with self.db.snapshot() as db:
+            return stored_versions(db, partner_id, trade_record_ids)
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         with self.db.read() as db:

@@ -9,7 +9,8 @@ import sqlite3
 import orjson
 
 from core.clock import from_utc_text, from_utc_text_or_none
-from core.records import ClosedDay, Partner
+from core.records import ClosedDay, Partner, StoreDay, StoredVersion
+from core.versions import Version
 
 
 def to_json(value) -> str:
@@ -44,3 +45,18 @@ def in_chunks(values: list, size: int = 500):
     for start in range(0, len(values), size):
         chunk = values[start : start + size]
         yield chunk, ",".join("?" * len(chunk))
+
+
+def stored_versions(db, partner_id: str, trade_record_ids) -> dict[str, StoredVersion]:
+    """The latest stored version and store-day of each of the partner's trade_record_ids that is stored."""
+    stored: dict[str, StoredVersion] = {}
+    for chunk, marks in in_chunks(sorted(set(trade_record_ids))):
+        for record_id, version, modified, store_id, business_date in db.execute(
+            "SELECT trade_record_id, version, last_modified_us, store_id, business_date FROM trade_records "
+            f"WHERE partner_id = ? AND trade_record_id IN ({marks})",
+            (partner_id, *chunk),
+        ):
+            stored[record_id] = StoredVersion(
+                Version(version, modified), StoreDay(store_id, dt.date.fromisoformat(business_date))
+            )
+    return stored

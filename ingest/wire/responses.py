@@ -62,7 +62,10 @@ class BatchWarning:
 
 class BatchResponse(WireModel):
     batch_id: str = Field(description="The request's batch_id, exactly as sent.", json_schema_extra={"format": "uuid"})
-    status: Literal["ACCEPTED", "ALREADY_RECEIVED"]
+    status: Literal["ACCEPTED", "ALREADY_RECEIVED", "VALID"] = Field(
+        description="ACCEPTED: stored; ALREADY_RECEIVED: this batch_id was received before (nothing stored "
+        "again); VALID: a validate_only request passed every check (nothing stored)."
+    )
     record_count: int
     warnings: list[BatchWarning]
 
