@@ -28,10 +28,13 @@ from core.records import (
     SourceTypeTotals,
     StoreDay,
     StoreDayTotals,
+    StoredVersion,
     StoreMaster,
     TradeRecordRow,
     UnknownProduct,
+    record_changes,
 )
+from core.versions import Version
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
@@ -980,3 +983,24 @@ def test_a_result_saved_while_a_new_close_arrives_is_dropped(storage, partner):
 
     run_together(4, work)
     assert storage.get_closed_day(partner, "S1", DAY) == second
+
+
+def test_trade_record_versions_are_the_latest_stored_and_where_they_live(storage, partner):
+    save_records(storage, partner, record("T1", 1), record("T2", 1))
+    save_records(storage, partner, record("T1", 2, store_id="S2", business_date=NEXT_DAY))
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    assert storage.trade_record_versions(partner, ["T1", "T2", "T3"]) == {
+        "T1": StoredVersion(Version.of(2, T0), StoreDay("S2", NEXT_DAY)),
+        "T2": StoredVersion(Version.of(1, T0), StoreDay("S1", DAY)),
+    }
+    assert storage.trade_record_versions(other, ["T1"]) == {}
+    assert storage.trade_record_versions(partner, []) == {}
+    # what a batch would change, read instead of written, is what writing it changes
+    batch = [record("T1", 3), record("T2", 1), record("T3", 1)]
+    predicted = record_changes(batch, storage.trade_record_versions(partner, ["T1", "T2", "T3"]))
+    assert predicted == RecordChanges(2, (RecordMove("T1", StoreDay("S2", NEXT_DAY), StoreDay("S1", DAY)),))
+    saved = storage.save_trade_records(
+        marker(partner, "trade-records", 3, store_id="S1", business_date=DAY, seq=2), batch
+    )
+    assert saved.changes == predicted
