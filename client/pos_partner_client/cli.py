@@ -28,7 +28,7 @@ from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
 from pos_partner_client.errors import PosApiError
 from pos_partner_client.models import BatchOutcome, BatchResult, BatchWarning, DayStatus
-from pos_partner_client.transport import Wait
+from pos_partner_client.transport import RetryPolicy, Wait
 
 EXIT_OK = 0  # everything sent (and, when waited for, every day MATCHED)
 EXIT_MISMATCHED = 1  # a day reconciled MISMATCHED: compare the POS's totals with HQ's (`status`)
@@ -72,7 +72,8 @@ def _client(args: argparse.Namespace, console: Console) -> PosClient:
         reason = "pacing to the rate limit" if wait.reason == "PACING" else f"{wait.reason}, retry {wait.retry}"
         console.print(f"[yellow]waiting {wait.seconds:.1f}s ({reason})[/yellow]")
 
-    return PosClient(args.base_url, key, namespace=args.namespace, on_wait=said)
+    policy = RetryPolicy(max_elapsed_seconds=args.give_up_after)
+    return PosClient(args.base_url, key, namespace=args.namespace, retry=policy, on_wait=said)
 
 
 def _usage(message: str) -> int:
@@ -286,6 +287,13 @@ def parser() -> argparse.ArgumentParser:
         default=uuid.UUID(os.environ.get("POS_BATCH_NAMESPACE") or str(DEFAULT_NAMESPACE)),
         help="your UUID namespace for batch_ids (default: POS_BATCH_NAMESPACE, else the client's)",
     )
+    common.add_argument(
+        "--give-up-after",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="stop retrying a request (429, 503, no connection) after this long (default 300)",
+    )
     main_parser = argparse.ArgumentParser(prog="pos-partner", description=__doc__.split("\n\n")[0])
     commands = main_parser.add_subparsers(dest="command", required=True)
     push_parser = commands.add_parser(
@@ -310,9 +318,15 @@ def parser() -> argparse.ArgumentParser:
     return main_parser
 
 
+def _console(stderr: bool) -> Console:
+    """A terminal's width; a log (a scheduler's, a pipe) gets wide lines rather than cut codes and ids."""
+    console = Console(stderr=stderr)
+    return console if console.is_terminal else Console(stderr=stderr, width=200)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    out, err = Console(), Console(stderr=True)
+    out, err = _console(stderr=False), _console(stderr=True)
     try:
         code: int = args.run(args, out, err)
     except SystemExit as leaving:
