@@ -71,6 +71,22 @@ class Response:
         return json.loads(self.body) if self.body else None
 
 
+@dataclass(frozen=True)
+class _Retry:
+    failure: PosApiError
+    delay: float | None = None  # None: the policy's backoff; else the service's Retry-After
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The service never redirects: a redirect is answered as a failure, and the key never follows it elsewhere."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 @dataclass
 class Transport:
     """Sends requests to `base_url` with the partner's key; one per call of `request`, retried as above."""
@@ -90,42 +106,34 @@ class Transport:
         retry = 0
         while True:
             self._pace()
-            failure, reason, delay = self._attempt(method, path, body)
-            if failure is None:
-                assert isinstance(reason, Response)
-                return reason
+            outcome = self._attempt(method, path, body)
+            if isinstance(outcome, Response):
+                return outcome
             retry += 1
-            if delay is None:
-                delay = self.policy.backoff_seconds(retry, self.rng)
+            delay = self.policy.backoff_seconds(retry, self.rng) if outcome.delay is None else outcome.delay
             out_of_time = time.monotonic() - started + delay > self.policy.max_elapsed_seconds
             if retry >= self.policy.max_attempts or out_of_time:
-                raise failure
-            self._wait(Wait(failure.code if failure.status else "CONNECTION", delay, retry, failure.detail))
+                raise outcome.failure
+            reason = outcome.failure.code if outcome.failure.status else "CONNECTION"
+            self._wait(Wait(reason, delay, retry, outcome.failure.detail))
 
-    def _attempt(
-        self, method: str, path: str, body: bytes | None
-    ) -> tuple[PosApiError | None, Response | None, float | None]:
-        """One send: (None, the answer, None) on success, else (the failure, None, the delay before the retry:
-        None for the backoff's). Raises the failure when it must not be retried."""
+    def _attempt(self, method: str, path: str, body: bytes | None) -> Response | _Retry:
+        """One send: the answer, or what to retry; raises the failure that must not be retried."""
         try:
             response = self._send_once(method, path, body)
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             cause = getattr(error, "reason", error)
-            return (
-                PosApiError("UNREACHABLE", f"{method} {self._url(path)}: {type(cause).__name__}: {cause}"),
-                None,
-                None,
-            )
+            return _Retry(PosApiError("UNREACHABLE", f"{method} {self._url(path)}: {type(cause).__name__}: {cause}"))
         self._note_rate_limit(response.headers)
-        if response.status < 400:
-            return None, response, None
+        if 200 <= response.status < 300:
+            return response
         failure = problem_of(response)
         if response.status not in RETRIED_STATUSES:
             raise failure
         retry_after = _seconds(response.headers.get("retry-after")) if response.status == 429 else None
         if retry_after is not None and retry_after > self.policy.max_retry_after_seconds:
             raise failure
-        return failure, None, retry_after
+        return _Retry(failure, retry_after)
 
     def _url(self, path: str) -> str:
         return f"{self.base_url.rstrip('/')}/{path.lstrip('/')}"
@@ -136,9 +144,9 @@ class Transport:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(self._url(path), data=body, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_seconds) as answer:
+            with _OPENER.open(request, timeout=self.timeout_seconds) as answer:
                 return Response(answer.status, _lower(answer.headers.items()), answer.read())
-        except urllib.error.HTTPError as error:  # a status of 400 or more: an answer, not a failure to connect
+        except urllib.error.HTTPError as error:  # a status of 300 or more: an answer, not a failure to connect
             with error:
                 return Response(error.code, _lower(error.headers.items()), error.read())
 
