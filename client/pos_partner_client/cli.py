@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pos_partner_client.batching import DEFAULT_NAMESPACE
+from pos_partner_client.batching import DEFAULT_NAMESPACE, plan_batches
 from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
 from pos_partner_client.errors import PosApiError
@@ -94,12 +94,12 @@ def _read(folder: str) -> DayFolder:
 def push(args: argparse.Namespace, out: Console, err: Console) -> int:
     folder = _read(args.dir)
     client = _client(args, err)
-    plans = {
-        (day.store_id, day.business_date): client.plan_day(day.store_id, day.business_date, day.records)
-        for day in folder.days
-    }
+    try:  # planned once here for the progress bar's total, and to refuse a record too big before sending
+        batch_count = sum(len(client.plan_day(day.store_id, day.business_date, day.records)) for day in folder.days)
+    except (ValueError, TypeError) as error:
+        return _usage(str(error))
     report = Report()
-    total = len(folder.masters) + sum(len(batches) + 1 for batches in plans.values())
+    total = len(folder.masters) + batch_count + len(folder.days)
     with Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err
     ) as progress:
@@ -216,9 +216,8 @@ def _summary(report: Report) -> str:
 
 def validate(args: argparse.Namespace, out: Console, err: Console) -> int:
     folder = _read(args.dir)
-    client = PosClient("http://unused.invalid", "unused", namespace=args.namespace)
     for day in folder.days:
-        batches = client.plan_day(day.store_id, day.business_date, day.records)
+        batches = plan_batches(args.namespace, day.store_id, day.business_date, day.records)
         out.print(f"{day.store_id} {day.business_date}: {len(day.records)} trade records in {len(batches)} batch(es)")
     err.print(
         "The folder reads as a business day. HQ's own checks without storing (validate_only) are not "

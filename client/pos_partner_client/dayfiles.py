@@ -63,9 +63,12 @@ def _records_of(path: Path) -> list[dict[str, Any]]:
 def read_day_folder(folder: Path) -> DayFolder:
     if not folder.is_dir():
         raise DayFolderError(f"{folder} is not a folder")
-    masters = [
-        (kind, body) for name, kind in MASTER_FILES if (folder / name).exists() for body in _bodies(folder / name)
-    ]
+    masters = []
+    for name, member in MASTER_FILES:
+        for body in _bodies(folder / name) if (folder / name).exists() else []:
+            if not isinstance(body, dict) or not isinstance(body.get(member), list):
+                raise DayFolderError(f"{folder / name}: expected a request body with a list {member!r}")
+            masters.append((member, body))
     days: dict[tuple[str, str], StoreDay] = {}
     for path in sorted(folder.glob("daily-close-*.json")):
         for close in _bodies(path):
