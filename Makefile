@@ -12,13 +12,15 @@ PYTEST_ARGS ?= -n 4
 .PHONY: install run run-azure emulators check fix test clean openapi fuzz bench load
 
 # tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
-# Python 3.13 but imports on 3.11, hence its own install line.
-$(STAMP): requirements.txt requirements-dev.txt tests/requirements-worker.txt
+# Python 3.13 but imports on 3.11, hence its own install line. client/ (the partner client, pos-partner) is
+# installed editable: examples/push_day.py and the tests use it.
+$(STAMP): requirements.txt requirements-dev.txt tests/requirements-worker.txt client/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing Python packages into $(VENV) ..."
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check --ignore-requires-python --no-deps \
 		-r tests/requirements-worker.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e client
 	@touch $(STAMP)
 
 # The Cosmos DB and Storage emulators the tests run against come from the npm registry.

@@ -1,0 +1,39 @@
+"""Client library of the Partner POS Ingestion Service: PosClient, its typed results and its one error type."""
+
+from pos_partner_client.batching import DEFAULT_NAMESPACE, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH
+from pos_partner_client.client import PosClient
+from pos_partner_client.errors import PosApiError, ProblemItem
+from pos_partner_client.models import (
+    BatchOutcome,
+    BatchResult,
+    BatchWarning,
+    Code,
+    CodeList,
+    ControlTotals,
+    DayPush,
+    DayStatus,
+    Mapping,
+    MappingSet,
+)
+from pos_partner_client.transport import RetryPolicy, Wait
+
+__all__ = [
+    "DEFAULT_NAMESPACE",
+    "MAX_BATCH_BYTES",
+    "MAX_RECORDS_PER_BATCH",
+    "BatchOutcome",
+    "BatchResult",
+    "BatchWarning",
+    "Code",
+    "CodeList",
+    "ControlTotals",
+    "DayPush",
+    "DayStatus",
+    "Mapping",
+    "MappingSet",
+    "PosApiError",
+    "PosClient",
+    "ProblemItem",
+    "RetryPolicy",
+    "Wait",
+]
