@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pos_partner_client.batching import DEFAULT_NAMESPACE, plan_batches
+from pos_partner_client.batching import DEFAULT_NAMESPACE
 from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
 from pos_partner_client.errors import PosApiError
@@ -36,7 +36,6 @@ EXIT_USAGE = 2  # wrong arguments, no key, or a folder that cannot be read
 EXIT_REFUSED = 3  # the service refused a request (4xx problem): fix the data, the key or the store registration
 EXIT_UNAVAILABLE = 4  # the service stayed unreachable or busy through every retry: run again later, it is safe
 EXIT_PENDING = 5  # a day is not reconciled yet (still RECEIVED at the timeout): ask `status` later
-EXIT_NOT_SUPPORTED = 6  # validate: the service has no validate-only requests yet; nothing was sent
 # When several apply, the first of these wins.
 EXIT_PRECEDENCE = (EXIT_UNAVAILABLE, EXIT_REFUSED, EXIT_MISMATCHED, EXIT_PENDING)
 
@@ -49,9 +48,11 @@ class Report:
     problems: list[tuple[str, PosApiError]] = field(default_factory=list)
     results: list[DayStatus] = field(default_factory=list)
     codes: set[int] = field(default_factory=set)
+    answers: dict[str, int] = field(default_factory=dict)  # status (ACCEPTED, VALID, ...) -> requests
 
     def note(self, label: str, result: BatchResult) -> None:
         self.warnings += [(label, warning) for warning in result.warnings]
+        self.answers[result.status] = self.answers.get(result.status, 0) + 1
 
     def fail(self, label: str, error: PosApiError) -> None:
         self.problems.append((label, error))
@@ -61,7 +62,7 @@ class Report:
         return next((code for code in EXIT_PRECEDENCE if code in self.codes), EXIT_OK)
 
 
-def _client(args: argparse.Namespace, console: Console) -> PosClient:
+def _client(args: argparse.Namespace, console: Console, *, validate_only: bool = False) -> PosClient:
     key = os.environ.get("POS_API_KEY", "")
     if not key:
         raise SystemExit(_usage("set POS_API_KEY to the key HQ gave you"))
@@ -73,7 +74,9 @@ def _client(args: argparse.Namespace, console: Console) -> PosClient:
         console.print(f"[yellow]waiting {wait.seconds:.1f}s ({reason})[/yellow]")
 
     policy = RetryPolicy(max_elapsed_seconds=args.give_up_after)
-    return PosClient(args.base_url, key, namespace=args.namespace, retry=policy, on_wait=said)
+    return PosClient(
+        args.base_url, key, namespace=args.namespace, retry=policy, on_wait=said, validate_only=validate_only
+    )
 
 
 def _usage(message: str) -> int:
@@ -92,8 +95,17 @@ def _read(folder: str) -> DayFolder:
 
 
 def push(args: argparse.Namespace, out: Console, err: Console) -> int:
+    return _send(args, out, err, validate_only=False)
+
+
+def validate(args: argparse.Namespace, out: Console, err: Console) -> int:
+    """The same requests as push, with ?validate_only=true: HQ checks everything and stores nothing."""
+    return _send(args, out, err, validate_only=True)
+
+
+def _send(args: argparse.Namespace, out: Console, err: Console, *, validate_only: bool) -> int:
     folder = _read(args.dir)
-    client = _client(args, err)
+    client = _client(args, err, validate_only=validate_only)
     try:  # planned once here for the progress bar's total, and to refuse a record too big before sending
         batch_count = sum(len(client.plan_day(day.store_id, day.business_date, day.records)) for day in folder.days)
     except (ValueError, TypeError) as error:
@@ -107,7 +119,7 @@ def push(args: argparse.Namespace, out: Console, err: Console) -> int:
         sent_days = _push_all(
             client, folder, report, lambda text: progress.update(task, description=text), lambda: progress.advance(task)
         )
-    if args.wait and sent_days:
+    if not validate_only and args.wait and sent_days:
         _wait(client, sent_days, args.timeout, report, err)
     _print_report(out, folder, report)
     return report.exit_code()
@@ -197,6 +209,8 @@ def _print_report(out: Console, folder: DayFolder, report: Report) -> None:
             for path, message in rows:
                 table.add_row(label, str(error.status or ""), error.code, path, message, error.request_id or "")
         out.print(table)
+    if report.answers:
+        out.print("answers: " + ", ".join(f"{count} {status}" for status, count in sorted(report.answers.items())))
     out.print(f"result: {_summary(report)}")
 
 
@@ -212,18 +226,6 @@ def _summary(report: Report) -> str:
 
 
 # --- validate, status, codes ---------------------------------------------------------------------------------
-
-
-def validate(args: argparse.Namespace, out: Console, err: Console) -> int:
-    folder = _read(args.dir)
-    for day in folder.days:
-        batches = plan_batches(args.namespace, day.store_id, day.business_date, day.records)
-        out.print(f"{day.store_id} {day.business_date}: {len(day.records)} trade records in {len(batches)} batch(es)")
-    err.print(
-        "The folder reads as a business day. HQ's own checks without storing (validate_only) are not "
-        "available on the service yet: nothing was sent."
-    )
-    return EXIT_NOT_SUPPORTED
 
 
 def status(args: argparse.Namespace, out: Console, err: Console) -> int:

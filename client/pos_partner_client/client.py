@@ -31,6 +31,8 @@ class PosClient:
 
     `namespace`: the partner's own UUID namespace for the batch_ids the client derives (keep it; change it only
     to have the same data stored again as new batches). `on_wait` hears of every pause (429, 503, pacing).
+    `validate_only`: every write is sent with `?validate_only=true`: HQ runs all its checks and stores nothing
+    (the answer says VALID, with the warnings and problems a real send would get).
     """
 
     def __init__(
@@ -43,8 +45,10 @@ class PosClient:
         timeout_seconds: float = 60.0,
         on_wait: Callable[[Wait], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        validate_only: bool = False,
     ) -> None:
         self.namespace = namespace
+        self.validate_only = validate_only
         self.sleep = sleep
         self.transport = Transport(base_url, key, retry or RetryPolicy(), timeout_seconds, on_wait, sleep)
 
@@ -110,7 +114,8 @@ class PosClient:
         return self._write("POST", "daily-close", encode(close))
 
     def _write(self, method: str, path: str, body: bytes) -> BatchResult:
-        return BatchResult.from_json(self.transport.request(method, path, body).json())
+        query = "?validate_only=true" if self.validate_only else ""
+        return BatchResult.from_json(self.transport.request(method, path + query, body).json())
 
     # --- a whole store-day ---------------------------------------------------------------------------------
 

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from pos_partner_client.cli import (
     EXIT_MISMATCHED,
-    EXIT_NOT_SUPPORTED,
     EXIT_OK,
     EXIT_PENDING,
     EXIT_REFUSED,
@@ -73,10 +72,33 @@ def test_push_the_example_folder_to_matched_then_status_codes_and_validate(host)
     every_list = pos_partner(partner, "codes")
     assert every_list.returncode == EXIT_OK and every_list.stdout.count("(version ") == 6, every_list.stdout
 
-    validate = pos_partner(partner, "validate", str(EXAMPLE_DAY))
-    assert validate.returncode == EXIT_NOT_SUPPORTED, validate.stdout + validate.stderr
-    assert "NYC-001 2026-11-20: 13 trade records in 1 batch(es)" in validate.stdout
-    assert "not available on the service yet: nothing was sent" in " ".join(validate.stderr.split())
+    validate = pos_partner(partner, "validate", str(EXAMPLE_DAY))  # the same batches: answered as received
+    assert validate.returncode == EXIT_OK and "answers: 7 ALREADY_RECEIVED" in validate.stdout, validate.stdout
+
+
+def test_validate_checks_a_folder_with_hq_and_stores_nothing(host, tmp_path):
+    partner = make_partner(host, ("S1",))
+    records = records_of_day("S1", 3)
+    pushed = pos_partner(partner, "push", str(day_folder(tmp_path / "day", "S1", records, close_of(records))))
+    assert pushed.returncode == EXIT_OK and "every store-day MATCHED" in pushed.stdout, pushed.stdout + pushed.stderr
+
+    changed = records_of_day("S1", 4)  # one record more, and one that breaks a line's amount identity
+    changed[1]["items"][0]["line_amount"] = "99.99"
+    validated = pos_partner(partner, "validate", str(day_folder(tmp_path / "more", "S1", changed, close_of(changed))))
+    assert validated.returncode == EXIT_OK, validated.stdout + validated.stderr
+    assert (
+        "answers: 2 ALREADY_RECEIVED, 2 VALID" in validated.stdout  # the same masters; the new day
+        and "LINE_AMOUNT_MISMATCH" in validated.stdout
+        and "MATCHED" not in validated.stdout
+    )
+    status = pos_partner(partner, "status", "S1", DAY)  # nothing of the validated folder was stored
+    assert status.returncode == EXIT_OK and "MATCHED" in status.stdout, status.stdout
+    assert partner.get(f"/daily-close/S1/{DAY}").json()["actual"]["trade_record_count"] == 3
+
+    refused = records_of_day("S1", 2)
+    refused[0]["currency"] = "EUR"  # the store's currency is USD: the real send would be refused
+    checked = pos_partner(partner, "validate", str(day_folder(tmp_path / "bad", "S1", refused, close_of(refused))))
+    assert checked.returncode == EXIT_REFUSED and "INVALID_PAYLOAD" in checked.stdout, checked.stdout
 
 
 def test_a_mismatched_day_shows_its_warnings_and_exits_1(host, tmp_path):
