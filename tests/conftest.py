@@ -114,6 +114,21 @@ def start_host(tmp: Path, **settings: str) -> LocalHost:
     raise RuntimeError(f"local host did not start:\n{host.log()}")
 
 
+def start_azure_host(tmp: Path, cosmos, queue_connection: str, **settings: str) -> LocalHost:
+    """The local host on the Azure adapters: a database of its own on the Cosmos DB emulator `cosmos`, and
+    the Storage account (Azurite, or a proxy in front of it) that `queue_connection` names."""
+    return start_host(
+        tmp,
+        POS_BACKEND="azure",
+        COSMOS_ENDPOINT=cosmos.endpoint,
+        COSMOS_KEY=cosmos.key,
+        COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
+        COSMOS_CREATE_CONTAINERS="true",
+        AzureWebJobsStorage=queue_connection,
+        **settings,
+    )
+
+
 @pytest.fixture(scope="session")
 def host(tmp_path_factory) -> LocalHost:
     running = start_host(tmp_path_factory.mktemp("host"))
@@ -129,15 +144,7 @@ def azure_host(tmp_path_factory, cosmos_emulator) -> LocalHost:
 
     tmp = tmp_path_factory.mktemp("azure-host")
     azurite = start_azurite(tmp)
-    running = start_host(
-        tmp,
-        POS_BACKEND="azure",
-        COSMOS_ENDPOINT=cosmos_emulator.endpoint,
-        COSMOS_KEY=cosmos_emulator.key,
-        COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
-        COSMOS_CREATE_CONTAINERS="true",
-        AzureWebJobsStorage=azurite.connection_string,
-    )
+    running = start_azure_host(tmp, cosmos_emulator, azurite.connection_string)
     yield running
     running.stop()
     azurite.stop()

@@ -9,14 +9,13 @@ import math
 import socket
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
 
 from devhost.azurite_emulator import start_azurite
 from devhost.processes import free_port
-from tests.conftest import start_host
+from tests.conftest import start_azure_host, start_host
 from tests.e2e.test_observability import log_entries
 from triggers.health import CHECK_INTERVAL_SECONDS
 
@@ -122,14 +121,8 @@ def wait_for_status(url: str, status: int, timeout: float) -> float:
 def test_a_failing_part_is_named_in_a_503_and_health_recovers_after_the_interval(tmp_path, cosmos_emulator):
     azurite = start_azurite(tmp_path)
     proxy = SwitchableProxy(azurite.port)
-    host = start_host(
-        tmp_path,
-        POS_BACKEND="azure",
-        COSMOS_ENDPOINT=cosmos_emulator.endpoint,
-        COSMOS_KEY=cosmos_emulator.key,
-        COSMOS_DATABASE=f"health-{uuid.uuid4().hex[:8]}",
-        COSMOS_CREATE_CONTAINERS="true",
-        AzureWebJobsStorage=azurite.connection_string.replace(str(azurite.port), str(proxy.port)),
+    host = start_azure_host(
+        tmp_path, cosmos_emulator, azurite.connection_string.replace(str(azurite.port), str(proxy.port))
     )
     url = host.url("health")
     try:

@@ -4,11 +4,10 @@ partner is told to retry, and health says what is down."""
 from __future__ import annotations
 
 import time
-import uuid
 
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
-from tests.conftest import make_partner, start_host
+from tests.conftest import make_partner, start_azure_host
 from tests.e2e.test_business_day import DAY
 from tests.payloads import store, stores_batch
 from tests.trade_payloads import Line, trade_batch, trade_record
@@ -27,15 +26,7 @@ def health_once_checked_again(partner):
 def test_cosmos_outage_answers_503_and_health_says_so(tmp_path):
     cosmos = start_cosmos_emulator(tmp_path / "cosmos.log")
     azurite = start_azurite(tmp_path)
-    host = start_host(
-        tmp_path,
-        POS_BACKEND="azure",
-        COSMOS_ENDPOINT=cosmos.endpoint,
-        COSMOS_KEY=cosmos.key,
-        COSMOS_DATABASE=f"outage-{uuid.uuid4().hex[:8]}",
-        COSMOS_CREATE_CONTAINERS="true",
-        AzureWebJobsStorage=azurite.connection_string,
-    )
+    host = start_azure_host(tmp_path, cosmos, azurite.connection_string)
     try:
         partner = make_partner(host)
         assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
@@ -64,15 +55,7 @@ def test_queue_outage_refuses_the_daily_close_without_storing_it(tmp_path, cosmo
     from tests.trade_payloads import daily_close, totals_of
 
     azurite = start_azurite(tmp_path)
-    host = start_host(
-        tmp_path,
-        POS_BACKEND="azure",
-        COSMOS_ENDPOINT=cosmos_emulator.endpoint,
-        COSMOS_KEY=cosmos_emulator.key,
-        COSMOS_DATABASE=f"outage-{uuid.uuid4().hex[:8]}",
-        COSMOS_CREATE_CONTAINERS="true",
-        AzureWebJobsStorage=azurite.connection_string,
-    )
+    host = start_azure_host(tmp_path, cosmos_emulator, azurite.connection_string)
     try:
         partner = make_partner(host)
         assert partner.put("stores", stores_batch(store("S1"))).status_code == 202

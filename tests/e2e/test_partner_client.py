@@ -17,7 +17,7 @@ import pytest
 import requests
 from pos_partner_client import MAX_BATCH_BYTES, PosApiError, PosClient, RetryPolicy, Wait
 
-from tests.conftest import make_partner, start_host
+from tests.conftest import make_partner, start_azure_host, start_host
 from tests.e2e.test_business_day import DIRECTIONS
 from tests.payloads import store
 from tests.trade_payloads import Line, totals_of, trade_record
@@ -181,15 +181,7 @@ def test_a_503_is_retried_until_the_queue_is_back(tmp_path, cosmos_emulator):
     from devhost.azurite_emulator import start_azurite
 
     azurite = start_azurite(tmp_path)
-    outage = start_host(
-        tmp_path,
-        POS_BACKEND="azure",
-        COSMOS_ENDPOINT=cosmos_emulator.endpoint,
-        COSMOS_KEY=cosmos_emulator.key,
-        COSMOS_DATABASE=f"client-{uuid.uuid4().hex[:8]}",
-        COSMOS_CREATE_CONTAINERS="true",
-        AzureWebJobsStorage=azurite.connection_string,
-    )
+    outage = start_azure_host(tmp_path, cosmos_emulator, azurite.connection_string)
     restarted = []
     try:
         partner = make_partner(outage, ("S1",))
