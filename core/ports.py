@@ -20,11 +20,13 @@ from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,
+    DayStatus,
     KeyOwner,
     Mapping,
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    ReceivedDay,
     RecordMove,
     SavedTradeRecords,
     StoreDay,
@@ -206,6 +208,36 @@ class Reconciliations(Protocol):
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
 
 
+class Overview(Protocol):
+    """HQ's dashboard (read-only): a partner's store-days over a range of business dates, read narrow and
+    bounded by the range (never a partner's records), and when the overdue sweep last ran."""
+
+    def received_days(self, partner_id: str, first: dt.date, last: dt.date) -> list[ReceivedDay]:
+        """Each store-day from `first` to `last` (inclusive) that received trade record batches, summed
+        from the batches' markers, ordered by business_date then store_id."""
+        ...
+
+    def day_statuses(self, partner_id: str, first: dt.date, last: dt.date) -> list[DayStatus]:
+        """Each store-day from `first` to `last` (inclusive) with a close, ordered by business_date then
+        store_id."""
+        ...
+
+    def store_day_batches(self, partner_id: str, store_id: str, business_date: dt.date) -> list[BatchMarker]:
+        """The markers of the store-day's trade record batches, with their warnings, by batch_seq then
+        received_at."""
+        ...
+
+    def stores(self, partner_id: str) -> list[StoreMaster]:
+        """The master data of every store of the partner (PUT /stores), by store_id."""
+        ...
+
+    def record_sweep(self, at: dt.datetime) -> None:
+        """Note that the overdue sweep ran at `at` (an earlier time than the one stored changes nothing)."""
+        ...
+
+    def last_sweep(self) -> dt.datetime | None: ...
+
+
 class Storage(
     PartnerAdmin,
     Admission,
@@ -215,6 +247,7 @@ class Storage(
     MasterReads,
     TradeRecordReads,
     Reconciliations,
+    Overview,
     Protocol,
 ):
     """Every role: what a storage adapter implements and the composition root opens."""

@@ -146,6 +146,9 @@ class BatchMarker:
     batch_seq: int | None = None
     # Trade records only: what the batch changed (None before it was kept). Not part of the marker's identity.
     changes: RecordChanges | None = field(default=None, compare=False)
+    # The warnings its answer carried, counted by code (HQ's dashboard shows them); empty for a marker
+    # stored before they were kept. Not part of the marker's identity.
+    warnings: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -336,3 +339,28 @@ class ReconcileRequest:
     store_id: str
     business_date: dt.date
     close_batch_id: str
+
+
+@dataclass(frozen=True)
+class ReceivedDay:
+    """What a store-day received in trade record batches, summed from their markers (HQ's dashboard):
+    `records` counts every record of every batch, a record resent in a new version included."""
+
+    store_id: str
+    business_date: dt.date
+    batches: int
+    records: int
+    warnings: dict[str, int]  # by code, over the day's batches
+
+
+@dataclass(frozen=True)
+class DayStatus:
+    """A closed store-day's state without its totals: what the dashboard's overview grid shows."""
+
+    store_id: str
+    business_date: dt.date
+    status: str  # RECEIVED | MATCHED | MISMATCHED
+    received_at: dt.datetime
+    due_at: dt.datetime
+    checked_at: dt.datetime | None
+    differences: list[str]

@@ -21,8 +21,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 from uuid import UUID
 
@@ -215,7 +216,9 @@ def accept(
     faults.point("batch.validated")
     stored = storage.find_batch(marker.partner_id, marker.batch_id)
     if stored is None and not validate_only:
-        stored = save(marker)  # a concurrent twin may still win the race: then it is a resend
+        # The marker keeps the answer's warnings by code, for HQ's dashboard. A concurrent twin may still
+        # win the race: then it is a resend.
+        stored = save(replace(marker, warnings=dict(Counter(warning.code for warning in warnings or []))))
     faults.point("batch.before_response")
     if stored is not None:
         return replay(stored, marker.kind, stored.body_digest == marker.body_digest, sent_batch_id)

@@ -61,6 +61,7 @@ class MemoryState:
         # their markers: the marker of a resend is rebuilt from them.
         self._close_receipts: dict[tuple[str, str, dt.date, str], BatchMarker] = {}
         self._mapping_receipts: dict[tuple[str, str], BatchMarker] = {}
+        self._last_sweep: dt.datetime | None = None
 
 
 def stored_version_of(row: TradeRecordRow) -> StoredVersion:

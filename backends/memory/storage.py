@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from backends.memory.administration import MemoryAdministration
 from backends.memory.batch_writes import MemoryBatchWrites
+from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from core.ports import Storage
 
 
-class MemoryStorage(MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults):
+class MemoryStorage(MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview):
     """Every part over one set of tables (MemoryState.__init__)."""
 
 
