@@ -2,15 +2,15 @@
 
 - a partner's store-days received over a range: the batch entries of container `trade-records` (one per
   trade record batch, in its store-day's partition; trade_records.batch_entry), one query across partitions
-  served by the composite index (type, partner_id, business_date), summed here as the pages arrive (the
-  emulator has no aggregates or GROUP BY);
+  served by the index on /partner_date (partner and date in one text, keys.partner_date), summed here as
+  the pages arrive (the emulator has no aggregates or GROUP BY);
 - a store-day's batches: the same entries, one query within the store-day's partition;
 - the closes over a range: container `daily-closes`, within the partner's partition, a narrow projection;
 - the partner's stores: container `partners`, within its partition;
 - the last sweep: one small item in `partners`, moved forward only.
 
-Batch entries written before they carried the marker's fields (partner_id, record_count, ...) are not
-found by the range query (they have no partner_id) and, in a store-day's batches, are read from their
+Batch entries written before they carried the marker's fields (partner_date, record_count, ...) are not
+found by the range query (they have no partner_date) and, in a store-day's batches, are read from their
 marker instead (skipped if it is gone). Request units: docs/decisions.md ("The dashboard's reads")."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections import Counter
 
 from backends.cosmos.conditional import update_item
 from backends.cosmos.items import query, read_or_none, stream
-from backends.cosmos.keys import compound_key, day_key, partner_key
+from backends.cosmos.keys import compound_key, day_key, partner_date, partner_key
 from backends.cosmos.markers import Markers
 from backends.cosmos.masters import store_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
@@ -30,9 +30,10 @@ from core.records import BatchMarker, DayStatus, ReceivedDay, StoreMaster
 SWEEP_ID = "sweep"
 SWEEP_KEY = compound_key("sweep", "overdue-closes")
 
+# Served by the index on /partner_date, which only batch entries have (keys.partner_date).
 RECEIVED_IN_RANGE = (
-    "SELECT c.store_id, c.business_date, c.record_count, c.warnings FROM c WHERE c.type = 'batch' "
-    "AND c.partner_id = @partner AND c.business_date >= @first AND c.business_date <= @last"
+    "SELECT c.store_id, c.business_date, c.record_count, c.warnings FROM c "
+    "WHERE c.partner_date >= @first AND c.partner_date <= @last"
 )
 
 
@@ -63,7 +64,10 @@ class Overview:
         records: Counter[tuple[str, str]] = Counter()
         warnings: dict[tuple[str, str], Counter[str]] = {}
         for entry in stream(
-            self._trades, RECEIVED_IN_RANGE, partner=partner_id, first=first.isoformat(), last=last.isoformat()
+            self._trades,
+            RECEIVED_IN_RANGE,
+            first=partner_date(partner_id, first.isoformat()),
+            last=partner_date(partner_id, last.isoformat()),
         ):
             day = (entry["business_date"], entry["store_id"])
             batches[day] += 1

@@ -15,7 +15,7 @@ from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosReso
 from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import json_safe_int, read_or_none, stored_version, without_system_properties
-from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
+from backends.cosmos.keys import compound_key, day_key, partner_date, payment_key, record_id, version_key
 from backends.cosmos.markers import Markers
 from core import faults
 from core.clock import to_utc_text
@@ -68,6 +68,7 @@ def batch_entry(marker: BatchMarker) -> dict | None:
         "body_digest": marker.body_digest,
         "received_at": to_utc_text(marker.received_at),
         "warnings": marker.warnings,
+        "partner_date": partner_date(marker.partner_id, marker.business_date.isoformat()),  # the one indexed
     }
 
 

@@ -65,10 +65,10 @@ def test_received_days_sum_the_batches_of_each_store_day_in_the_range(storage, p
     send_batch(storage, partner, "a%2Fb?c", NEXT_DAY, 1, ["C1", "C2", "C3"], {"TRADE_RECORD_MOVED": 1})
     send_batch(storage, partner, "S1", DAY_BEFORE, 1, ["D1"])  # outside the range below
     close_day(storage, partner, "close-S1", "S1", DAY)  # a close is not a batch of trade records
-    other = new_id()
-    storage.add_partner(other, "Other", T0)
-    storage.register_stores(other, ["S1"], T0)
-    send_batch(storage, other, "S1", DAY, 1, ["A1"])
+    for other in (new_id(), f"{partner}-2", f"{partner}|2"):  # other partners, some named like it
+        storage.add_partner(other, "Other", T0)
+        storage.register_stores(other, ["S1"], T0)
+        send_batch(storage, other, "S1", DAY, 1, ["A1"])
 
     assert storage.received_days(partner, DAY, NEXT_DAY) == [
         ReceivedDay("S1", DAY, 3, 4, {"UNKNOWN_PAYMENT_TYPE": 3, "PHONE_LIKE": 1}),
