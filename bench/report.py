@@ -215,6 +215,22 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             fmt_ms(imports["bare_interpreter_wall_ms"]["median_ms"]),
             "",
         )
+    workers = results.get("workers")
+    if workers:
+        for clients in (1, 2, 4):
+            one, two = (workers["runs"][f"processes_{count}_clients_{clients}"] for count in (1, 2))
+            add(
+                f"worker processes, {clients} client{'s' if clients > 1 else ''}: records/s, 2 vs 1 process",
+                f"{two['records_per_s']:,.0f}/s",
+                f"{one['records_per_s']:,.0f}/s",
+                f"{two['records_per_s'] / one['records_per_s']:.2f}x",
+            )
+            add(
+                "  p50 / p99, 2 vs 1 process",
+                f"{two['median_ms']:.0f} / {two['p99_ms']:.0f} ms",
+                f"{one['median_ms']:.0f} / {one['p99_ms']:.0f} ms",
+                fmt_x(ratio(two["p99_ms"], one["p99_ms"])),
+            )
     return rows
 
 

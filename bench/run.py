@@ -27,7 +27,17 @@ from pathlib import Path
 
 import orjson
 
-from bench import ROOT, accept, cold_import, generate, large_body, over_http, profiles, reconciliation
+from bench import (
+    ROOT,
+    accept,
+    cold_import,
+    generate,
+    large_body,
+    over_http,
+    profiles,
+    reconciliation,
+    worker_processes,
+)
 from bench.measure import Config
 from bench.report import RESULTS_DIR, machine_info, render_table, table_rows, write_results
 
@@ -38,6 +48,7 @@ BENCHMARKS = {
     "large": large_body.run,
     "reconcile": reconciliation.run,
     "import": cold_import.run,
+    "workers": worker_processes.run,
 }
 
 

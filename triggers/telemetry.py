@@ -95,6 +95,7 @@ class JsonFormatter(logging.Formatter):
             "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
+            "process_id": record.process,  # which worker process, with FUNCTIONS_WORKER_PROCESS_COUNT > 1
             "message": record.getMessage(),
             **fields_of(record),
         }

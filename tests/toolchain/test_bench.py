@@ -141,7 +141,7 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
     results = orjson.loads(out.read_bytes())
-    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import"}
+    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import", "workers"}
     assert {"cpu_model", "cores", "python"} <= set(results["machine"])
     dt.datetime.fromisoformat(results["date"])
     accept = results["benchmarks"]["accept"]
@@ -151,6 +151,9 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert results["benchmarks"]["http"]["ratio_clients_1"]["p99"] > 0
     assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
+    runs = results["benchmarks"]["workers"]["runs"]
+    assert len(runs) == 6 and all(run["records_per_s"] > 0 and run["n"] > 0 for run in runs.values())
+    assert "worker processes, 4 clients" in done.stdout
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
 
     shown = subprocess.run(
