@@ -157,15 +157,19 @@ def _texts_in(value: Any, path: str | None, is_text: bool, found: list) -> None:
     elif isinstance(value, dict):
         for key, element in value.items():
             _texts_in(element, None if path is None else f"{path}.{key}", is_text, found)
-    elif is_model(value.__class__):
+    elif _is_model_class(value.__class__):
         _texts_of_model(value, path, found)
 
 
-@functools.cache
-def is_model(kind: object) -> bool:
-    """Whether kind is a model of the wire format: a BaseModel or a (pydantic) dataclass (once per type:
-    the walk asks for every object of a batch)."""
+def is_model(kind: Any) -> bool:
+    """Whether kind is a model of the wire format: a BaseModel or a (pydantic) dataclass."""
     return isinstance(kind, type) and (issubclass(kind, BaseModel) or dataclasses.is_dataclass(kind))
+
+
+@functools.cache
+def _is_model_class(kind: type) -> bool:
+    # is_model once per class: the walk asks it of every object of a batch
+    return is_model(kind)
 
 
 def field_types(model: type) -> dict[str, Any]:
