@@ -90,8 +90,9 @@ def run(cfg: Config, tmp: Path) -> dict:
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
+    from core.money import currency_exponent
     from ingest import parsing
-    from ingest.amounts import MoneyReader
+    from ingest.amounts import MoneyReader, validated_exact_money
     from ingest.data_protection import protection_problems
     from ingest.trade_records import _row, read_amounts
     from ingest.trade_rules import record_warnings
@@ -100,19 +101,22 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
 
     batch = TradeRecordsBatch.model_validate_json(body)
     store = service.storage.get_store(harness.PARTNER_ID, service.store_id)
+    exponent = currency_exponent(store.currency)
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
     paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
     amounts = [
-        read_amounts(path, record, MoneyReader(record.currency))
+        read_amounts(path, record, MoneyReader(record.currency, exponent))
         for path, record in zip(paths, batch.trade_records, strict=True)
     ]
     stages = {
         "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
-        "validation (model_validate_json)": lambda: TradeRecordsBatch.model_validate_json(body),
+        "validation, places of the store's currency (validated_exact_money)": lambda: validated_exact_money(
+            TradeRecordsBatch, body, exponent
+        ),
         "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
-        "amounts: places, range, minor units": lambda: [
-            read_amounts(path, record, MoneyReader(record.currency))
+        "amounts: minor units (places checked in validation)": lambda: [
+            read_amounts(path, record, MoneyReader(record.currency, exponent))
             for path, record in zip(paths, batch.trade_records, strict=True)
         ],
         "data protection (card numbers, member_id)": lambda: [

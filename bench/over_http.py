@@ -102,6 +102,36 @@ def _post_all(port: int, path: str, headers: dict, bodies: list[bytes], clients:
     }
 
 
+def _alternating(targets: dict[str, tuple[int, str]], headers: dict, bodies: list[bytes]) -> dict[str, dict]:
+    """Each body POSTed to every target in turn, one persistent connection per target, the order of the
+    targets reversed every round; per target what `_post_all` returns for one client."""
+    connections = {
+        name: http.client.HTTPConnection("127.0.0.1", port, timeout=300) for name, (port, _) in targets.items()
+    }
+    runs = {
+        name: {"latencies_ms": [], "wall_s": 0.0, "statuses": defaultdict(int), "warnings": 0, "errors": []}
+        for name in targets
+    }
+    for index, body in enumerate(bodies):
+        for name in list(targets)[:: 1 if index % 2 == 0 else -1]:
+            run = runs[name]
+            began = time.perf_counter()
+            connections[name].request("POST", targets[name][1], body, headers)
+            response = connections[name].getresponse()
+            answer = response.read()
+            elapsed = time.perf_counter() - began
+            run["latencies_ms"].append(ms(elapsed))
+            run["wall_s"] += elapsed
+            run["statuses"][response.status] += 1
+            if response.status == 202:
+                run["warnings"] += len(orjson.loads(answer).get("warnings") or [])
+            elif len(run["errors"]) < 5:
+                run["errors"].append(answer[:500].decode(errors="replace"))
+    for connection in connections.values():
+        connection.close()
+    return {name: {**run, "statuses": dict(run["statuses"])} for name, run in runs.items()}
+
+
 def _http_figures(run: dict, records: int) -> dict:
     ok = run["statuses"].get(202, 0)
     return {
@@ -188,14 +218,13 @@ def run(cfg: Config, tmp: Path) -> dict:
             _post_all(port, path, headers, small, 1)  # a small warm-up, so that the large body meets a lean process
             runs[name]["large"] = _large_over_http(port, path, headers, large, pid)
             _post_all(port, path, headers, bodies[:warmup], 1)
-        # Alternate service and floor in halves so that both meet the same neighbours.
+        # One client: service and floor alternate request by request, each on its own persistent
+        # connection (which goes first swaps every round), so that both meet the same neighbours.
         one = bodies[warmup : warmup + count_1]
         four = bodies[warmup + count_1 :]
         targets = {"service": (host_port, "/pos/v1/trade-records"), "floor": (floor_port, "/trade-records")}
-        for order, half in ((("service", "floor"), one[: len(one) // 2]), (("floor", "service"), one[len(one) // 2 :])):
-            for name in order:
-                if half:
-                    runs[name].setdefault("one", []).append(_post_all(*targets[name], headers, half, 1))
+        for name, run in _alternating(targets, headers, one).items():
+            runs[name]["one"] = [run]
         for name in ("service", "floor"):
             runs[name]["four"] = _post_all(*targets[name], headers, four, cfg.http_clients)
         results["host_rss_end_kib"] = rss_kib(host.pid)

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 from uuid import UUID
 
 from pydantic import ValidationError
@@ -39,6 +39,8 @@ from ingest.parsing import i_json_problem, json_path
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import BatchResponse, BatchWarning, answer
+
+Key = TypeVar("Key", bound=ResendKey)
 
 
 class ResendLookup(Admission, BatchMarkers, Protocol):
@@ -234,10 +236,22 @@ def known_batch(
     per partner, so a partner only ever finds its own; the store codes are checked as for a new batch.
     A body that differs from the one received must still be I-JSON: with a repeated batch_id, the
     partner's parser and ours could disagree on which batch it names."""
+    read = resend_key(body, key)
+    return None if read is None else known_batch_of(storage, partner_id, kind, body, read)
+
+
+def resend_key(body: bytes, key: type[Key]) -> Key | None:
+    """The batch_id and store codes of a write body (`key`), or None when they cannot be read."""
     try:
-        read = key.model_validate_json(body)
+        return key.model_validate_json(body)
     except ValidationError:
         return None
+
+
+def known_batch_of(
+    storage: ResendLookup, partner_id: str, kind: str, body: bytes, read: ResendKey
+) -> BatchOutcome | None:
+    """`known_batch` for a body whose resend key is already read (`resend_key`)."""
     stored = storage.find_batch(partner_id, read.batch_key)
     if stored is None:
         return None

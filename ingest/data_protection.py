@@ -138,7 +138,12 @@ def _texts_of_model(model: Any, path: str | None, found: list) -> None:
     kind: type = type(model)
     for name, is_text in _scanned_fields(kind):
         value = getattr(model, name)
-        if value is not None:
+        if value is None:
+            continue
+        if type(value) is str:  # most scanned fields: no need for the general walk
+            if is_text:
+                found.append((None if path is None else f"{path}.{name}", value))
+        else:
             _texts_in(value, None if path is None else f"{path}.{name}", is_text, found)
 
 
@@ -152,13 +157,19 @@ def _texts_in(value: Any, path: str | None, is_text: bool, found: list) -> None:
     elif isinstance(value, dict):
         for key, element in value.items():
             _texts_in(element, None if path is None else f"{path}.{key}", is_text, found)
-    elif is_model(type(value)):
+    elif _is_model_class(value.__class__):
         _texts_of_model(value, path, found)
 
 
 def is_model(kind: Any) -> bool:
     """Whether kind is a model of the wire format: a BaseModel or a (pydantic) dataclass."""
     return isinstance(kind, type) and (issubclass(kind, BaseModel) or dataclasses.is_dataclass(kind))
+
+
+@functools.cache
+def _is_model_class(kind: type) -> bool:
+    # is_model once per class: the walk asks it of every object of a batch
+    return is_model(kind)
 
 
 def field_types(model: type) -> dict[str, Any]:

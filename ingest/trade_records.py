@@ -18,6 +18,7 @@ import orjson
 
 from core import errors, faults
 from core.errors import FieldProblem
+from core.money import currency_exponent
 from core.ports import (
     Admission,
     BatchMarkers,
@@ -39,8 +40,16 @@ from core.records import (
     record_changes,
 )
 from ingest import access
-from ingest.amounts import MoneyReader, raw_money_problems
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
+from ingest.amounts import MoneyReader, raw_money_problems, validated_exact_money
+from ingest.batches import (
+    BatchOutcome,
+    accept,
+    known_batch_of,
+    new_marker,
+    repeated_batch_seq,
+    resend_key,
+    unknown_member_warnings,
+)
 from ingest.data_protection import protection_problems, protection_warnings
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -87,20 +96,23 @@ def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordA
                 read(item.line_amount, at, "line_amount"),
             )
         )
-        for k, modifier in enumerate(item.modifiers):
-            read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
+        if not reader.checked:  # these amounts are read only to be checked
+            for k, modifier in enumerate(item.modifiers):
+                read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
     payments = []
     by_type: dict[str, int] = {}
     for i, payment in enumerate(record.payments):
         at = f"{path}.payments[{i}]"
         amount = read(payment.amount, at, "amount")
-        read(payment.tip_amount, at, "tip_amount")
+        if not reader.checked:
+            read(payment.tip_amount, at, "tip_amount")
         payments.append(amount)
         by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
-    for i, line in enumerate(record.tax_lines):
-        at = f"{path}.tax_lines[{i}]"
-        read(line.taxable_amount, at, "taxable_amount")
-        read(line.tax_amount, at, "tax_amount")
+    if not reader.checked:
+        for i, line in enumerate(record.tax_lines):
+            at = f"{path}.tax_lines[{i}]"
+            read(line.taxable_amount, at, "taxable_amount")
+            read(line.tax_amount, at, "tax_amount")
     for payment_type, total in by_type.items():
         if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
             last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
@@ -298,20 +310,29 @@ def post_trade_records(
     *,
     validate_only: bool = False,
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "trade-records", body, StoreDayKey)
+    key = resend_key(body, StoreDayKey)
+    resent = None if key is None else known_batch_of(storage, partner.partner_id, "trade-records", body, key)
     if resent is not None:
         if resent.replayed and not validate_only:
             _finish_resent(storage, queue, partner.partner_id, resent.stored, delay_seconds)
         return resent
-    batch, unknown = parse(TradeRecordsBatch, body, _readable_problems)
+    known_store = None if key is None else storage.get_store(partner.partner_id, key.store_id)
+    exponent = None if known_store is None else currency_exponent(known_store.currency)
+    # the places of the store's currency checked in pydantic-core; None: refused, the model says why
+    exact = None if exponent is None else validated_exact_money(TradeRecordsBatch, body, exponent)
+    batch, unknown = parse(TradeRecordsBatch, body, _readable_problems, validated=exact)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
-    store = require_store_master(storage, partner.partner_id, batch.store_id)
+    store = (
+        known_store
+        if known_store is not None and known_store.store_id == batch.store_id
+        else require_store_master(storage, partner.partner_id, batch.store_id)
+    )
     problems = _structure_problems(batch)
     amounts: list[RecordAmounts] = []
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
         problems += store_currency_problem(f"{path}.currency", record.currency, store)
-        reader = MoneyReader(record.currency)
+        reader = MoneyReader(record.currency, checked_exponent=None if exact is None else exponent)
         amounts.append(read_amounts(path, record, reader))
         problems += reader.problems
         problems += protection_problems(path, record, store.country_code)
