@@ -213,7 +213,7 @@ def test_no_page_shows_a_key_a_member_id_or_card_digits(host, dashboard, page):
 
 # --- store_ids that need percent-encoding -----------------------------------------------------------------
 
-# The API refuses "/", "\\", "?" and "#" in a store_id (they would end or split its path); anything else goes.
+# The API refuses "/", backslash, "?" and "#" in a store_id (they would end or split its path); anything else goes.
 ODD_STORE_IDS = ["Zürich Bhf. (2)", "東京・渋谷店", "a%2Fb & c+d;e=f", "متجر 7", "O'Brien's \"Deli\""]
 
 
