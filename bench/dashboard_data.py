@@ -35,10 +35,12 @@ def last_dates(days: int, today: dt.date) -> list[dt.date]:
     return [today - dt.timedelta(days=back) for back in range(days - 1, -1, -1)]
 
 
-def open_partner(data_dir: Path, partner_id: str, stores: list[str]) -> harness.Service:
+def open_partner(data_dir: Path, partner_id: str, stores: list[str], name: str = "Bench partner") -> harness.Service:
     """The partner with every store registered and its master data, products and mapping."""
+    from backends.sqlite.storage import SqliteStorage
     from ingest.stores import put_stores
 
+    SqliteStorage(data_dir).add_partner(partner_id, name, dt.datetime.now(dt.UTC))
     service = harness.open_service(data_dir, "USD", stores[0], partner_id=partner_id)
     service.storage.register_stores(partner_id, stores[1:], dt.datetime.now(dt.UTC))
     for number, store_id in enumerate(stores[1:], start=2):
