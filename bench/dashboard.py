@@ -2,10 +2,10 @@
 
 Pages, as an operator's browser gets them from `python -m hq dashboard` (a process of its own; one GET
 over loopback per sample):
-- the overview of a partner with 500 stores x 30 business dates (quick: 40 x 30), seeded through the
+- the overview of a partner with 500 stores x 30 business dates (quick: 20 x 30), seeded through the
   real use cases (bench/dashboard_data.py: mostly MATCHED, some MISMATCHED, RECEIVED, overdue, no close
   or nothing);
-- the store-day page of a 10,000-record day (quick: 2,000), loaded and reconciled as benchmark 4 does.
+- the store-day page of a 10,000-record day (quick: 1,000), loaded and reconciled as benchmark 4 does.
 
 The floor of each page is the same reads straight from SQLite in this process, and a bare join of the
 same number of HTML cells or rows: for the overview, the registered stores, the day sums of the
@@ -139,9 +139,9 @@ def _floor_store_day(db: sqlite3.Connection, store_id: str, date: str) -> str:
 
 def run(cfg: Config, tmp: Path) -> dict:
     data_dir = tmp / "dashboard"
-    stores = dashboard_data.store_ids(40 if cfg.quick else 500)
+    stores = dashboard_data.store_ids(20 if cfg.quick else 500)
     dates = dashboard_data.last_dates(DAYS, dt.datetime.now(dt.UTC).date())
-    day_size = 2_000 if cfg.quick else 10_000
+    day_size = 1_000 if cfg.quick else 10_000
     day = dates[0] - dt.timedelta(days=7)  # outside the overview's range: the grid partner's pages stay apart
     setup_s, seeded = timed(partial(_seed, data_dir, stores, dates, day_size, day, cfg.seed))
     first, last = dates[0].isoformat(), dates[-1].isoformat()
@@ -167,6 +167,8 @@ def run(cfg: Config, tmp: Path) -> dict:
                 fresh()
                 floor_s, bare = timed(floors[name])
                 sizes[name] = {"page_bytes": len(page), "floor_bytes": len(bare)}
+                if name == "overview" and page.count(b'<td class="cell ') != len(stores) * len(dates):
+                    raise RuntimeError(f"the overview does not show {len(stores)} x {len(dates)} cells")
                 if index:
                     samples[name]["service"].append(ms(service_s))
                     samples[name]["floor"].append(ms(floor_s))

@@ -120,6 +120,29 @@ def test_a_mismatched_day_shows_its_differing_field_and_its_cause_reached_by_a_c
     assert partner.partner_id in page.locator("#rerun").inner_text()
 
 
+def test_the_filters_are_a_plain_get_form(host, dashboard, page):
+    partner = open_shop(host, "NYC-001", "NYC-002")
+    matched_day(partner, "NYC-001")
+    push(partner, "NYC-002", a_day("NYC-002"))  # records, no close
+
+    page.goto(dashboard.overview_url(partner.partner_id, *WEEK))
+    page.locator("#filters select[name='status']").select_option("MATCHED")
+    page.locator("#filters [type='submit']").click()
+
+    page.wait_for_url(re.compile(r"status=MATCHED"))
+    shown = page.locator("#grid td.cell")
+    assert [shown.nth(i).get_attribute("data-store") for i in range(shown.count())] == ["NYC-001"]
+
+    page.locator("#filters select[name='status']").select_option("")
+    page.locator("#filters input[name='store']").fill("002")
+    page.locator("#filters [type='submit']").click()
+
+    page.wait_for_url(re.compile(r"store=002"))
+    assert {page.locator("#grid td.cell").nth(i).get_attribute("data-store") for i in range(7)} == {"NYC-002"}
+    assert cell(page, "NYC-002").get_attribute("data-status") == "NOT_RECEIVED"
+    assert page.locator("#records-chart rect[data-date='2026-11-20']").get_attribute("data-value") == "3"
+
+
 def test_a_received_close_past_its_time_shows_as_overdue(failing_host, failing_dashboard, page):
     partner = open_shop(failing_host, "LATE-1")
     records = a_day("LATE-1")

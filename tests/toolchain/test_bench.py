@@ -141,7 +141,7 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
     results = orjson.loads(out.read_bytes())
-    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import"}
+    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import", "dashboard"}
     assert {"cpu_model", "cores", "python"} <= set(results["machine"])
     dt.datetime.fromisoformat(results["date"])
     accept = results["benchmarks"]["accept"]
@@ -151,6 +151,10 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert results["benchmarks"]["http"]["ratio_clients_1"]["p99"] > 0
     assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
+    dashboard = results["benchmarks"]["dashboard"]
+    assert dashboard["fates"]["MATCHED"] > 0 and dashboard["fates"]["MISMATCHED"] > 0
+    # the benchmark checks that the overview shows every store-day as a cell; both pages outweigh their floor
+    assert all(page["ratio"] > 0 and page["page_bytes"] > page["floor_bytes"] for page in dashboard["pages"].values())
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
 
     shown = subprocess.run(
