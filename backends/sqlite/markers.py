@@ -50,8 +50,11 @@ def write_batch(
 
 def find_marker(db: sqlite3.Connection, partner_id: str, batch_id: str) -> BatchMarker | None:
     row = db.execute("SELECT * FROM batches WHERE partner_id = ? AND batch_id = ?", (partner_id, batch_id)).fetchone()
-    if row is None:
-        return None
+    return None if row is None else marker_of(row)
+
+
+def marker_of(row: sqlite3.Row) -> BatchMarker:
+    """A row of `batches` (every column) as its marker."""
     return BatchMarker(
         row["partner_id"],
         row["batch_id"],
@@ -63,13 +66,19 @@ def find_marker(db: sqlite3.Connection, partner_id: str, batch_id: str) -> Batch
         None if row["business_date"] is None else dt.date.fromisoformat(row["business_date"]),
         row["batch_seq"],
         RecordChanges.from_json(None if row["changes"] is None else orjson.loads(row["changes"])),
+        warnings_of(row["warnings"]),
     )
+
+
+def warnings_of(text: str | None) -> dict[str, int]:
+    """A marker's warnings by code, as stored (JSON); none for a marker stored before they were kept."""
+    return {} if text is None else orjson.loads(text)
 
 
 def insert_marker(db: sqlite3.Connection, marker: BatchMarker) -> None:
     db.execute(
         "INSERT INTO batches (partner_id, batch_id, kind, record_count, body_digest, received_at, store_id, "
-        "business_date, batch_seq, changes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "business_date, batch_seq, changes, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             marker.partner_id,
             marker.batch_id,
@@ -81,6 +90,7 @@ def insert_marker(db: sqlite3.Connection, marker: BatchMarker) -> None:
             None if marker.business_date is None else marker.business_date.isoformat(),
             marker.batch_seq,
             None if marker.changes is None else to_json(marker.changes.as_json()),
+            to_json(marker.warnings) if marker.warnings else None,
         ),
     )
 

@@ -9,7 +9,7 @@ import sqlite3
 import orjson
 
 from backends.sqlite.database import SqliteDatabase
-from backends.sqlite.rows import closed_day_of, in_chunks, stored_versions
+from backends.sqlite.rows import closed_day_of, in_chunks, store_of, stored_versions
 from core.clock import from_epoch_micros, from_utc_text, to_utc_text
 from core.records import (
     ClosedDay,
@@ -53,18 +53,7 @@ class SqliteReads:
             row = db.execute(
                 "SELECT * FROM stores WHERE partner_id = ? AND store_id = ?", (partner_id, store_id)
             ).fetchone()
-        if row is None:
-            return None
-        return StoreMaster(
-            row["store_id"],
-            row["currency"],
-            row["country_code"],
-            row["time_zone"],
-            row["workday_start"],
-            bool(row["prices_include_tax"]),
-            from_epoch_micros(row["last_modified_us"]),
-            orjson.loads(row["document"]),
-        )
+        return None if row is None else store_of(row)
 
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
         with self.db.read() as db:

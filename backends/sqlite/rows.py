@@ -8,8 +8,8 @@ import sqlite3
 
 import orjson
 
-from core.clock import from_utc_text, from_utc_text_or_none
-from core.records import ClosedDay, Partner, StoreDay, StoredVersion
+from core.clock import from_epoch_micros, from_utc_text, from_utc_text_or_none
+from core.records import ClosedDay, Partner, StoreDay, StoredVersion, StoreMaster
 from core.versions import Version
 
 
@@ -19,6 +19,19 @@ def to_json(value) -> str:
 
 def partner_of(row: sqlite3.Row) -> Partner:
     return Partner(row["partner_id"], row["name"], bool(row["active"]), from_utc_text(row["created_at"]))
+
+
+def store_of(row: sqlite3.Row) -> StoreMaster:
+    return StoreMaster(
+        row["store_id"],
+        row["currency"],
+        row["country_code"],
+        row["time_zone"],
+        row["workday_start"],
+        bool(row["prices_include_tax"]),
+        from_epoch_micros(row["last_modified_us"]),
+        orjson.loads(row["document"]),
+    )
 
 
 def closed_day_of(row: sqlite3.Row) -> ClosedDay:

@@ -30,13 +30,14 @@ CREATE TABLE IF NOT EXISTS request_counts (
 CREATE TABLE IF NOT EXISTS batches (
     partner_id TEXT NOT NULL, batch_id TEXT NOT NULL, kind TEXT NOT NULL, record_count INTEGER NOT NULL,
     body_digest TEXT NOT NULL, received_at TEXT NOT NULL,
-    store_id TEXT, business_date TEXT, batch_seq INTEGER, changes TEXT,
+    store_id TEXT, business_date TEXT, batch_seq INTEGER, changes TEXT, warnings TEXT,
     PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
 -- A store-day's batches (batch_seqs), and those with one batch_seq (batches_with_seq, read before each
 -- batch of trade records is accepted); it replaces batches_by_day, its prefix, in databases made before it.
 CREATE INDEX IF NOT EXISTS batches_by_day_seq ON batches(partner_id, store_id, business_date, batch_seq)
     WHERE store_id IS NOT NULL;
 DROP INDEX IF EXISTS batches_by_day;
+CREATE TABLE IF NOT EXISTS sweeps (name TEXT PRIMARY KEY, at TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS stores (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, currency TEXT NOT NULL, country_code TEXT NOT NULL,
     time_zone TEXT NOT NULL, workday_start TEXT NOT NULL, prices_include_tax INTEGER NOT NULL,
@@ -88,6 +89,8 @@ CREATE TABLE IF NOT EXISTS closed_days (
     revision INTEGER NOT NULL DEFAULT 0, moved_out TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (partner_id, store_id, business_date)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
+-- HQ's dashboard reads a partner's closes over a range of business dates (Overview.day_statuses).
+CREATE INDEX IF NOT EXISTS closed_days_by_date ON closed_days(partner_id, business_date);
 -- Every close a store-day received and every mapping a partner uploaded, kept for good whatever becomes
 -- of their batch markers: an earlier one resent is known as a resend and never replaces a later one.
 CREATE TABLE IF NOT EXISTS close_receipts (
@@ -121,8 +124,18 @@ FILL_RECORD_CODES = (
 ADDED_COLUMNS = [
     ("api_keys", "last_used_at", "TEXT"),
     ("batches", "changes", "TEXT"),
+    ("batches", "warnings", "TEXT"),
     ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
     ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'"),
+]
+
+# Indexes over added columns, made once the columns are there. HQ's dashboard sums a partner's trade record
+# batches over a range of business dates (Overview.received_days) from this index alone: it covers every
+# column the sums read (kind too: SQLite does not count a partial index's condition as a column it holds),
+# and holds only trade record batches (the queries name kind to use it).
+INDEXES_OVER_ADDED_COLUMNS = [
+    "CREATE INDEX IF NOT EXISTS trade_batches_by_date ON batches(partner_id, business_date, store_id, "
+    "record_count, warnings, kind) WHERE kind = 'trade-records'",
 ]
 
 
@@ -131,6 +144,9 @@ def open_database(data_dir: Path) -> SqliteDatabase:
     db = SqliteDatabase(data_dir / "pos.sqlite3", SCHEMA)
     _add_missing_columns(db)
     _add_record_codes(db)
+    with db.read() as connection:  # IF NOT EXISTS: nothing is written once they exist
+        for statement in INDEXES_OVER_ADDED_COLUMNS:
+            connection.execute(statement)
     return db
 
 

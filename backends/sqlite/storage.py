@@ -1,8 +1,8 @@
 """The embedded Storage adapter: SQLite (WAL) under POS_DATA_DIR.
 
 `SqliteStorage` only assembles the adapter from one class per concern, each in its module: the
-administration tables, request admission, batch writes, reads and reconciliation results, over the
-database that schema.open_database opens (and migrates).
+administration tables, request admission, batch writes, reads, reconciliation results and HQ's dashboard
+reads (overview.py), over the database that schema.open_database opens (and migrates).
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from pathlib import Path
 from backends.sqlite.administration import SqliteAdministration
 from backends.sqlite.admission import SqliteAdmission
 from backends.sqlite.batch_writes import SqliteBatchWrites
+from backends.sqlite.overview import SqliteOverview
 from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
 from backends.sqlite.schema import open_database
 
 
-class SqliteStorage(SqliteAdministration, SqliteAdmission, SqliteBatchWrites, SqliteReads, SqliteResults):
+class SqliteStorage(
+    SqliteAdministration, SqliteAdmission, SqliteBatchWrites, SqliteReads, SqliteResults, SqliteOverview
+):
     def __init__(self, data_dir: Path) -> None:
         self.db = open_database(data_dir)
