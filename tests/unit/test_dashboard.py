@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import uuid
 from html import unescape
 from urllib.parse import quote
 
@@ -16,82 +15,17 @@ import pytest
 from backends.memory.storage import MemoryStorage
 from backends.sqlite.delayed_queue import SqliteQueue
 from core import reconcile_messages
-from core.records import BatchMarker, ClosedDay, ReconcileRequest, TradeRecordRow
+from core.records import ReconcileRequest
 from hq.dashboard.overview import BadRequest, DateRange, across_partners, parse_range, partner_grid
 from hq.dashboard.server import Dashboard
 from hq.dashboard.store_day import store_day
 from ingest import onboarding
-
-UTC = dt.UTC
-NOW = dt.datetime(2026, 11, 21, 12, 0, tzinfo=UTC)
-D1, D2, D3 = dt.date(2026, 11, 19), dt.date(2026, 11, 20), dt.date(2026, 11, 21)
-RANGE = DateRange(D1, D3)
-HOSTILE = ("<script>alert(1)</script>", "../x", "a/b c?d#e")
-TOTALS = {
-    "batch_count": 1,
-    "trade_record_count": 1,
-    "item_row_count": 1,
-    "payment_row_count": 1,
-    "net_sales_amount": "10.00",
-    "tax_amount": "0.80",
-    "tip_amount": "0.00",
-    "payment_total_amount": "10.80",
-}
-
-
-def records(storage, store_id: str, day: dt.date, count: int, seq: int = 1, warnings: dict | None = None) -> None:
-    marker = BatchMarker(
-        "acme", str(uuid.uuid4()), "trade-records", count, "d", NOW, store_id, day, seq, warnings=warnings or {}
-    )
-    rows = [
-        TradeRecordRow(f"{store_id}-{day}-{seq}-{n}", 1, NOW, store_id, day, "01", 1, 1, 1080, 80, 0, {"SALE": 1080})
-        for n in range(count)
-    ]
-    assert storage.save_trade_records(marker, rows).existing is None
-
-
-def close(storage, store_id: str, day: dt.date, due_at: dt.datetime = NOW + dt.timedelta(hours=1)) -> ClosedDay:
-    closed = ClosedDay(store_id, day, str(uuid.uuid4()), "USD", dict(TOTALS), NOW, due_at, "RECEIVED")
-    marker = BatchMarker("acme", closed.close_batch_id, "daily-close", 1, "d", NOW, store_id, day)
-    assert storage.save_daily_close(marker, closed) is None
-    return closed
-
-
-def result(storage, closed: ClosedDay, differences: list[str], details: dict) -> None:
-    actual = {**TOTALS, "net_sales_amount": "9.00"} if differences else dict(TOTALS)
-    actual.pop("batch_count")
-    done = ClosedDay(
-        closed.store_id, closed.business_date, closed.close_batch_id, "USD", closed.expected, NOW, closed.due_at,
-        "MISMATCHED" if differences else "MATCHED", NOW, actual, differences, details,
-    )  # fmt: skip
-    assert storage.save_result("acme", done)
+from tests.dashboard_days import D1, D2, D3, HOSTILE, NOW, RANGE, populate
 
 
 @pytest.fixture
 def storage() -> MemoryStorage:
-    """acme: S1 matched on D1 and mismatched on D2; S2 received (D1), overdue (D2), records without a
-    close (D3); the hostile stores registered with nothing received."""
-    storage = MemoryStorage()
-    onboarding.add_partner(storage, "acme", "Acme <POS>", NOW)
-    onboarding.add_partner(storage, "zeta", "Zeta", NOW)
-    storage.register_stores("acme", ["S1", "S2", *HOSTILE], NOW)
-    storage.register_stores("zeta", ["Z1"], NOW)
-    records(storage, "S1", D1, 1, warnings={"PAYMENT_TYPE_UNKNOWN_DIRECTION": 1})
-    result(storage, close(storage, "S1", D1), [], {})
-    records(storage, "S1", D2, 1)
-    details = {
-        "raw_differences": {"net_sales_amount": "-1.00"},
-        "missing_batch_seqs": [2],
-        "unmapped_source_codes": ["01"],
-        "unknown_payment_types": ["VOUCHER"],
-        "source_codes": ["01"],
-    }
-    result(storage, close(storage, "S1", D2), ["net_sales_amount"], details)
-    close(storage, "S2", D1)
-    close(storage, "S2", D2, due_at=NOW - dt.timedelta(minutes=1))
-    records(storage, "S2", D3, 3, warnings={"AMOUNT_MISMATCH": 2})
-    records(storage, "S2", D3, 2, seq=2)
-    return storage
+    return populate(MemoryStorage())
 
 
 def statuses(grid) -> dict[tuple[str, dt.date], str]:
