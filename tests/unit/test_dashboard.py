@@ -29,7 +29,10 @@ def storage() -> MemoryStorage:
 
 
 def statuses(grid) -> dict[tuple[str, dt.date], str]:
-    return {(cell.store_id, cell.business_date): cell.status for _, row in grid.rows for cell in row if cell}
+    dates = grid.dates.dates()
+    return {
+        (store, date): cell.status for store, row in grid.rows for date, cell in zip(dates, row, strict=True) if cell
+    }
 
 
 def test_each_cell_shows_its_status_overdue_and_not_received_included(storage):
@@ -40,7 +43,7 @@ def test_each_cell_shows_its_status_overdue_and_not_received_included(storage):
     assert {cells[store, D2] for store in HOSTILE} == {"NOT_RECEIVED"}  # registered, nothing at all
     assert grid.counters == {"MATCHED": 1, "MISMATCHED": 1, "RECEIVED": 1, "OVERDUE": 1, "NOT_RECEIVED": 11}
     assert dict(grid.records_per_date) == {D1: 1, D2: 1, D3: 5}
-    mismatched = next(cell for _, row in grid.rows for cell in row if cell and cell.status == "MISMATCHED")
+    mismatched = dict(grid.rows)["S1"][1]
     assert mismatched.differences == ("net_sales_amount",)
 
 
