@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from core.versions import Version, trade_record_replaces
@@ -133,6 +133,10 @@ def record_changes(rows: Iterable[TradeRecordRow], stored: dict[str, StoredVersi
     return RecordChanges(newer, tuple(moves))
 
 
+# The warning a trade record batch answers for each record it moved from another store-day.
+TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
+
+
 @dataclass(frozen=True)
 class BatchMarker:
     partner_id: str
@@ -149,6 +153,15 @@ class BatchMarker:
     # The warnings its answer carried, counted by code (HQ's dashboard shows them); empty for a marker
     # stored before they were kept. Not part of the marker's identity.
     warnings: dict[str, int] = field(default_factory=dict, compare=False)
+
+    def with_changes(self, changes: RecordChanges) -> BatchMarker:
+        """The marker of a trade record batch as kept: with what the batch changed, and its warnings counting
+        the records that moved from another store-day (TRADE_RECORD_MOVED, which the answer gets only after
+        the save: ingest.trade_records.moved_warnings, one per move)."""
+        warnings = dict(self.warnings)
+        if changes.moves:
+            warnings[TRADE_RECORD_MOVED] = warnings.get(TRADE_RECORD_MOVED, 0) + len(changes.moves)
+        return replace(self, changes=changes, warnings=warnings)
 
 
 @dataclass(frozen=True)

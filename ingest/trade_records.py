@@ -28,7 +28,16 @@ from core.ports import (
     TradeRecordReads,
 )
 from core.reconcile_reruns import reopen_changed_days
-from core.records import BatchMarker, Partner, RecordMove, StoreDay, StoreMaster, TradeRecordRow, record_changes
+from core.records import (
+    TRADE_RECORD_MOVED,
+    BatchMarker,
+    Partner,
+    RecordMove,
+    StoreDay,
+    StoreMaster,
+    TradeRecordRow,
+    record_changes,
+)
 from ingest import access
 from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, repeated_batch_seq, unknown_member_warnings
@@ -42,8 +51,6 @@ from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import MAX_SAFE_INT
 from reference.codes import payment_directions_in_effect
-
-TRADE_RECORD_MOVED = "TRADE_RECORD_MOVED"
 
 
 class TradeRecordsStorage(

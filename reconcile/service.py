@@ -15,7 +15,7 @@ from typing import Protocol
 from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.money import currency_exponent
-from core.ports import BatchMarkers, DelayedQueue, MasterReads, Reconciliations, TradeRecordReads
+from core.ports import BatchMarkers, DelayedQueue, MasterReads, Overview, Reconciliations, TradeRecordReads
 from core.reconcile_reruns import is_stale, request_for
 from core.records import ClosedDay, ReconcileRequest
 from reconcile.totals import compute_totals, differences, expected_minor, raw_differences
@@ -179,8 +179,13 @@ def _missing_seqs(expected_batches: int, seqs: list[int]) -> list[int]:
     return missing
 
 
-def sweep(storage: Reconciliations, queue: DelayedQueue, grace_seconds: int, now: dt.datetime | None = None) -> int:
-    """Re-enqueue closes still RECEIVED past their due time (a lost or failed message)."""
+class SweepStorage(Reconciliations, Overview, Protocol):
+    """What the overdue sweep uses of storage: the closes due, postponing them, and noting that it ran."""
+
+
+def sweep(storage: SweepStorage, queue: DelayedQueue, grace_seconds: int, now: dt.datetime | None = None) -> int:
+    """Re-enqueue closes still RECEIVED past their due time (a lost or failed message), then note the
+    sweep's time (HQ's dashboard shows it): a sweep that failed half-way is not noted."""
     now = now or utc_now()
     overdue = storage.days_due(now - dt.timedelta(seconds=grace_seconds))
     for partner_id, day in overdue:
@@ -189,4 +194,5 @@ def sweep(storage: Reconciliations, queue: DelayedQueue, grace_seconds: int, now
         storage.postpone(partner_id, day.store_id, day.business_date, now)
     if overdue:
         log.warning("sweep re-enqueued %d overdue reconciliations", len(overdue))
+    storage.record_sweep(now)
     return len(overdue)

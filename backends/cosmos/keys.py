@@ -63,6 +63,13 @@ def day_key(partner_id: str, store_id: str, business_date: str) -> str:
     return compound_key("d", partner_id, store_id, business_date)
 
 
+def partner_date(partner_id: str, business_date: str) -> str:
+    """What a batch entry is found by across store-days (HQ's dashboard): the partner's escaped id, which
+    holds no "|", then the ISO date, so that one partner's dates from first to last are one range of text.
+    Never hashed (a partner_id is short), unlike compound_key."""
+    return f"{key_part(partner_id)}|{business_date}"
+
+
 def close_id(store_id: str, business_date: dt.date) -> str:
     return compound_key(store_id, business_date.isoformat())
 

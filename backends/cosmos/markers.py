@@ -48,6 +48,7 @@ class Markers:
             None if item["business_date"] is None else dt.date.fromisoformat(item["business_date"]),
             item["batch_seq"],
             RecordChanges.from_json(item.get("changes")),
+            item.get("warnings") or {},  # none in markers stored before they were kept
         )
 
     @overload
@@ -85,6 +86,8 @@ class Markers:
         }
         if marker.changes is not None:
             item["changes"] = marker.changes.as_json()
+        if marker.warnings:
+            item["warnings"] = marker.warnings
         if self.ttl_seconds:
             item["ttl"] = self.ttl_seconds
         faults.point("storage.data_written")

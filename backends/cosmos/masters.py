@@ -15,6 +15,19 @@ from core.records import BatchMarker, Mapping, ModifierGroupMaster, ProductMaste
 from core.versions import Version, master_replaces
 
 
+def store_of(item: dict) -> StoreMaster:
+    return StoreMaster(
+        item["store_id"],
+        item["currency"],
+        item["country_code"],
+        item["time_zone"],
+        item["workday_start"],
+        bool(item["prices_include_tax"]),
+        from_epoch_micros(int(item["last_modified_us"])),
+        item["document"],
+    )
+
+
 def _store_id(store_id: str) -> str:
     return compound_key("store", store_id)
 
@@ -109,18 +122,7 @@ class Masters:
 
     def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None:
         item = read_or_none(self._partners, _store_id(store_id), partner_key(partner_id))
-        if item is None:
-            return None
-        return StoreMaster(
-            item["store_id"],
-            item["currency"],
-            item["country_code"],
-            item["time_zone"],
-            item["workday_start"],
-            bool(item["prices_include_tax"]),
-            from_epoch_micros(int(item["last_modified_us"])),
-            item["document"],
-        )
+        return None if item is None else store_of(item)
 
     def get_product(self, partner_id: str, product_id: str, store_id: str | None) -> ProductMaster | None:
         item = read_or_none(self._partners, _product_id(product_id, store_id), partner_key(partner_id))

@@ -15,6 +15,7 @@ from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
 from backends.cosmos.masters import Masters
 from backends.cosmos.outages import outage_as_unavailable
+from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
@@ -22,11 +23,13 @@ from core.records import (
     ApiKeyInfo,
     BatchMarker,
     ClosedDay,
+    DayStatus,
     KeyOwner,
     Mapping,
     ModifierGroupMaster,
     Partner,
     ProductMaster,
+    ReceivedDay,
     RecordMove,
     SavedTradeRecords,
     StoreDay,
@@ -76,6 +79,7 @@ class CosmosStorage:
         self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers)
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
+        self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CosmosStorage:
@@ -279,3 +283,29 @@ class CosmosStorage:
     @outage_as_unavailable
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         self._closes.postpone(partner_id, store_id, business_date, due_at)
+
+    # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
+
+    @outage_as_unavailable
+    def received_days(self, partner_id: str, first: dt.date, last: dt.date) -> list[ReceivedDay]:
+        return self._overview.received_days(partner_id, first, last)
+
+    @outage_as_unavailable
+    def day_statuses(self, partner_id: str, first: dt.date, last: dt.date) -> list[DayStatus]:
+        return self._overview.day_statuses(partner_id, first, last)
+
+    @outage_as_unavailable
+    def store_day_batches(self, partner_id: str, store_id: str, business_date: dt.date) -> list[BatchMarker]:
+        return self._overview.store_day_batches(partner_id, store_id, business_date)
+
+    @outage_as_unavailable
+    def stores(self, partner_id: str) -> list[StoreMaster]:
+        return self._overview.stores(partner_id)
+
+    @outage_as_unavailable
+    def record_sweep(self, at: dt.datetime) -> None:
+        self._overview.record_sweep(at)
+
+    @outage_as_unavailable
+    def last_sweep(self) -> dt.datetime | None:
+        return self._overview.last_sweep()

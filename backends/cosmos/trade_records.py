@@ -5,7 +5,6 @@ store-days") says why it is built this way."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Collection
 
@@ -16,9 +15,10 @@ from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosReso
 from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import json_safe_int, read_or_none, stored_version, without_system_properties
-from backends.cosmos.keys import compound_key, day_key, payment_key, record_id, version_key
+from backends.cosmos.keys import compound_key, day_key, partner_date, payment_key, record_id, version_key
 from backends.cosmos.markers import Markers
 from core import faults
+from core.clock import to_utc_text
 from core.records import (
     BatchMarker,
     RecordChanges,
@@ -50,7 +50,9 @@ def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
 
 
 def batch_entry(marker: BatchMarker) -> dict | None:
-    """What batch_seqs reads: an entry per received batch in its store-day's partition."""
+    """An entry per received batch in its store-day's partition: what batch_seqs reads, and the marker
+    without its changes, which HQ's dashboard reads (overview.py: a store-day's batches in its partition,
+    a partner's store-days over a range of dates across partitions)."""
     if marker.store_id is None or marker.business_date is None:
         return None
     return {
@@ -59,6 +61,14 @@ def batch_entry(marker: BatchMarker) -> dict | None:
         "type": "batch",
         "batch_id": marker.batch_id,
         "batch_seq": marker.batch_seq,
+        "partner_id": marker.partner_id,
+        "store_id": marker.store_id,
+        "business_date": marker.business_date.isoformat(),
+        "record_count": marker.record_count,
+        "body_digest": marker.body_digest,
+        "received_at": to_utc_text(marker.received_at),
+        "warnings": marker.warnings,
+        "partner_date": partner_date(marker.partner_id, marker.business_date.isoformat()),  # the one indexed
     }
 
 
@@ -74,7 +84,7 @@ class TradeRecords:
         )
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
-        marker = dataclasses.replace(marker, changes=changes)
+        marker = marker.with_changes(changes)
         received = batch_entry(marker)
         if received is not None:
             self._trades.upsert_item(received)

@@ -135,7 +135,7 @@ class MemoryBatchWrites(MemoryState):
                     None if stored is None else stored_version_of(stored).version,
                 ):
                     records[row.trade_record_id] = copy.deepcopy(row)
-            self._batches[(marker.partner_id, marker.batch_id)] = dataclasses.replace(marker, changes=changes)
+            self._batches[(marker.partner_id, marker.batch_id)] = marker.with_changes(changes)
             return SavedTradeRecords(None, changes)
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:

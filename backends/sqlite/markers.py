@@ -4,7 +4,6 @@ crash never leaves half a batch, and the marker's primary key makes a concurrent
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import sqlite3
 from collections.abc import Callable
@@ -43,7 +42,7 @@ def write_batch(
         if existing is not None:
             return BatchWritten(existing)
         changes = write_rows(db)
-        insert_marker(db, marker if changes is None else dataclasses.replace(marker, changes=changes))
+        insert_marker(db, marker if changes is None else marker.with_changes(changes))
         faults.point("storage.data_written")  # the marker row is in this transaction too
         return BatchWritten(None, changes)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from core.ports import Overview, PartnerAdmin
 from core.records import ClosedDay, DayStatus, Partner
@@ -77,16 +77,16 @@ def parse_status(text: str | None) -> str | None:
     return text.upper()
 
 
-@dataclass(frozen=True, slots=True)
-class Cell:
-    """One store-day of the grid."""
+class Cell(NamedTuple):
+    """One store-day of the grid (its store and date are its row's and column's). A tuple: the grid
+    holds tens of thousands, and the cells of store-days that received nothing are one shared value."""
 
-    store_id: str
-    business_date: dt.date
     status: str  # one of STATUSES
-    records: int  # trade records received (every batch's record_count)
-    due_at: dt.datetime | None = None  # RECEIVED and OVERDUE: when its reconciliation is due
+    records: int = 0  # trade records received (every batch's record_count)
     differences: tuple[str, ...] = ()  # MISMATCHED: the fields that differ
+
+
+NOTHING_RECEIVED = Cell("NOT_RECEIVED")
 
 
 def cell_status(close: DayStatus | ClosedDay | None, now: dt.datetime) -> str:
@@ -98,39 +98,35 @@ def cell_status(close: DayStatus | ClosedDay | None, now: dt.datetime) -> str:
     return close.status
 
 
+def _cell(close: DayStatus | None, records: int, now: dt.datetime) -> Cell:
+    if close is None:
+        return Cell("NOT_RECEIVED", records) if records else NOTHING_RECEIVED
+    status = cell_status(close, now)
+    if status == "MISMATCHED":
+        return Cell(status, records, tuple(close.differences))
+    return Cell(status, records)
+
+
 def store_days(storage: DashboardStorage, partner_id: str, dates: DateRange, now: dt.datetime) -> dict[str, list[Cell]]:
-    """Every store's cells over the range, by store_id (sorted): the registered stores, and any other
-    store that sent batches or closes in the range (unregistered since)."""
-    received = {
-        (day.store_id, day.business_date): day.records for day in storage.received_days(partner_id, *_ends(dates))
+    """Every store's cells over the range (one per date), by store_id sorted: the registered stores, and
+    any other store that sent batches or closes in the range (unregistered since)."""
+    column = {date: index for index, date in enumerate(dates.dates())}
+    width = len(column)
+    received: dict[str, list[int]] = {}
+    for day in storage.received_days(partner_id, dates.first, dates.last):
+        received.setdefault(day.store_id, [0] * width)[column[day.business_date]] = day.records
+    closes: dict[str, list[DayStatus | None]] = {}
+    for close in storage.day_statuses(partner_id, dates.first, dates.last):
+        closes.setdefault(close.store_id, [None] * width)[column[close.business_date]] = close
+    store_ids = set(storage.registered_stores(partner_id)) | set(received) | set(closes)
+    nothing, no_close = [0] * width, [None] * width
+    return {
+        store_id: [
+            _cell(close, records, now)
+            for close, records in zip(closes.get(store_id, no_close), received.get(store_id, nothing), strict=True)
+        ]
+        for store_id in sorted(store_ids)
     }
-    closes = {(day.store_id, day.business_date): day for day in storage.day_statuses(partner_id, *_ends(dates))}
-    store_ids = set(storage.registered_stores(partner_id))
-    store_ids.update(store for store, _ in received)
-    store_ids.update(store for store, _ in closes)
-    every_date = dates.dates()
-    grid = {}
-    for store_id in sorted(store_ids):
-        row = []
-        for date in every_date:
-            close = closes.get((store_id, date))
-            status = cell_status(close, now)
-            row.append(
-                Cell(
-                    store_id,
-                    date,
-                    status,
-                    received.get((store_id, date), 0),
-                    close.due_at if close is not None and status in ("RECEIVED", "OVERDUE") else None,
-                    tuple(close.differences) if close is not None and status == "MISMATCHED" else (),
-                )
-            )
-        grid[store_id] = row
-    return grid
-
-
-def _ends(dates: DateRange) -> tuple[dt.date, dt.date]:
-    return dates.first, dates.last
 
 
 def count(cells) -> dict[str, int]:
@@ -186,14 +182,13 @@ def partner_grid(
         for store_id, row in store_days(storage, partner_id, dates, now).items()
         if wanted in store_id.casefold()
     }
-    shown: list[Cell] = [cell for row in grid.values() for cell in row]
-    records: Counter[dt.date] = Counter()
-    for cell in shown:
-        records[cell.business_date] += cell.records
+    width = len(dates.dates())
+    records = [sum(cell.records for cell in column) for column in zip(*grid.values(), strict=True)] or [0] * width
     rows: list[tuple[str, list[Cell | None]]] = []
     for store_id, row in grid.items():
         if status is None:
             rows.append((store_id, list(row)))
         elif any(cell.status == status for cell in row):
             rows.append((store_id, [cell if cell.status == status else None for cell in row]))
-    return Grid(partner, dates, status, store, rows, count(shown), [(date, records[date]) for date in dates.dates()])
+    counters = count(cell for row in grid.values() for cell in row)
+    return Grid(partner, dates, status, store, rows, counters, list(zip(dates.dates(), records, strict=True)))

@@ -65,10 +65,10 @@ def test_received_days_sum_the_batches_of_each_store_day_in_the_range(storage, p
     send_batch(storage, partner, "a%2Fb?c", NEXT_DAY, 1, ["C1", "C2", "C3"], {"TRADE_RECORD_MOVED": 1})
     send_batch(storage, partner, "S1", DAY_BEFORE, 1, ["D1"])  # outside the range below
     close_day(storage, partner, "close-S1", "S1", DAY)  # a close is not a batch of trade records
-    other = new_id()
-    storage.add_partner(other, "Other", T0)
-    storage.register_stores(other, ["S1"], T0)
-    send_batch(storage, other, "S1", DAY, 1, ["A1"])
+    for other in (new_id(), f"{partner}-2", f"{partner}|2"):  # other partners, some named like it
+        storage.add_partner(other, "Other", T0)
+        storage.register_stores(other, ["S1"], T0)
+        send_batch(storage, other, "S1", DAY, 1, ["A1"])
 
     assert storage.received_days(partner, DAY, NEXT_DAY) == [
         ReceivedDay("S1", DAY, 3, 4, {"UNKNOWN_PAYMENT_TYPE": 3, "PHONE_LIKE": 1}),
@@ -185,3 +185,47 @@ def test_sqlite_reads_a_range_from_its_indexes(tmp_path):
         ]:
             plan = " / ".join(row[3] for row in db.execute("EXPLAIN QUERY PLAN " + query, span))
             assert index in plan, plan
+
+
+def test_a_batch_that_moved_records_counts_them_in_its_warnings(storage, partner):
+    send_batch(storage, partner, "S1", DAY, 1, ["M1", "M2", "M3"])
+    later = [record("M1", 2, store_id="דוכן 7", business_date=NEXT_DAY)]
+    later.append(record("M2", 2, store_id="דוכן 7", business_date=NEXT_DAY))
+    moving = replace(
+        marker(partner, "trade-records", 2, store_id="דוכן 7", business_date=NEXT_DAY, seq=1),
+        warnings={"PHONE_LIKE": 1},
+    )
+    assert len(storage.save_trade_records(moving, later).changes.moves) == 2
+
+    expected = {"PHONE_LIKE": 1, "TRADE_RECORD_MOVED": 2}  # as the answer said (moved_warnings: one per move)
+    assert storage.find_batch(partner, moving.batch_id).warnings == expected
+    assert [batch.warnings for batch in storage.store_day_batches(partner, "דוכן 7", NEXT_DAY)] == [expected]
+    assert storage.received_days(partner, NEXT_DAY, NEXT_DAY) == [ReceivedDay("דוכן 7", NEXT_DAY, 1, 2, expected)]
+
+
+def test_cosmos_batch_entries_and_markers_written_before_the_dashboard_still_read(cosmos_storage):
+    """Entries without the marker's fields: a store-day's batches read their markers (skipping one whose
+    marker is gone), the range query does not find them; markers without warnings read with none."""
+    from backends.cosmos.keys import marker_id, marker_key
+    from backends.cosmos.trade_records import batch_entry
+
+    storage = cosmos_storage
+    partner_id = new_id()
+    storage.add_partner(partner_id, "Partner", T0)
+    storage.register_stores(partner_id, ["S1"], T0)
+    old = send_batch(storage, partner_id, "S1", DAY, 1, ["T1"], {"PHONE_LIKE": 1})
+    gone = send_batch(storage, partner_id, "S1", DAY, 2, ["T2"])
+    trades, batches = storage._containers.trade_records, storage._containers.batches
+    for sent in (old, gone):  # as the release before wrote them
+        entry = batch_entry(sent)
+        trades.upsert_item({name: entry[name] for name in ("id", "pk", "type", "batch_id", "batch_seq")})
+    stored = batches.read_item(marker_id(old.batch_id), partition_key=marker_key(partner_id, old.batch_id))
+    batches.upsert_item({name: value for name, value in stored.items() if name != "warnings"})
+    batches.delete_item(marker_id(gone.batch_id), partition_key=marker_key(partner_id, gone.batch_id))
+    new = send_batch(storage, partner_id, "S1", DAY, 3, ["T3"], {"PHONE_LIKE": 2})
+
+    assert storage.find_batch(partner_id, old.batch_id).warnings == {}
+    batches_read = storage.store_day_batches(partner_id, "S1", DAY)
+    assert batches_read == [old, new]
+    assert [batch.warnings for batch in batches_read] == [{}, {"PHONE_LIKE": 2}]
+    assert storage.received_days(partner_id, DAY, DAY) == [ReceivedDay("S1", DAY, 1, 1, {"PHONE_LIKE": 2})]

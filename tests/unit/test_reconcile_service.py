@@ -102,6 +102,18 @@ def test_the_sweep_sends_only_closes_overdue_past_the_grace(storage, tmp_path):
     assert sweep(storage, queue, grace_seconds=60) == 0  # postponed: not sent again at once
 
 
+def test_every_sweep_notes_its_time_even_with_nothing_due(storage, tmp_path):
+    queue = SqliteQueue(tmp_path, "reconcile-requests")
+    assert storage.last_sweep() is None
+    first = dt.datetime(2026, 11, 21, 3, 0, tzinfo=dt.UTC)
+    assert sweep(storage, queue, grace_seconds=60, now=first) == 0
+    assert storage.last_sweep() == first
+    close(storage, "c1", due_in=-120)
+    later = utc_now()
+    assert sweep(storage, queue, grace_seconds=60, now=later) == 1
+    assert storage.last_sweep() == later
+
+
 def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
     from reconcile.service import MISSING_SEQS_SHOWN
 
