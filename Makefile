@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install run run-azure emulators check fix test clean openapi fuzz bench load
+.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench load screenshots
 
 # tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
 # Python 3.13 but imports on 3.11, hence its own install line. client/ (the partner client, pos-partner) is
@@ -30,6 +30,18 @@ $(NODE_STAMP): package.json package-lock.json
 	@touch $(NODE_STAMP)
 
 install: $(STAMP) $(NODE_STAMP)
+
+# The browser tests (tests/browser/) and `make screenshots` drive Debian's chromium with Playwright
+# (requirements-dev.txt), which never downloads a browser of its own: apt-get installs chromium and
+# chromium-driver when /usr/bin/chromium or /usr/bin/chromedriver is missing (as root, else with sudo),
+# and does nothing otherwise.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+browser:
+	@test -x /usr/bin/chromium && test -x /usr/bin/chromedriver || { \
+		echo "Installing Debian's chromium and chromium-driver ..." && \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+			-o DPkg::Lock::Timeout=600 chromium chromium-driver >/dev/null; }
 
 run: $(STAMP)
 	$(PY) -m devhost
@@ -53,7 +65,7 @@ fix: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-test: install check
+test: install browser check
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 clean:
@@ -68,6 +80,11 @@ openapi: $(STAMP)
 # "--profile" or "--only accept,reconcile" pass options to bench/run.py.
 bench: $(STAMP)
 	$(PY) -m bench.run $(BENCH_ARGS)
+
+# docs/dashboard-overview.png and docs/dashboard-store-day.png (shown in the README): the HQ dashboard on
+# seeded data (tests/browser/screenshots.py), photographed in headless chromium.
+screenshots: $(STAMP) browser
+	$(PY) -m tests.browser.screenshots
 
 # A longer fuzz than make test's: FUZZ_EXAMPLES per operation and generation mode (default 300), fixed
 # FUZZ_SEED, request arrays capped at FUZZ_MAX_ITEMS (0: as documented); prints a summary at the end.

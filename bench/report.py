@@ -231,6 +231,21 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
                 f"{one['median_ms']:.0f} / {one['p99_ms']:.0f} ms",
                 fmt_x(ratio(two["p99_ms"], one["p99_ms"])),
             )
+    pages = results.get("dashboard")
+    if pages:
+        for name, label in (
+            ("overview", f"dashboard overview, {pages['stores']} stores x {pages['days']} days"),
+            ("store_day", f"dashboard store-day of {pages['store_day_records']:,} records"),
+        ):
+            page = pages["pages"][name]
+            add(
+                f"{label}, median",
+                fmt_ms(page["service"]["median_ms"]),
+                fmt_ms(page["floor"]["median_ms"]),
+                fmt_x(page["ratio"]),
+                f"< {pages['target_ms']} ms",
+                page["met"],
+            )
     return rows
 
 

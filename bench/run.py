@@ -4,7 +4,7 @@ Every benchmark is a median over repeated runs and a ratio to its floor (bench/f
 same data; runs of the service and of its floor alternate, so that a noisy neighbour slows both.
 Prints a table and writes bench/results/latest.json (machine, date, settings, every figure and
 every sample). One module per benchmark (bench/accept.py, over_http.py, large_body.py,
-reconciliation.py, cold_import.py); measuring in bench/measure.py, the table and the file in
+reconciliation.py, cold_import.py, dashboard.py); measuring in bench/measure.py, the table and the file in
 bench/report.py, the profiles in bench/profiles.py.
 
     python -m bench.run                 # the full run (BENCH_REPEAT=15 repetitions by default)
@@ -31,6 +31,7 @@ from bench import (
     ROOT,
     accept,
     cold_import,
+    dashboard,
     generate,
     large_body,
     over_http,
@@ -49,6 +50,7 @@ BENCHMARKS = {
     "reconcile": reconciliation.run,
     "import": cold_import.run,
     "workers": worker_processes.run,
+    "dashboard": dashboard.run,
 }
 
 

@@ -17,9 +17,19 @@ import sys
 
 from core.ports import AdminError, BackendUnavailable
 from core.settings import Settings, load_local_settings
-from hq import batches, keys, partners, payment_types, poison_queue, products, reconciliations, stores
+from hq import (
+    batches,
+    dashboard,
+    keys,
+    partners,
+    payment_types,
+    poison_queue,
+    products,
+    reconciliations,
+    stores,
+)
 
-GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue)
+GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue, dashboard)
 
 
 def build_parser() -> argparse.ArgumentParser:

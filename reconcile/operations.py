@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from core.ports import AdminError, Storage
+from core.ports import AdminError, MasterReads, Storage
 from core.reconcile_reruns import request_for
 from core.records import ClosedDay, Partner
 from reconcile.service import reconcile
@@ -89,7 +89,7 @@ def suggested_directions() -> dict[str, int]:
     return payment_directions_in_effect({})
 
 
-def directions(storage: Storage, partner: Partner) -> list[Direction]:
+def directions(storage: MasterReads, partner: Partner) -> list[Direction]:
     """Every suggested payment type in the reference list's order, then the partner's own codes sorted."""
     own = storage.payment_directions(partner.partner_id)
     suggested = suggested_directions()

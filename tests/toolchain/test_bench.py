@@ -141,7 +141,7 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
     results = orjson.loads(out.read_bytes())
-    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import", "workers"}
+    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import", "workers", "dashboard"}
     assert {"cpu_model", "cores", "python"} <= set(results["machine"])
     dt.datetime.fromisoformat(results["date"])
     accept = results["benchmarks"]["accept"]
@@ -154,6 +154,11 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     runs = results["benchmarks"]["workers"]["runs"]
     assert len(runs) == 6 and all(run["records_per_s"] > 0 and run["n"] > 0 for run in runs.values())
     assert "worker processes, 4 clients" in done.stdout
+
+    dashboard = results["benchmarks"]["dashboard"]
+    assert dashboard["fates"]["MATCHED"] > 0 and dashboard["fates"]["MISMATCHED"] > 0
+    # the benchmark checks that the overview shows every store-day as a cell; both pages outweigh their floor
+    assert all(page["ratio"] > 0 and page["page_bytes"] > page["floor_bytes"] for page in dashboard["pages"].values())
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
 
     shown = subprocess.run(

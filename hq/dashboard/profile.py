@@ -1,0 +1,66 @@
+"""The partner page's read model: keys (ids and dates, never a key or its hash), registered stores with
+their master data, the transaction type mapping, the payment-type directions, and the warnings the
+partner's trade record batches carried, by code per business date (from batch markers)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass
+from typing import Protocol
+
+from core.ports import MasterReads, Overview, PartnerAdmin
+from core.records import ApiKeyInfo, Mapping, Partner, StoreMaster
+from hq.dashboard.overview import DateRange, NotFound, default_range
+from reconcile import operations
+
+
+class ProfileStorage(PartnerAdmin, MasterReads, Overview, Protocol):
+    """What the partner page reads."""
+
+
+@dataclass(frozen=True)
+class StoreRow:
+    store_id: str
+    registered: bool
+    master: StoreMaster | None  # None: registered, but PUT /stores has not sent its master data yet
+
+
+@dataclass(frozen=True)
+class Profile:
+    partner: Partner
+    keys: list[ApiKeyInfo]
+    stores: list[StoreRow]
+    mapping: Mapping
+    directions: list[operations.Direction]
+    dates: DateRange
+    warnings_per_date: list[tuple[dt.date, dict[str, int]]]  # every date of the range, codes sorted
+
+    @property
+    def warning_codes(self) -> list[str]:
+        return sorted({code for _, counts in self.warnings_per_date for code in counts})
+
+
+def profile(storage: ProfileStorage, partner_id: str, today: dt.date) -> Profile:
+    partner = storage.get_partner(partner_id)
+    if partner is None:
+        raise NotFound(f"unknown partner {partner_id}")
+    registered = set(storage.registered_stores(partner_id))
+    masters = {store.store_id: store for store in storage.stores(partner_id)}
+    stores = [
+        StoreRow(store_id, store_id in registered, masters.get(store_id))
+        for store_id in sorted(registered | set(masters))
+    ]
+    dates = default_range(today)
+    warnings: dict[dt.date, Counter[str]] = {date: Counter() for date in dates.dates()}
+    for day in storage.received_days(partner_id, dates.first, dates.last):
+        warnings[day.business_date].update(day.warnings)
+    return Profile(
+        partner,
+        storage.list_keys(partner_id),
+        stores,
+        storage.get_mapping(partner_id),
+        operations.directions(storage, partner),
+        dates,
+        [(date, dict(sorted(counts.items()))) for date, counts in warnings.items()],
+    )
