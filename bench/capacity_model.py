@@ -12,7 +12,7 @@ import re
 from backends.cosmos.connection import PROJECT_ROOT
 from bench.request_charges import read_ru
 
-KB, GB = 1024, 1024**3
+GB = 1024**3
 INFRA = PROJECT_ROOT / "infra"
 
 
