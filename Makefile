@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench load screenshots
+.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench capacity load screenshots
 
 # tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
 # Python 3.13 but imports on 3.11, hence its own install line. client/ (the partner client, pos-partner) is
@@ -85,6 +85,12 @@ bench: $(STAMP)
 # seeded data (tests/browser/screenshots.py), photographed in headless chromium.
 screenshots: $(STAMP) browser
 	$(PY) -m tests.browser.screenshots
+
+# The capacity model (bench/capacity.py, docs/performance.md "Capacity for a 10,000-store chain"): measures
+# per-request costs on SQLite and the Cosmos DB emulator, prints what a 10,000-store chain needs.
+# CAPACITY_ARGS="--quick" or "--markdown --json FILE" pass options.
+capacity: install
+	$(PY) -m bench.capacity $(CAPACITY_ARGS)
 
 # A longer fuzz than make test's: FUZZ_EXAMPLES per operation and generation mode (default 300), fixed
 # FUZZ_SEED, request arrays capped at FUZZ_MAX_ITEMS (0: as documented); prints a summary at the end.

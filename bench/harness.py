@@ -7,8 +7,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench import catalogue, generate
+
+if TYPE_CHECKING:
+    from core.ports import Storage
+    from core.records import Partner
 
 PARTNER_ID = "bench"
 
@@ -22,11 +27,14 @@ class NullQueue:
     def ping(self) -> None:
         pass
 
+    def send_to_poison(self, body: bytes) -> None:
+        pass
+
 
 @dataclass
 class Service:
-    storage: object
-    partner: object
+    storage: Storage
+    partner: Partner
     store_id: str
     currency: str
 
@@ -42,11 +50,18 @@ def open_service(
     """A partner with its store set up on a SqliteStorage in data_dir (the same set-up a partner
     does over HTTP: PUT /stores, PUT /products, PUT /mappings/transaction-types)."""
     from backends.sqlite.storage import SqliteStorage
+
+    return set_up(SqliteStorage(data_dir), currency, store_id, partner_id)
+
+
+def set_up(
+    storage: Storage, currency: str = "USD", store_id: str | None = None, partner_id: str = PARTNER_ID
+) -> Service:
+    """The partner and its store set up on any storage (bench/capacity.py: also on Cosmos DB)."""
     from ingest.mappings import put_mapping
     from ingest.products import put_products
     from ingest.stores import put_stores
 
-    storage = SqliteStorage(data_dir)
     store_id = store_id or catalogue.profile_for(currency).store_id
     now = dt.datetime.now(dt.UTC)
     partner = storage.get_partner(partner_id) or storage.add_partner(partner_id, "Bench partner", now)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -54,11 +55,16 @@ def marker(partner_id: str, kind: str, **day) -> BatchMarker:
     return BatchMarker(partner_id, str(uuid.uuid4()), kind, 1, "digest", STORED_AT, **day)
 
 
-def trade_record(version: int, modified: dt.datetime, total_minor: int) -> TradeRecordRow:
+def trade_record(version: int, modified: dt.datetime, total_minor: int, business_date: dt.date = DAY) -> TradeRecordRow:
     # total_minor tells which of the two sends the adapter kept (the version alone cannot, when equal)
     return TradeRecordRow(
-        "T1", version, modified, "S1", DAY, "01", 1, 1, total_minor, 0, 0, {"SALE": total_minor}, "{}"
+        "T1", version, modified, "S1", business_date, "01", 1, 1, total_minor, 0, 0, {"SALE": total_minor}, "{}"
     )
+
+
+def save_one(storage, partner_id: str, row: TradeRecordRow) -> None:
+    day = {"store_id": "S1", "business_date": row.business_date, "batch_seq": 1}
+    storage.save_trade_records(marker(partner_id, "trade-records", **day), [row])
 
 
 @pytest.mark.parametrize(("case", "version", "modified"), CASES, ids=CASE_IDS)
@@ -72,6 +78,52 @@ def test_the_adapter_keeps_the_trade_record_core_versions_says(storage, partner_
     [kept] = storage.store_day_rows(partner_id, "S1", DAY)
     assert (kept.total_minor == 200) is expected, case
     assert (kept.version, kept.last_modified_at) == ((version, modified) if expected else (STORED_VERSION, STORED_AT))
+
+
+# A first version (1) is written by the Cosmos DB adapter without reading its version entry first (it is
+# most likely new): these cases take that path against a stored first or second version, in the same
+# store-day and in another one, where a first version wrongly kept would count the record twice.
+FIRST_CASES = [
+    ("first version again, later time", (1, STORED_AT), STORED_AT + ONE_MICROSECOND),
+    ("first version again, earlier time", (1, STORED_AT), STORED_AT - ONE_MICROSECOND),
+    ("first version again, equal time", (1, STORED_AT), STORED_AT),
+    ("first version after the second", (2, STORED_AT), STORED_AT + dt.timedelta(days=1)),
+]
+OTHER_DAY = DAY + dt.timedelta(days=1)
+
+
+@pytest.mark.parametrize("elsewhere", [False, True], ids=["same store-day", "another store-day"])
+@pytest.mark.parametrize(("case", "stored", "modified"), FIRST_CASES, ids=[case[0] for case in FIRST_CASES])
+def test_a_first_version_sent_after_another_keeps_the_rule(storage, partner_id, case, stored, modified, elsewhere):
+    expected = trade_record_replaces(Version.of(1, modified), Version.of(*stored))
+    incoming_day = OTHER_DAY if elsewhere else DAY
+    save_one(storage, partner_id, trade_record(*stored, total_minor=100))
+    save_one(storage, partner_id, trade_record(1, modified, total_minor=200, business_date=incoming_day))
+    kept = {
+        day: {row.trade_record_id: row.total_minor for row in storage.store_day_rows(partner_id, "S1", day)}
+        for day in {DAY, incoming_day}
+    }
+    if expected:
+        assert kept == {DAY: {}, incoming_day: {"T1": 200}} if elsewhere else kept == {DAY: {"T1": 200}}, case
+    else:
+        assert kept == {DAY: {"T1": 100}, incoming_day: {}} if elsewhere else kept == {DAY: {"T1": 100}}, case
+
+
+def test_first_versions_racing_in_several_store_days_leave_the_latest_in_its_day_only(storage, partner_id):
+    """Equal versions (a partner that re-dated a record without raising its version): the later
+    last_modified_at wins, and only its store-day holds the record, however the writes interleave."""
+    racers = 8
+    days = [DAY + dt.timedelta(days=offset) for offset in range(3)]
+
+    def send(index: int) -> None:
+        row = trade_record(1, STORED_AT + index * ONE_MICROSECOND, index, business_date=days[index % len(days)])
+        save_one(storage, partner_id, row)
+
+    with ThreadPoolExecutor(racers) as pool:
+        list(pool.map(send, range(racers)))
+    latest = racers - 1
+    kept = {day: [row.total_minor for row in storage.store_day_rows(partner_id, "S1", day)] for day in days}
+    assert kept == {day: [latest] if day == days[latest % len(days)] else [] for day in days}
 
 
 @pytest.mark.parametrize(("case", "version", "modified"), CASES, ids=CASE_IDS)
