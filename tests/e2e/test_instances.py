@@ -257,10 +257,11 @@ def test_instances_at_once_accept_each_batch_once_keep_the_highest_version_and_r
     answers = Counter(
         r.status_code for r in [*batch_answers, *version_answers, *close_answers, *batch_of_day, *close_of_day]
     )
-    taken = Counter(number for number, _ in by_host.elements())
+    reconciled_by = Counter(number for number, _ in by_host.elements())
+    skipped = sum(host.log().count("has its result already") for host in hosts)
     print(
         f"\n{instances.backend}: {len(hosts)} instances; requests {sum(answers.values())} ({dict(answers)}); "
         f"{DUPLICATES} duplicates of a batch and of a close, {VERSIONS} versions (stored: {VERSIONS}); "
-        f"{len(days)} closes all MATCHED, each reconciled once; messages taken by instance: "
-        f"{[taken[n] for n in range(len(hosts))]}"
+        f"{len(days)} closes all MATCHED, each reconciled once, by instance "
+        f"{[reconciled_by[n] for n in range(len(hosts))]}; duplicate messages left alone: {skipped}"
     )
