@@ -164,25 +164,24 @@ def record_on(business_date: str, **changes) -> dict:
     )
 
 
+def close_of(business_date: str, records: tuple[dict, ...] = (), batch_count: int = 1) -> dict:
+    """A daily close with the totals of `records`, as the POS computes them."""
+    return daily_close("S1", business_date, totals_of(list(records), REVENUE, DIRECTIONS), batch_count)
+
+
 def test_each_instance_takes_reconciliation_messages_from_the_shared_queue(instances):
     """Whichever instance a close arrives through, the queue trigger of any instance may reconcile it: shown
     for each instance alone (while both run, which one takes a message is up to the queue)."""
     (first,) = instances.start()
     partner = make_partner(first)
     assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
-    assert (
-        partner.post("daily-close", daily_close("S1", "2026-11-01", totals_of([], REVENUE, DIRECTIONS))).status_code
-        == 202
-    )
+    assert partner.post("daily-close", close_of("2026-11-01")).status_code == 202
     assert result_of(partner, "2026-11-01")["status"] == "MATCHED"
 
     (second,) = instances.start()
     first.stop()  # the second alone takes the next message, sent through it
     via_second = through_every_host(partner, [second])[0]
-    assert (
-        via_second.post("daily-close", daily_close("S1", "2026-11-02", totals_of([], REVENUE, DIRECTIONS))).status_code
-        == 202
-    )
+    assert via_second.post("daily-close", close_of("2026-11-02")).status_code == 202
     assert result_of(via_second, "2026-11-02")["status"] == "MATCHED"
     assert reconciliations([first, second], partner.partner_id) == {(0, "2026-11-01"): 1, (1, "2026-11-02"): 1}
 
@@ -228,7 +227,7 @@ def test_instances_at_once_accept_each_batch_once_keep_the_highest_version_and_r
 
     # Duplicates of one daily close, then closes of the versions' day and of other days, each with a record,
     # sent at once: their messages are on the one queue for every instance's trigger.
-    close = orjson.dumps(daily_close("S1", DUPLICATED_DAY, totals_of(records, REVENUE, DIRECTIONS)))
+    close = orjson.dumps(close_of(DUPLICATED_DAY, tuple(records)))
     close_answers = spread(DUPLICATES, lambda client, i: client.post("daily-close", close))
     accepted_once(close_answers, 1)
     other_days = [f"2026-11-{day:02d}" for day in range(3, 3 + OTHER_DAYS)]
@@ -237,11 +236,8 @@ def test_instances_at_once_accept_each_batch_once_keep_the_highest_version_and_r
         OTHER_DAYS, lambda client, i: client.post("trade-records", trade_batch("S1", other_days[i], [other_records[i]]))
     )
     assert [r.status_code for r in batch_of_day] == [202] * OTHER_DAYS
-    closes = [daily_close("S1", VERSIONS_DAY, totals_of([versions[-1]], REVENUE, DIRECTIONS), batch_count=VERSIONS)]
-    closes += [
-        daily_close("S1", day, totals_of([r], REVENUE, DIRECTIONS))
-        for day, r in zip(other_days, other_records, strict=True)
-    ]
+    closes = [close_of(VERSIONS_DAY, (versions[-1],), batch_count=VERSIONS)]
+    closes += [close_of(day, (record,)) for day, record in zip(other_days, other_records, strict=True)]
     close_of_day = spread(len(closes), lambda client, i: client.post("daily-close", closes[i]))
     assert [r.status_code for r in close_of_day] == [202] * len(closes)
 
