@@ -183,10 +183,12 @@ class Reconciliations(Protocol):
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]: ...
     def days_due(self, before: dt.datetime) -> list[tuple[str, ClosedDay]]: ...
 
-    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+    def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
         """Store status/checked_at/actual/differences/details of `day` only if its close_batch_id is
-        still the latest close of that store-day and its revision unchanged; False when a newer close
-        replaced it or its records changed meanwhile."""
+        still the latest close of that store-day and its revision unchanged, and, given `replacing` (the
+        close as the run read it), only if the stored result is still that one's (same checked_at: of
+        concurrent runs of one close, one saves); False when a newer close replaced it, its records
+        changed or another run saved its result meanwhile."""
         ...
 
     def reopen_day(

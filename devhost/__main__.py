@@ -36,11 +36,15 @@ def _create_demo_partner(storage) -> None:
     """On an empty database, create a demo partner so a newcomer can try the API at once.
     No key is printed: only `hq key issue` shows a key, once, when it creates it."""
     from core.clock import utc_now
+    from core.ports import AdminError
 
     if storage.list_partners():
         return
     now = utc_now()
-    storage.add_partner(DEMO_PARTNER, "Demo partner", now)
+    try:
+        storage.add_partner(DEMO_PARTNER, "Demo partner", now)
+    except AdminError:
+        return  # another instance, started at the same moment on the same data, has just created it
     storage.register_stores(DEMO_PARTNER, [DEMO_STORE], now)
     print(
         f"Created demo partner '{DEMO_PARTNER}' with store {DEMO_STORE} registered.\n"

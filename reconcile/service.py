@@ -1,7 +1,8 @@
 """Run a reconciliation and sweep overdue closes (the re-runs other changes call for: core/reconcile_reruns.py).
 
 Queue delivery is at least once, so running the same request twice gives the same result, and
-a result is stored only if the close it reconciled is still the latest one for the store-day.
+a result is stored only if the close it reconciled is still the latest one for the store-day. The queue
+worker leaves a close that has its current result as it is, so each close's result is written once.
 """
 
 from __future__ import annotations
@@ -29,12 +30,13 @@ MAX_RUNS = 3
 
 
 class _Rerun(enum.Enum):
-    """_reconcile_once's answer when the day's records changed during the run (its result was not saved)."""
+    """_reconcile_once's answer when the day's records changed during the run, or another run of the same
+    close saved its result first (this run's result was not saved)."""
 
-    RECORDS_CHANGED = enum.auto()
+    CHANGED_MEANWHILE = enum.auto()
 
 
-_RECORDS_CHANGED = _Rerun.RECORDS_CHANGED
+_CHANGED_MEANWHILE = _Rerun.CHANGED_MEANWHILE
 
 
 class ReconcileStorage(Reconciliations, BatchMarkers, TradeRecordReads, MasterReads, Protocol):
@@ -47,19 +49,33 @@ class CloseNotCommitted(Exception):
     before it commits, and a short delay or a slow commit can deliver the message first."""
 
 
-def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None = None) -> ClosedDay | None:
-    """Reconcile the close named by `request`; None when a newer close has replaced it.
+def reconcile(
+    storage: ReconcileStorage,
+    request: ReconcileRequest,
+    now: dt.datetime | None = None,
+    *,
+    keep_current_result: bool = False,
+) -> ClosedDay | None:
+    """Reconcile the close named by `request`; None when a newer close has replaced it, or when
+    `keep_current_result` (the queue worker) and the close has a result that used the mapping in effect.
+
+    That close needs nothing more: its message came again (delivery is at least once), or concurrent
+    duplicates of the close, through one instance or several, each sent one before one of them committed.
+    A day whose records or mapping changed is RECEIVED again or stale, so it is run again; HQ's
+    `reconcile run` (keep_current_result False) always runs it.
 
     A mapping upload re-runs the days already checked whose codes it re-maps, but a day being checked
     at that moment is still RECEIVED and so not re-run: if the mapping changed after this run read it,
     the run starts again, so the result kept always uses the mapping in effect after it was saved. Records
-    accepted during the run change the day's revision, so the result is not saved and the run starts again."""
+    accepted during the run change the day's revision, and another run of the close saving first changes
+    its result: either way this run's result is not saved and the run starts again (the queue worker's then
+    finds the close's current result and stops)."""
     result: ClosedDay | _Rerun | None = None
     for _ in range(MAX_RUNS):
-        result = _reconcile_once(storage, request, now)
-        if result is _RECORDS_CHANGED:
+        result = _reconcile_once(storage, request, now, keep_current_result)
+        if result is _CHANGED_MEANWHILE:
             log.info(
-                "records of %s/%s changed during its reconciliation; running it again",
+                "records or result of %s/%s changed during its reconciliation; running it again",
                 request.store_id,
                 request.business_date,
             )
@@ -71,11 +87,11 @@ def reconcile(storage: ReconcileStorage, request: ReconcileRequest, now: dt.date
             request.store_id,
             request.business_date,
         )
-    return None if result is _RECORDS_CHANGED else result  # still RECEIVED: the sweep runs it again
+    return None if result is _CHANGED_MEANWHILE else result  # still RECEIVED: the sweep runs it again
 
 
 def _reconcile_once(
-    storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None
+    storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None, keep_current_result: bool
 ) -> ClosedDay | _Rerun | None:
     day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
     if day is None or day.close_batch_id != request.close_batch_id:
@@ -92,6 +108,14 @@ def _reconcile_once(
             )
         log.info(
             "reconciliation skipped: close %s of %s/%s is no longer the latest",
+            request.close_batch_id,
+            request.store_id,
+            request.business_date,
+        )
+        return None
+    if keep_current_result and _has_current_result(storage, request.partner_id, day):
+        log.info(
+            "reconciliation skipped: close %s of %s/%s has its result already",
             request.close_batch_id,
             request.store_id,
             request.business_date,
@@ -117,10 +141,10 @@ def _reconcile_once(
         details=_details(storage, request, day, actual, expected, exponent, standard_of),
     )
     faults.point("reconcile.before_save")
-    if not storage.save_result(request.partner_id, result):
+    if not storage.save_result(request.partner_id, result, replacing=day):
         now_stored = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
         if now_stored is not None and now_stored.close_batch_id == request.close_batch_id:
-            return _RECORDS_CHANGED
+            return _CHANGED_MEANWHILE
         log.info(
             "reconciliation result dropped: a newer close arrived for %s/%s", request.store_id, request.business_date
         )
@@ -135,6 +159,12 @@ def _reconcile_once(
         differing,
     )
     return result
+
+
+def _has_current_result(storage: ReconcileStorage, partner_id: str, day: ClosedDay) -> bool:
+    """A checked close whose result resolved its source codes as the mapping in effect does (a result saved
+    before results recorded their mapping is not known to be current)."""
+    return day.status != "RECEIVED" and is_stale(day, storage.get_mapping(partner_id).standard_code_of()) is False
 
 
 def _details(

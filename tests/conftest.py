@@ -83,9 +83,11 @@ class LocalHost:
         stop_process(self.process)
 
 
-def start_host(tmp: Path, **settings: str) -> LocalHost:
+def start_host(tmp: Path, data_dir: Path | None = None, **settings: str) -> LocalHost:
+    """A local host whose log is in tmp, on the SQLite data in data_dir (default tmp/data): several hosts
+    may share one data_dir, as instances share one database."""
     port = free_port()
-    data_dir = tmp / "data"
+    data_dir = data_dir or tmp / "data"
     env = {
         **os.environ,
         "POS_DATA_DIR": str(data_dir),
@@ -114,15 +116,18 @@ def start_host(tmp: Path, **settings: str) -> LocalHost:
     raise RuntimeError(f"local host did not start:\n{host.log()}")
 
 
-def start_azure_host(tmp: Path, cosmos, queue_connection: str, **settings: str) -> LocalHost:
-    """The local host on the Azure adapters: a database of its own on the Cosmos DB emulator `cosmos`, and
-    the Storage account (Azurite, or a proxy in front of it) that `queue_connection` names."""
+def start_azure_host(
+    tmp: Path, cosmos, queue_connection: str, database: str | None = None, **settings: str
+) -> LocalHost:
+    """The local host on the Azure adapters: a database of its own on the Cosmos DB emulator `cosmos` (or
+    `database`, to share one with other hosts), and the Storage account (Azurite, or a proxy in front of
+    it) that `queue_connection` names."""
     return start_host(
         tmp,
         POS_BACKEND="azure",
         COSMOS_ENDPOINT=cosmos.endpoint,
         COSMOS_KEY=cosmos.key,
-        COSMOS_DATABASE=f"e2e-{uuid.uuid4().hex[:8]}",
+        COSMOS_DATABASE=database or f"e2e-{uuid.uuid4().hex[:8]}",
         COSMOS_CREATE_CONTAINERS="true",
         AzureWebJobsStorage=queue_connection,
         **settings,

@@ -44,7 +44,7 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
         return
     max_attempts = max_dequeue_count(host_settings())  # as the host reads it, app-setting overrides included
     try:
-        result = service.reconcile(current_backend().storage, request)
+        result = service.reconcile(current_backend().storage, request, keep_current_result=True)
     except service.CloseNotCommitted:
         attempt = msg.dequeue_count or 1
         if attempt < max_attempts:

@@ -222,7 +222,8 @@ def record_reconciliation(result, *, invocation_id: str, partner_id: str, durati
         "partner_id": partner_id,
         "duration_ms": round(duration_ms, 1),
     }
-    status = "SKIPPED" if result is None else result.status  # SKIPPED: a newer close replaced the one named
+    # SKIPPED: a newer close replaced the one named, or it has its current result already (reconcile.service)
+    status = "SKIPPED" if result is None else result.status
     fields["status"] = status
     if result is not None:
         fields.update(

@@ -104,12 +104,14 @@ class Closes:
         )
         return [(item["partner_id"], closed_day_of(item)) for item in items]
 
-    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+    def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
         def with_result(current: dict | None) -> dict | None:
             if current is None or current["close_batch_id"] != day.close_batch_id:
                 return None  # a newer close replaced the one reconciled
             if current.get("revision", 0) != day.revision:
                 return None  # the day's records changed during the run
+            if replacing is not None and current.get("checked_at") != to_utc_text_or_none(replacing.checked_at):
+                return None  # another run of the same close saved its result meanwhile
             return {
                 **without_system_properties(current),
                 "status": day.status,

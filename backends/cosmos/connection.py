@@ -5,6 +5,7 @@ batch's items are written with. docs/decisions.md ("Cosmos DB") says why the con
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import ipaddress
 import json
 import re
@@ -18,7 +19,7 @@ from urllib.parse import urlsplit
 import requests
 from azure.core.pipeline.transport import RequestsTransport
 from azure.cosmos import CosmosClient, PartitionKey
-from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceNotFoundError
+from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExistsError, CosmosResourceNotFoundError
 from urllib3.exceptions import InsecureRequestWarning
 from urllib3.util.retry import Retry
 
@@ -129,17 +130,23 @@ def connect(
 
 def _open_containers(client: CosmosClient, database_name: str, definitions: list[dict], create: bool) -> Containers:
     if create:
-        database = client.create_database_if_not_exists(database_name)
+        # "If not exists" is a read, then a create: of instances starting together on a new database, the
+        # ones whose create comes second are answered 409 (CosmosResourceExistsError), and it exists.
+        try:
+            database = client.create_database_if_not_exists(database_name)
+        except CosmosResourceExistsError:
+            database = client.get_database_client(database_name)
         for definition in definitions:
             key = definition["partitionKey"]
-            database.create_container_if_not_exists(
-                id=definition["id"],
-                partition_key=PartitionKey(
-                    path=key["paths"][0], kind=key.get("kind", "Hash"), version=key.get("version", 2)
-                ),
-                indexing_policy=definition.get("indexingPolicy"),
-                default_ttl=definition.get("defaultTtl"),
-            )
+            with contextlib.suppress(CosmosResourceExistsError):
+                database.create_container_if_not_exists(
+                    id=definition["id"],
+                    partition_key=PartitionKey(
+                        path=key["paths"][0], kind=key.get("kind", "Hash"), version=key.get("version", 2)
+                    ),
+                    indexing_policy=definition.get("indexingPolicy"),
+                    default_ttl=definition.get("defaultTtl"),
+                )
     else:
         database = client.get_database_client(database_name)
     containers = {definition["id"]: database.get_container_client(definition["id"]) for definition in definitions}

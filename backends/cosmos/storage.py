@@ -266,8 +266,8 @@ class CosmosStorage:
     # -- reconciliation results -------------------------------------------------------------------
 
     @outage_as_unavailable
-    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
-        return self._closes.save_result(partner_id, day)
+    def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
+        return self._closes.save_result(partner_id, day, replacing)
 
     @outage_as_unavailable
     def reopen_day(

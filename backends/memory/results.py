@@ -41,12 +41,14 @@ class MemoryResults(MemoryState):
                 ]
             )
 
-    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+    def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
         with self._lock:
             key = (partner_id, day.store_id, day.business_date)
             stored = self._days.get(key)
             if stored is None or (stored.close_batch_id, stored.revision) != (day.close_batch_id, day.revision):
                 return False
+            if replacing is not None and stored.checked_at != replacing.checked_at:
+                return False  # another run of the same close saved its result meanwhile
             self._days[key] = dataclasses.replace(
                 stored,
                 status=day.status,

@@ -29,11 +29,13 @@ def _reopened(day: ClosedDay, due_at: dt.datetime) -> ClosedDay:
 class SqliteResults:
     db: SqliteDatabase
 
-    def save_result(self, partner_id: str, day: ClosedDay) -> bool:
+    def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
+        result_read = "" if replacing is None else " AND checked_at IS ?"
         with self.db.write() as db:
             cursor = db.execute(
                 "UPDATE closed_days SET status = ?, checked_at = ?, actual = ?, differences = ?, details = ? "
-                "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND close_batch_id = ? AND revision = ?",
+                "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND close_batch_id = ? AND revision = ?"
+                + result_read,
                 (
                     day.status,
                     to_utc_text_or_none(day.checked_at),
@@ -45,6 +47,7 @@ class SqliteResults:
                     day.business_date.isoformat(),
                     day.close_batch_id,
                     day.revision,
+                    *(() if replacing is None else (to_utc_text_or_none(replacing.checked_at),)),
                 ),
             )
             return cursor.rowcount == 1

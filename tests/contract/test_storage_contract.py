@@ -803,6 +803,18 @@ def test_a_result_is_saved_only_for_the_latest_close(storage, partner):
     assert storage.save_result(partner, result_of(replace(second, business_date=NEXT_DAY))) is False
 
 
+def test_of_two_runs_of_one_close_that_read_it_alike_one_saves_its_result(storage, partner):
+    """Two instances' workers take duplicate messages of one close at once: both read it RECEIVED, the
+    first result saved wins, and a later run that read that result replaces it (a mapping re-run)."""
+    read = close_day(storage, partner, "close-1")
+    first, second = result_of(read, "MISMATCHED"), replace(result_of(read), checked_at=T0 + dt.timedelta(minutes=21))
+    assert storage.save_result(partner, first, replacing=read) is True
+    assert storage.save_result(partner, second, replacing=read) is False
+    assert storage.get_closed_day(partner, "S1", DAY) == first
+    assert storage.save_result(partner, second, replacing=first) is True
+    assert storage.get_closed_day(partner, "S1", DAY) == second
+
+
 def test_a_resent_close_changes_nothing(storage, partner):
     first = close_day(storage, partner, "close-1")
     storage.save_result(partner, result_of(first))

@@ -15,8 +15,8 @@ def test_percentile_is_a_sample_of_the_run():
 
 
 def test_memory_is_judged_after_the_warm_up_and_only_with_enough_samples():
-    steady = [(float(second), 50 * 1024, second * 10) for second in range(40)]
-    growing = [(float(second), (50 + second) * 1024, second * 10) for second in range(40)]
+    steady = [(float(second), 50 * 1024, second * 100) for second in range(40)]
+    growing = [(float(second), (50 + second) * 1024, second * 100) for second in range(40)]
 
     assert memory_verdict(steady, 40, 10)["ok"] and memory_verdict(steady, 40, 10)["growth_mib"] == 0
     verdict = memory_verdict(growing, 40, 10)
@@ -25,6 +25,19 @@ def test_memory_is_judged_after_the_warm_up_and_only_with_enough_samples():
         "warm_up_s": 5.0,
         "ok": True,
         "reason": "not judged: too few samples after the warm-up (run longer, or sample more often)",
+    }
+
+
+def test_the_warm_up_lasts_until_enough_requests_were_served():
+    """Memory settles with the work done: on a loaded machine the first quarter of the run is not enough."""
+    settling = [(float(second), (50 + min(second, 20)) * 1024, second * 100) for second in range(40)]
+    assert not memory_verdict(settling, 40, 5)["ok"]  # judged from 10 s: still settling
+    verdict = memory_verdict(settling, 40, 5, warm_up_requests=2_000)
+    assert (verdict["warm_up_s"], verdict["growth_mib"], verdict["ok"]) == (20.0, 0, True)
+    assert memory_verdict(settling, 40, 5, warm_up_requests=10_000) == {
+        "warm_up_s": 10.0,
+        "ok": True,
+        "reason": "not judged: fewer than 10000 requests served (the warm-up): run longer",
     }
 
 

@@ -56,6 +56,44 @@ def test_running_the_same_request_twice_gives_the_same_result(storage):
     assert (first.actual, first.differences) == (second.actual, second.differences)
 
 
+def test_the_worker_leaves_a_close_with_its_current_result_and_runs_a_stale_one_again(storage):
+    """A message delivered again, or one of the messages concurrent duplicates of a close sent: the queue
+    worker (keep_current_result) writes the result once; after a mapping change it runs again, and HQ's
+    `reconcile run` always does."""
+    day = close(storage, "c1")
+    first = reconcile(storage, request_for("p1", day), keep_current_result=True)
+    assert first is not None and first.status == "MATCHED"
+    assert reconcile(storage, request_for("p1", day), keep_current_result=True) is None
+    assert storage.get_closed_day("p1", "S1", DAY) == first  # written once
+
+    storage.replace_mapping(
+        BatchMarker("p1", "b-map2", "mappings", 1, "d", utc_now()), [{"source_code": "01", "standard_code": "REFUND"}]
+    )
+    rerun = reconcile(storage, request_for("p1", day), keep_current_result=True)
+    assert rerun is not None and rerun.checked_at > first.checked_at
+    assert rerun.details["mapped_source_codes"] == {"01": "REFUND"}
+    forced = reconcile(storage, request_for("p1", day))
+    assert forced is not None and forced.checked_at > rerun.checked_at
+
+
+def test_a_run_that_loses_the_save_to_another_run_of_its_close_leaves_that_result(storage, monkeypatch):
+    """Two instances' workers run one close at once: the one whose save comes second finds the other's
+    result, current, and stops (it neither overwrites it nor fails the message)."""
+    day = close(storage, "c1")
+    other: list = []
+    save = storage.save_result
+
+    def another_run_saves_first(partner_id, result, replacing=None):
+        if not other:
+            other.append(None)  # the other run's own save goes straight through
+            other[0] = reconcile(storage, request_for("p1", day), keep_current_result=True)
+        return save(partner_id, result, replacing)
+
+    monkeypatch.setattr(storage, "save_result", another_run_saves_first)
+    assert reconcile(storage, request_for("p1", day), keep_current_result=True) is None
+    assert other[0] is not None and storage.get_closed_day("p1", "S1", DAY) == other[0]
+
+
 def test_a_request_for_a_replaced_close_changes_nothing(storage):
     old = close(storage, "c1")
     close(storage, "c2", {**EXPECTED, "trade_record_count": 2})
