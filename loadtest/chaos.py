@@ -22,6 +22,7 @@ CHAOS_PARTNERS (2), CHAOS_STORES_PER_PARTNER (2, one client each), CHAOS_SEED (1
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
 import os
@@ -59,6 +60,24 @@ TOTALS = (
     "tip_amount",
     "payment_total_amount",
 )
+
+
+@dataclass(frozen=True)
+class Pace:
+    """The size of the clients' batches and how long the host lives between kills (loadtest/chaos_kills.py)."""
+
+    batch_size: tuple[int, int]
+    random_seconds: tuple[float, float]  # a life ended at a random moment, after /health answers
+    armed_seconds: tuple[float, float]  # a life armed at a point waits this long for it
+
+
+# The Cosmos DB emulator (one Node.js process, every write a request) takes seconds for a batch of 200 on
+# two loaded cores, and the host seconds to start on it: smaller batches and longer lives there, so that
+# batches still complete between kills.
+PACES = {
+    "sqlite": Pace((20, 200), (0.3, 3.0), (2.0, 6.0)),
+    "azure": Pace((5, 50), (1.0, 6.0), (4.0, 10.0)),
+}
 RESEND_PAUSE = 0.2  # seconds between resends while the host is down
 MAX_ATTEMPTS = 600  # about two minutes of resends: a host down longer than that is a failure
 
@@ -132,11 +151,39 @@ def _equal(name: str, sent, actual) -> bool:
     return actual is not None and Decimal(sent) == Decimal(actual)
 
 
-def verify(workers: list[Worker], port: int, ledger: Ledger, timeout: float) -> dict:
+@dataclass
+class Verdict:
+    """Every close's result against the totals its client sent."""
+
+    closes: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    records_sent: int = 0
+    records_counted: int = 0
+    lost: int = 0
+    doubled: int = 0
+    stuck: list[str] = field(default_factory=list)  # store/date and status of each close not MATCHED
+    differing: list[str] = field(default_factory=list)  # store/date and fields where actual != sent
+
+    def check(self, where: str, sent: dict | None, result: dict) -> None:
+        self.statuses[result["status"]] = self.statuses.get(result["status"], 0) + 1
+        if result["status"] != "MATCHED":
+            self.stuck.append(f"{where} {result['status']}")
+        actual = result.get("actual")
+        if sent is None or actual is None:
+            return
+        self.records_sent += sent["trade_record_count"]
+        self.records_counted += actual["trade_record_count"]
+        self.lost += max(0, sent["trade_record_count"] - actual["trade_record_count"])
+        self.doubled += max(0, actual["trade_record_count"] - sent["trade_record_count"])
+        differ = [name for name in TOTALS if not _equal(name, sent[name], actual.get(name))]
+        if differ:
+            self.differing.append(f"{where}: {', '.join(differ)}")
+
+
+def verify(workers: list[Worker], port: int, ledger: Ledger, timeout: float) -> Verdict:
     """Wait for every close to be reconciled, then compare each result with the client's own totals."""
     deadline = time.monotonic() + timeout
-    statuses: Counter = Counter()
-    figures = {"records_sent": 0, "records_counted": 0, "lost": 0, "doubled": 0, "stuck": [], "differing": []}
+    verdict = Verdict(closes=len(ledger.closes))
     for worker in workers:
         client = Client(port, worker.key)
         for day in worker.closed_days:
@@ -147,22 +194,9 @@ def verify(workers: list[Worker], port: int, ledger: Ledger, timeout: float) -> 
                 if result["status"] in ("MATCHED", "MISMATCHED") or time.monotonic() > deadline:
                     break
                 time.sleep(0.3)
-            statuses[result["status"]] += 1
             where = f"{worker.store_id}/{day.isoformat()}"
-            if result["status"] != "MATCHED":
-                figures["stuck"].append(f"{where} {result['status']}")
-            sent = ledger.closes.get((worker.store_id, day.isoformat()))
-            actual = result.get("actual")
-            if sent is None or actual is None:
-                continue
-            figures["records_sent"] += sent["trade_record_count"]
-            figures["records_counted"] += actual["trade_record_count"]
-            figures["lost"] += max(0, sent["trade_record_count"] - actual["trade_record_count"])
-            figures["doubled"] += max(0, actual["trade_record_count"] - sent["trade_record_count"])
-            differ = [name for name in TOTALS if not _equal(name, sent[name], actual.get(name))]
-            if differ:
-                figures["differing"].append(f"{where}: {', '.join(differ)}")
-    return {"closes": len(ledger.closes), "statuses": dict(statuses), **figures}
+            verdict.check(where, ledger.closes.get((worker.store_id, day.isoformat())), result)
+    return verdict
 
 
 def run(
@@ -175,21 +209,25 @@ def run(
     min_kills: int = 30,
     drain_seconds: float = 180,
     first_kills: Sequence[tuple[str, float]] = (),
-    armed_seconds: tuple[float, float] = (2.0, 6.0),
-    batch_size: tuple[int, int] = (20, 200),
+    until_kills: int | None = None,
+    pace: Pace | None = None,
     work: Path | None = None,
 ) -> dict:
-    """One chaos run; the figures, with `failures` empty when nothing was lost, doubled or stuck."""
+    """One chaos run; the figures, with `failures` empty when nothing was lost, doubled or stuck.
+    `first_kills`: the points the first lives are armed at, in order, before the plan's own choices;
+    `until_kills`: end after that many kills, if `seconds` have not passed before (a test's short run)."""
+    pace = pace or PACES[backend]
     work = work or Path(tempfile.mkdtemp(prefix="pos-chaos-"))
+    began = time.monotonic()
     host = prepare_host(work, backend, **HOST_SETTINGS)
     try:
         if not host.launch():
             raise RuntimeError(f"the host exited at start:\n{host.log_path.read_text(errors='replace')}")
         workers = onboard(host, partners, stores, seed)
         for worker in workers:
-            worker.batch_size = batch_size
+            worker.batch_size = pace.batch_size
         ledger, kills, stop = Ledger(), Kills(), threading.Event()
-        plan = Plan(kill_points(backend), random.Random(seed), first_kills, armed_seconds=armed_seconds)
+        plan = Plan(kill_points(backend), random.Random(seed), first_kills, pace.random_seconds, pace.armed_seconds)
         started = time.monotonic()
         clients = [threading.Thread(target=drive, args=(w, host.port, stop, ledger), daemon=True) for w in workers]
         for thread in clients:
@@ -198,28 +236,29 @@ def run(
 
         def controller() -> None:
             try:
-                control(host, plan, stop, kills)
+                control(host, plan, stop, kills, until_kills)
             except BaseException as error:  # reported with the figures
                 controller_error.append(error)
                 stop.set()
 
         killer = threading.Thread(target=controller, daemon=True)
         killer.start()
-        stop.wait(seconds)
+        killer.join(seconds)  # returns early once `until_kills` kills are done
         stop.set()
         killer.join(120)
         for thread in clients:
             thread.join(MAX_ATTEMPTS * RESEND_PAUSE + 60)
         pushed = time.monotonic() - started
-        checked = verify(workers, host.port, ledger, drain_seconds) if not controller_error else {}
+        checked = verify(workers, host.port, ledger, drain_seconds) if not controller_error else None
         figures = _figures(backend, seconds, pushed, time.monotonic() - started, kills, ledger, checked)
+        figures["setup_s"] = round(started - began, 1)  # emulators, host, partners onboarded with hq
         figures["failures"] = _failures(figures, min_kills, controller_error)
         return figures
     finally:
         host.stop()
 
 
-def _figures(backend, seconds, pushed, elapsed, kills: Kills, ledger: Ledger, checked: dict) -> dict:
+def _figures(backend, seconds, pushed, elapsed, kills: Kills, ledger: Ledger, checked: Verdict | None) -> dict:
     restarts = sorted(kills.restarts_seconds)
     return {
         "backend": backend,
@@ -233,10 +272,10 @@ def _figures(backend, seconds, pushed, elapsed, kills: Kills, ledger: Ledger, ch
         "requests": ledger.requests,
         "requests_resent": ledger.requests_resent,
         "resends": sum(ledger.resends.values()),
-        "resends_by_endpoint": dict(ledger.resends.most_common()),
+        "resends_by_endpoint": {endpoint: count for endpoint, count in ledger.resends.most_common() if count},
         "errors": ledger.errors[:20],
         "error_count": len(ledger.errors),
-        **checked,
+        **(dataclasses.asdict(checked) if checked else {}),
     }
 
 

@@ -81,24 +81,21 @@ class Plan:
         return self._cycle.pop(0), self.rng.uniform(*self.armed_seconds)
 
 
-def control(host: Host, plan: Plan, stop: threading.Event, kills: Kills) -> None:
-    """Kill and restart the host until `stop`; then leave it running, unarmed, for the drain. The host is
-    running (unarmed) when this starts: its first life ends at a random moment."""
+def control(host: Host, plan: Plan, stop: threading.Event, kills: Kills, until_kills: int | None = None) -> None:
+    """Kill and restart the host until `stop` (or `until_kills` kills); then leave it running, unarmed, for
+    the drain. The host is running (unarmed) when this starts: its first life ends at a random moment."""
     wait = plan.rng.uniform(*plan.random_seconds)
     offset = host.log_path.stat().st_size
     while True:
         stopped = _live(host, wait, stop)
         _end_life(host, kills, offset)
-        if stopped:
+        if stopped or (until_kills is not None and kills.total >= until_kills):
             break
         armed, wait = plan.next_life()
         settings = {"POS_FAULTS_KILL": f"{armed[0]}:{armed[1]}"} if armed else {}
+        offset = host.log_path.stat().st_size  # before the start: a kill line may come at once
         started = time.monotonic()
-        while True:
-            offset = host.log_path.stat().st_size  # before the start: a kill line may come at once
-            if host.launch(**settings):
-                break
-            _end_life(host, kills, offset)  # killed at its point before /health answered
+        host.launch(**settings)  # False when killed at its point before /health answered: that life is over
         kills.restarts_seconds.append(time.monotonic() - started)
     if not host.launch():
         raise RuntimeError("the host did not start again after the chaos")

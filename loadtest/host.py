@@ -150,7 +150,7 @@ def start_host(work: Path, backend: str) -> Host:
 
 
 def onboard(host: Host, partners: int, stores: int, seed: int) -> list[Worker]:
-    workers = []
+    workers: list[Worker] = []
     for number in range(partners):
         partner_id = f"load-{number + 1}-{uuid.uuid4().hex[:6]}"
         store_ids = [f"L{number + 1}-{index + 1}" for index in range(stores)]

@@ -1,0 +1,51 @@
+"""kill -9 in the middle of writes (issue 19 part 1): the short form of `make chaos` on each backend.
+
+The local host is killed with SIGKILL while two clients push business days, first at steps inside a
+write (armed to kill at once: inside the SQLite transaction of a batch; between a Cosmos DB batch's record
+writes, and between its marker and the answer), then as the run's plan goes, and restarted on the same
+data; the clients resend what got no answer, with the same batch_id. Every close must then be reconciled
+MATCHED with the totals the clients computed from what they sent: nothing lost, nothing counted twice.
+The long run (`make chaos`, at least 30 kills) and its figures: docs/reliability.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from loadtest.chaos import Pace, run
+
+# Steps in the middle of a write, each the first kill of a run on its backend (chance 1: the first hit).
+MID_WRITE = {
+    "sqlite": ("storage.data_written", "batch.before_response"),
+    "azure": ("cosmos.record", "cosmos.marker_committed"),
+}
+
+
+# Small batches, and an armed life waits for its point as long as it takes (it ends when the point is hit).
+PACE = Pace(batch_size=(5, 30), random_seconds=(0.5, 2.0), armed_seconds=(45.0, 45.0))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "azure"])
+def test_kill_9_at_any_moment_loses_and_doubles_nothing(backend, tmp_path):
+    points = MID_WRITE[backend]
+    figures = run(
+        backend,
+        seconds=150,  # a bound only: the run ends after its kills
+        partners=1,
+        stores=2,
+        seed=19,
+        min_kills=len(points) + 1,
+        drain_seconds=90,
+        first_kills=[(point, 1.0) for point in points],
+        until_kills=len(points) + 1,  # the first life's, at a random moment during set-up, then the points
+        pace=PACE,
+        work=tmp_path,
+    )
+
+    assert figures["failures"] == [], figures
+    for point in points:
+        assert figures["kills_by_point"].get(point, 0) >= 1, figures["kills_by_point"]
+    assert figures["requests_resent"] >= len(points)  # the requests the host died under were resent
+    assert figures["closes"] >= 2 and figures["statuses"] == {"MATCHED": figures["closes"]}, figures
+    assert figures["records_counted"] == figures["records_sent"] > 0
+    assert (figures["lost"], figures["doubled"], figures["stuck"], figures["differing"]) == (0, 0, [], [])
