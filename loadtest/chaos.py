@@ -268,6 +268,7 @@ def _figures(backend, seconds, pushed, elapsed, kills: Kills, ledger: Ledger, ch
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}",
         "kills": kills.total,
         "kills_by_point": dict(kills.by_point.most_common()),
+        "armed_not_reached": dict(kills.unreached.most_common()),  # those lives ended at a random moment
         "restart_s_median": round(restarts[len(restarts) // 2], 2) if restarts else None,
         "requests": ledger.requests,
         "requests_resent": ledger.requests_resent,
@@ -301,6 +302,11 @@ def print_report(figures: dict) -> None:
     print(f"  kills (SIGKILL): {figures['kills']}, median restart {figures['restart_s_median']} s")
     for point, count in figures["kills_by_point"].items():
         print(f"    {point:<28} {count}")
+    if figures["armed_not_reached"]:
+        print(
+            f"  armed lives whose point did not come in time (killed at a random moment instead): "
+            f"{figures['armed_not_reached']}"
+        )
     print(
         f"  requests answered: {figures['requests']}; {figures['requests_resent']} of them resent "
         f"({figures['resends']} resends: {figures['resends_by_endpoint']})"

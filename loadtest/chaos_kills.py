@@ -46,6 +46,7 @@ def kill_points(backend: str) -> list[tuple[str, float]]:
 @dataclass
 class Kills:
     by_point: Counter = field(default_factory=Counter)
+    unreached: Counter = field(default_factory=Counter)  # armed lives whose point did not come in time
     restarts_seconds: list[float] = field(default_factory=list)
 
     @property
@@ -84,11 +85,12 @@ class Plan:
 def control(host: Host, plan: Plan, stop: threading.Event, kills: Kills, until_kills: int | None = None) -> None:
     """Kill and restart the host until `stop` (or `until_kills` kills); then leave it running, unarmed, for
     the drain. The host is running (unarmed) when this starts: its first life ends at a random moment."""
+    armed: tuple[str, float] | None = None
     wait = plan.rng.uniform(*plan.random_seconds)
     offset = host.log_path.stat().st_size
     while True:
         stopped = _live(host, wait, stop)
-        _end_life(host, kills, offset)
+        _end_life(host, kills, offset, armed[0] if armed else None)
         if stopped or (until_kills is not None and kills.total >= until_kills):
             break
         armed, wait = plan.next_life()
@@ -110,7 +112,7 @@ def _live(host: Host, seconds: float, stop: threading.Event) -> bool:
     return stop.is_set()
 
 
-def _end_life(host: Host, kills: Kills, offset: int) -> None:
+def _end_life(host: Host, kills: Kills, offset: int, armed: str | None) -> None:
     """SIGKILL the host unless it killed itself at a point; count the kill where it landed."""
     process = host.process
     assert process is not None
@@ -124,3 +126,5 @@ def _end_life(host: Host, kills: Kills, offset: int) -> None:
         raise RuntimeError(f"the host exited by itself (code {code}):\n{tail[-3000:]}")
     landed = re.findall(re.escape(faults.KILL_LINE) + r"(\S+)", tail)
     kills.by_point[landed[-1] if landed else RANDOM_MOMENT] += 1
+    if armed and not landed:
+        kills.unreached[armed] += 1
