@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from pathlib import Path
 from loadtest.chaos_kills import Kills, Plan, control, kill_points
 from loadtest.client import Client
 from loadtest.host import onboard, prepare_host
+from loadtest.report import reconciliation_events
 from loadtest.workload import Request, Worker
 
 # Short enough that a run's closes are all reconciled within its drain, after any number of kills.
@@ -252,6 +254,11 @@ def run(
         checked = verify(workers, host.port, ledger, drain_seconds) if not controller_error else None
         figures = _figures(backend, seconds, pushed, time.monotonic() - started, kills, ledger, checked)
         figures["setup_s"] = round(started - began, 1)  # emulators, host, partners onboarded with hq
+        log = host.log_path.read_text(errors="replace")
+        events = reconciliation_events(log)
+        figures["reconciliations_postponed"] = len(events["postponed_before_commit"])
+        figures["closes_swept"] = events["swept"]
+        figures["messages_poisoned"] = len(re.findall(r"message \S+ moved to \S+-poison", log))
         figures["failures"] = _failures(figures, min_kills, controller_error)
         return figures
     finally:
@@ -320,6 +327,11 @@ def print_report(figures: dict) -> None:
             f"  lost {figures['lost']}, doubled {figures['doubled']}, stuck {len(figures['stuck'])}, "
             f"totals differing {len(figures['differing'])}"
         )
+    print(
+        f"  reconciliation messages ahead of their close's commit (postponed): "
+        f"{figures.get('reconciliations_postponed')}, closes re-sent by the sweep: {figures.get('closes_swept')}, "
+        f"messages poisoned: {figures.get('messages_poisoned')}"
+    )
     for line in figures["errors"] + figures.get("stuck", [])[:20] + figures.get("differing", [])[:20]:
         print(f"    {line}")
     print("\nRESULT: " + ("FAIL: " + "; ".join(figures["failures"]) if figures["failures"] else "PASS"), flush=True)

@@ -121,7 +121,11 @@ def prepare_host(work: Path, backend: str, **settings: str) -> Host:
         from devhost.cosmos_emulator import start_cosmos_emulator
 
         cosmos = start_cosmos_emulator(work / "cosmos.log")
-        azurite = start_azurite(work)
+        try:
+            azurite = start_azurite(work)
+        except BaseException:  # interrupted or failed: leave no emulator behind
+            cosmos.stop()
+            raise
         emulators = [cosmos, azurite]
         env.update(
             {
