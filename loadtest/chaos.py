@@ -78,7 +78,7 @@ class Pace:
 # batches still complete between kills.
 PACES = {
     "sqlite": Pace((20, 200), (0.3, 3.0), (2.0, 6.0)),
-    "azure": Pace((5, 50), (1.0, 6.0), (4.0, 10.0)),
+    "azure": Pace((5, 50), (1.0, 6.0), (5.0, 15.0)),
 }
 RESEND_PAUSE = 0.2  # seconds between resends while the host is down
 MAX_ATTEMPTS = 600  # about two minutes of resends: a host down longer than that is a failure
