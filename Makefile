@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench capacity load screenshots
+.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench capacity load chaos screenshots
 
 # tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
 # Python 3.13 but imports on 3.11, hence its own install line. client/ (the partner client, pos-partner) is
@@ -105,3 +105,11 @@ fuzz: $(STAMP)
 # LOAD_BACKEND=azure runs it on the Cosmos DB and Azurite emulators.
 load: install
 	$(PY) -m loadtest
+
+# kill -9 under load (loadtest/chaos.py, docs/reliability.md): clients push business days to a local host of
+# its own, which is killed with SIGKILL at named steps of its writes and at random moments, CHAOS_SECONDS
+# (default 120) long, and restarted on the same data; unanswered requests are resent with the same batch_id.
+# Fails on any record lost or doubled, any close not MATCHED with the clients' own totals, or fewer than
+# CHAOS_MIN_KILLS (30) kills. CHAOS_BACKEND=azure runs it on the Cosmos DB and Azurite emulators.
+chaos: install
+	$(PY) -m loadtest.chaos

@@ -8,7 +8,10 @@ an empty dict. Tests arm a point:
   first time the step is reached (`skip`, `times`), or runs `action` there instead (to pause a
   reconciliation while a new close arrives, for example);
 - in the local host process: `POS_FAULTS="name:count,name2"` (count defaults to 1), read once by
-  `python -m devhost` at start.
+  `python -m devhost` at start;
+- for a chaos run (loadtest/chaos.py), in the local host process: `POS_FAULTS_KILL="name:probability"`
+  ("*" for every point) makes each hit of the point kill the process with SIGKILL, with that probability:
+  a real crash in the middle of a write, with no exception, no rollback and no `finally`.
 
 No request can arm a fault: no route, header or body reaches this module's arming functions, and the
 Functions app (function_app.py) never reads POS_FAULTS.
@@ -22,6 +25,9 @@ tests/e2e/test_faults.py injects a failure at each (point, flow) and proves that
 from __future__ import annotations
 
 import contextlib
+import os
+import random
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -207,3 +213,45 @@ def arm_from_text(text: str) -> list[Fault]:
             raise ValueError(f"POS_FAULTS: {part!r} is not name or name:count") from None
         armed.append(arm(name.strip(), times=times))
     return armed
+
+
+KILL_LINE = "FAULT KILL at "  # written to stderr just before a kill: the chaos run counts kills per point
+
+
+def kill_process(name: str) -> None:
+    """Die here as a crash would (kill -9): no exception, no rollback, no `finally`, nothing flushed.
+    The line goes straight to file descriptor 2, so the log has it even though the process never exits."""
+    os.write(2, f"{KILL_LINE}{name}\n".encode())
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def arm_kills_from_text(text: str, rng: random.Random | None = None) -> list[Fault]:
+    """POS_FAULTS_KILL for a chaos run: "name:probability,..." with "*" for every point not named; each hit
+    of such a point kills this process with that probability (0 < probability <= 1)."""
+    rng = rng or random.Random()
+    wanted: dict[str, float] = {}
+    for part in (piece.strip() for piece in text.split(",")):
+        if not part:
+            continue
+        name, _, probability = part.partition(":")
+        try:
+            chance = float(probability)
+        except ValueError:
+            chance = -1.0
+        if not 0 < chance <= 1:
+            raise ValueError(f"POS_FAULTS_KILL: {part!r} is not name:probability with 0 < probability <= 1")
+        name = name.strip()
+        if name == "*":
+            wanted.update({other: chance for other in NAMES if other not in wanted})
+        else:
+            _check(name)
+            wanted[name] = chance
+    return [arm(name, times=-1, action=_kill_with(name, chance, rng)) for name, chance in sorted(wanted.items())]
+
+
+def _kill_with(name: str, chance: float, rng: random.Random) -> Callable[[], None]:
+    def maybe_kill() -> None:
+        if rng.random() < chance:
+            kill_process(name)
+
+    return maybe_kill

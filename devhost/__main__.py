@@ -117,8 +117,9 @@ def _start_emulators() -> list:
 
 
 def _arm_faults() -> None:
-    """Crash tests only: POS_FAULTS="point:count,..." (core/faults.py) makes those steps fail. Read once,
-    here, at start; no request can turn it on, and the Functions app itself never reads it."""
+    """Crash tests only: POS_FAULTS="point:count,..." (core/faults.py) makes those steps fail, and
+    POS_FAULTS_KILL="point:probability,..." kills the process there. Read once, here, at start; no request
+    can turn them on, and the Functions app itself never reads them."""
     text = os.environ.get("POS_FAULTS", "").strip()
     if text:
         from core import faults
@@ -129,6 +130,12 @@ def _arm_faults() -> None:
             file=sys.stderr,
             flush=True,
         )
+    kills = os.environ.get("POS_FAULTS_KILL", "").strip()
+    if kills:  # the chaos run (loadtest/chaos.py): these points kill this process with SIGKILL
+        from core import faults
+
+        armed = faults.arm_kills_from_text(kills)
+        print(f"FAULT KILLS ARE ON (POS_FAULTS_KILL): {kills} ({len(armed)} points)", file=sys.stderr, flush=True)
 
 
 def _where_data_is(settings: Settings, emulators: bool) -> str:

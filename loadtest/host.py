@@ -24,11 +24,39 @@ PREFIX = "/pos/v1/"
 
 @dataclass
 class Host:
-    process: subprocess.Popen
+    process: subprocess.Popen | None
     port: int
     env: dict
     work: Path
     emulators: list = field(default_factory=list)
+
+    @property
+    def log_path(self) -> Path:
+        return self.work / "host.log"
+
+    def launch(self, **settings: str) -> bool:
+        """Start `python -m devhost` on this host's port, data and emulators (`settings` for this start
+        only); True once it answers /health, False if it exited first (the chaos run kills it at will)."""
+        with self.log_path.open("ab") as log:  # appended: a restarted host keeps one log
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "devhost"],
+                cwd=ROOT,
+                env={**self.env, **settings},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                return False
+            with contextlib.suppress(OSError, http.client.HTTPException):
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                connection.request("GET", PREFIX + "health")
+                if connection.getresponse().status == 200:
+                    connection.close()
+                    return True
+            time.sleep(0.2)
+        raise RuntimeError("the host did not answer /health within a minute")
 
     def hq(self, *args: str) -> str:
         done = subprocess.run(
@@ -45,6 +73,8 @@ class Host:
         return done.stdout
 
     def rss_kib(self) -> int | None:
+        if self.process is None:
+            return None
         try:
             for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -53,37 +83,49 @@ class Host:
             return None
         return None
 
-    def stop(self) -> None:
-        if self.process.poll() is None:
+    def stop_process(self) -> None:
+        """Stop the host process (SIGTERM, then SIGKILL); the emulators keep running."""
+        if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
                 self.process.wait(15)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+
+    def stop(self) -> None:
+        self.stop_process()
         for emulator in self.emulators:
             emulator.stop()
 
 
-def start_host(work: Path, backend: str) -> Host:
-    port = free_port()
+def prepare_host(work: Path, backend: str, **settings: str) -> Host:
+    """A host not started yet: a free port, a data folder in `work`, the rate limit off and a 1 s
+    reconciliation delay (`settings` add to these), and on "azure" the Cosmos DB and Azurite emulators,
+    started here and kept running across restarts of the host."""
     env = {
         **os.environ,
         "POS_DATA_DIR": str(work / "data"),
-        "PORT": str(port),
+        "PORT": str(free_port()),
         "RATE_LIMIT_PER_MINUTE": "0",
         "POS_CREATE_DEMO_PARTNER": "false",
         "RECONCILE_DELAY_SECONDS": "1",
         "PYTHONUNBUFFERED": "1",
+        **settings,
     }
     env.pop("POS_FAULTS", None)
+    env.pop("POS_FAULTS_KILL", None)
     emulators = []
     if backend == "azure":
         from devhost.azurite_emulator import start_azurite
         from devhost.cosmos_emulator import start_cosmos_emulator
 
         cosmos = start_cosmos_emulator(work / "cosmos.log")
-        azurite = start_azurite(work)
+        try:
+            azurite = start_azurite(work)
+        except BaseException:  # interrupted or failed: leave no emulator behind
+            cosmos.stop()
+            raise
         emulators = [cosmos, azurite]
         env.update(
             {
@@ -95,29 +137,24 @@ def start_host(work: Path, backend: str) -> Host:
                 "AzureWebJobsStorage": azurite.connection_string,
             }
         )
-    log = (work / "host.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "devhost"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    host = Host(process, port, env, work, emulators)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            host.stop()
-            raise RuntimeError(f"the host exited at start:\n{(work / 'host.log').read_text(errors='replace')}")
-        with contextlib.suppress(OSError, http.client.HTTPException):
-            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            connection.request("GET", PREFIX + "health")
-            if connection.getresponse().status == 200:
-                connection.close()
-                return host
-        time.sleep(0.2)
-    host.stop()
-    raise RuntimeError("the host did not answer /health within a minute")
+    return Host(None, int(env["PORT"]), env, work, emulators)
+
+
+def start_host(work: Path, backend: str) -> Host:
+    host = prepare_host(work, backend)
+    try:
+        started = host.launch()
+    except RuntimeError:
+        host.stop()
+        raise
+    if not started:
+        host.stop()
+        raise RuntimeError(f"the host exited at start:\n{host.log_path.read_text(errors='replace')}")
+    return host
 
 
 def onboard(host: Host, partners: int, stores: int, seed: int) -> list[Worker]:
-    workers = []
+    workers: list[Worker] = []
     for number in range(partners):
         partner_id = f"load-{number + 1}-{uuid.uuid4().hex[:6]}"
         store_ids = [f"L{number + 1}-{index + 1}" for index in range(stores)]

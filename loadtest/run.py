@@ -89,7 +89,7 @@ def main() -> int:
         elapsed = time.monotonic() - started
         sampling_stop.set()
         sampler.join(10)
-        alive = host.process.poll() is None
+        alive = host.process is not None and host.process.poll() is None
         not_matched: list[str] = []
         results = wait_for_results(workers, host.port, DRAIN_SECONDS, not_matched) if alive else {}
         events = reconciliation_events((work / "host.log").read_text(errors="replace"))

@@ -144,6 +144,10 @@ class Worker:
             operation = "trade_records"
         return getattr(self, "_" + operation)()
 
+    def close_day(self) -> Request | None:
+        """The current day's close, when a batch was sent for it (a chaos run ends with every day closed)."""
+        return self._daily_close() if self.batch_seq else None
+
     def _trade_records(self) -> Request:
         self.batch_seq += 1
         records = []

@@ -8,18 +8,49 @@ import time
 
 import pytest
 
-from tests.conftest import make_partner
+from devhost.azurite_emulator import start_azurite
+from tests.conftest import make_partner, start_azure_host, start_host
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
 STORE = "NYC-001"
 DAY, DAY2 = "2026-11-20", "2026-11-21"
 DIRECTIONS = {"SALE": 1, "REFUND": -1}
+PATIENT_DELAY = 10  # s: the reconciliation delay of the host that must see five batches within one delay
 
 
 @pytest.fixture
 def shop(backend_host):
-    partner = make_partner(backend_host, (STORE,))
+    return open_shop(backend_host)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "azure"])
+def patient_host(request, tmp_path_factory):
+    """A host of the module's own with a 10 s reconciliation delay (the session hosts' is 1 s, which five
+    batches on the emulators can outlast on a loaded machine); its own Azurite, so no other host reads
+    its queue."""
+    tmp = tmp_path_factory.mktemp("patient")
+    if request.param == "sqlite":
+        host = start_host(tmp, RECONCILE_DELAY_SECONDS=str(PATIENT_DELAY))
+        yield host
+        host.stop()
+        return
+    azurite = start_azurite(tmp)
+    try:
+        host = start_azure_host(
+            tmp,
+            request.getfixturevalue("cosmos_emulator"),
+            azurite.connection_string,
+            RECONCILE_DELAY_SECONDS=str(PATIENT_DELAY),
+        )
+        yield host
+        host.stop()
+    finally:
+        azurite.stop()
+
+
+def open_shop(host):
+    partner = make_partner(host, (STORE,))
     assert partner.put("stores", stores_batch(store(STORE))).status_code == 202
     assert partner.put("mappings/transaction-types", mapping_batch(("01", "SALE"))).status_code == 202
     return partner
@@ -106,18 +137,23 @@ def test_a_version_moving_a_record_out_of_a_matched_day_warns_and_the_day_is_rec
     )
 
 
-def test_late_records_reopen_a_matched_day_once_however_many_batches_arrive(shop, backend_host):
+def test_late_records_reopen_a_matched_day_once_however_many_batches_arrive(patient_host):
+    shop = open_shop(patient_host)
     matched_day(shop, count=3)
-    since = len(backend_host.log())
+    since = len(patient_host.log())
+    posting = time.monotonic()
     for seq in range(2, 7):  # five late batches in a row, within the delay
         late = trade_record(STORE, DAY, [Line("P-COLA", 1, 199)], tax=16, trade_record_id=f"NYC1-L{seq:04d}")
         assert post(shop, STORE, DAY, [late], batch_seq=seq)["warnings"] == []
         assert status(shop)["status"] == "RECEIVED"
+    posting = time.monotonic() - posting
     result = wait_for_result(shop)
     assert result["status"] == "MISMATCHED" and result["actual"]["trade_record_count"] == 8, result
     assert result["details"]["records_moved_out"] == []
-    time.sleep(3)  # a second message would be delivered by now (delay 1 s)
-    assert len(reconciliations_of(backend_host, shop.partner_id, since)) == 1
+    # A second message, had a later batch sent one, would come at most `posting` s after the first.
+    time.sleep(posting + 3)
+    reconciled = reconciliations_of(patient_host, shop.partner_id, since)
+    assert len(reconciled) == 1, f"{reconciled} (the batches took {posting:.1f} s, the delay is {PATIENT_DELAY} s)"
 
 
 def test_a_version_changing_amounts_reopens_the_day_and_a_resend_does_not(shop):
