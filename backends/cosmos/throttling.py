@@ -9,6 +9,7 @@ not on this machine, and announced in the log when on. Its text is fields separa
     calls=2,5-7              the calls throttled, numbered from 1 in the order they are made
     fraction=0.1             or each call with this probability (seed=N makes the draw repeatable)
     container=trade-records  count and throttle only this container's calls (default: every container)
+    operation=create_item    and only this operation's (a marker is one create_item in `batches`)
     retry_after_ms=1500      the retry-after the 429 carries (default 1000)
 
 A call is a data-plane operation of the adapter (read_item, create_item, query_items, ...); a query's 429
@@ -44,6 +45,7 @@ class ThrottlePlan:
     calls_throttled: frozenset[int] = frozenset()
     fraction: float = 0.0
     container: str | None = None
+    operation: str | None = None
     retry_after_ms: int = 1000
     seed: int | None = None
     counted: int = 0  # calls counted so far
@@ -74,11 +76,14 @@ class ThrottlePlan:
                     fields[name] = int(value)
                 elif name == "container" and value:
                     fields[name] = value
+                elif name == "operation" and value in DATA_CALLS:
+                    fields[name] = value
                 else:
                     raise ValueError(name)
             except ValueError:
                 raise ValueError(
-                    f"{SETTING}: {part!r} is not calls=N,M-K, fraction=F, container=NAME, retry_after_ms=MS or seed=N"
+                    f"{SETTING}: {part!r} is not calls=N,M-K, fraction=F, container=NAME, operation=NAME, "
+                    "retry_after_ms=MS or seed=N"
                 ) from None
         return cls(**fields) if fields else None
 
@@ -86,7 +91,8 @@ class ThrottlePlan:
         which = f"calls {sorted(self.calls_throttled)}" if self.calls_throttled else ""
         if self.fraction:
             which = " and ".join(filter(None, (which, f"a fraction {self.fraction:g}")))
-        return f"{which or 'no call'} of {self.container or 'every container'}, retry-after {self.retry_after_ms} ms"
+        where = f"{self.operation or 'every operation'} in {self.container or 'every container'}"
+        return f"{which or 'no call'} of {where}, retry-after {self.retry_after_ms} ms"
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -100,9 +106,9 @@ class ThrottlePlan:
             with self._lock:
                 self._paused -= 1
 
-    def throttles(self, container_id: str) -> bool:
-        """Count a call to `container_id`; True when it is to answer 429."""
-        if self.container is not None and container_id != self.container:
+    def throttles(self, container_id: str, operation: str) -> bool:
+        """Count a call of `operation` to `container_id`; True when it is to answer 429."""
+        if self.container not in (None, container_id) or self.operation not in (None, operation):
             return False
         with self._lock:
             if self._paused:
@@ -146,7 +152,7 @@ class ThrottledContainer:
             return attribute
 
         def call(*args, **kwargs):
-            if not self._plan.throttles(self._container.id):
+            if not self._plan.throttles(self._container.id, name):
                 return attribute(*args, **kwargs)
             if name == "query_items":
                 return _raising_when_read(self._plan.error())

@@ -401,14 +401,27 @@ def test_a_throttle_plan_is_read_from_its_setting():
         0.0,
     )
     assert ThrottlePlan.parse("") is None and ThrottlePlan.parse(" ; ") is None
-    for wrong in ("calls=0", "calls=3-1", "fraction=2", "fraction=x", "every=3", "retry_after_ms=-1", "container="):
+    for wrong in (
+        "calls=0",
+        "calls=3-1",
+        "fraction=2",
+        "fraction=x",
+        "every=3",
+        "retry_after_ms=-1",
+        "container=",
+        "operation=drop",
+    ):
         with pytest.raises(ValueError, match="COSMOS_INJECT_THROTTLING"):
             ThrottlePlan.parse(wrong)
-    assert [plan.throttles("trade-records") for _ in range(8)] == [False, True, False, False, True, True, True, False]
-    assert not plan.throttles("partners") and (plan.counted, plan.injected) == (8, 4)
+    throttled = [plan.throttles("trade-records", "read_item") for _ in range(8)]
+    assert throttled == [False, True, False, False, True, True, True, False]
+    assert not plan.throttles("partners", "read_item") and (plan.counted, plan.injected) == (8, 4)
     with plan.paused():
-        assert not plan.throttles("trade-records")
+        assert not plan.throttles("trade-records", "read_item")
     assert plan.counted == 8
+    markers = ThrottlePlan.parse("container=batches;operation=create_item;calls=1")
+    assert markers is not None and not markers.throttles("batches", "read_item")
+    assert markers.throttles("batches", "create_item") and markers.counted == 1
 
 
 def test_throttling_is_refused_for_an_account_that_is_not_on_this_machine():
