@@ -81,5 +81,9 @@ def not_found(detail: str) -> ApiError:
     return ApiError(404, "NOT_FOUND", detail)
 
 
-def service_unavailable(detail: str) -> ApiError:
-    return ApiError(503, "SERVICE_UNAVAILABLE", detail, headers={"Retry-After": "30"})
+# Retry-After of a 503 when the backend did not say how long to wait.
+DEFAULT_RETRY_AFTER_SECONDS = 30
+
+
+def service_unavailable(detail: str, retry_after_seconds: int = DEFAULT_RETRY_AFTER_SECONDS) -> ApiError:
+    return ApiError(503, "SERVICE_UNAVAILABLE", detail, headers={"Retry-After": str(retry_after_seconds)})

@@ -39,7 +39,12 @@ from core.records import (
 
 
 class BackendUnavailable(Exception):
-    """Storage or queue cannot be reached; the request may be retried (503)."""
+    """Storage or queue cannot serve us now; the request may be retried (503). `retry_after_seconds`: when
+    the backend said how long to wait (Cosmos DB throttling, 429), else None."""
+
+    def __init__(self, message: str, *, retry_after_seconds: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class AdminError(Exception):

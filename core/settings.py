@@ -152,6 +152,8 @@ class Settings:
     storage_connection: str
     batch_marker_ttl_days: int
     log_level: str
+    # Tests only: Cosmos DB 429s injected on chosen calls (backends/cosmos/throttling.py); "" = off.
+    cosmos_inject_throttling: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -173,4 +175,5 @@ class Settings:
             storage_connection=storage_connection_string(os.environ.get("AzureWebJobsStorage", "")),
             batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
+            cosmos_inject_throttling=os.environ.get("COSMOS_INJECT_THROTTLING", "").strip(),
         )

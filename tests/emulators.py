@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from backends.cosmos.storage import CosmosStorage
+from backends.cosmos.throttling import ThrottlePlan
 from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
+from tests.throttled_storage import RetriedAfterThrottling
 
 
 @pytest.fixture(scope="session")
@@ -36,15 +38,47 @@ def cosmos_storage(cosmos_emulator, request):
     storage.close()
 
 
+# Each call of the adapter meets a 429 with this probability (seeded: a failure can be replayed).
+THROTTLED_FRACTION = 0.2
+
+
+@pytest.fixture(scope="module")
+def throttled_cosmos_storage(cosmos_emulator, request):
+    """Cosmos DB storage on the module's own database, meeting a 429 on a fifth of its calls, each call
+    retried once after a 429 as its caller would (tests/throttled_storage.py). Fails the module if no 429
+    was ever injected: a suite that met none proved nothing about throttling."""
+    module = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
+    plan = ThrottlePlan(fraction=THROTTLED_FRACTION, seed=7, retry_after_ms=1500)
+    storage = CosmosStorage(
+        cosmos_emulator.endpoint,
+        f"{module}-429-{uuid.uuid4().hex[:8]}",
+        key=cosmos_emulator.key,
+        create_containers=True,
+        throttling=plan,
+    )
+    retried = RetriedAfterThrottling(storage, plan)
+    yield retried
+    storage.close()
+    assert plan.injected > 0 and retried.retried > 0, "no 429 was injected"
+
+
+def open_storage_of_kind(kind: str, request, tmp_path):
+    """One adapter for a contract suite: SQLite in a temporary folder, Cosmos DB on the module's database
+    (with 429s injected for "cosmos-429"), or the in-memory storage."""
+    if kind == "sqlite":
+        return SqliteStorage(tmp_path)
+    if kind == "memory":
+        return MemoryStorage()
+    if kind == "cosmos-429":
+        return request.getfixturevalue("throttled_cosmos_storage")
+    return request.getfixturevalue("cosmos_storage")
+
+
 @pytest.fixture(params=["sqlite", "cosmos", "memory"])
 def storage(request, tmp_path):
-    """Each storage adapter in turn, for the contract suites: SQLite in a temporary folder, Cosmos DB on the
-    module's database, and the in-memory storage (a module may define its own `storage` instead)."""
-    if request.param == "sqlite":
-        return SqliteStorage(tmp_path)
-    if request.param == "memory":
-        return MemoryStorage()
-    return request.getfixturevalue("cosmos_storage")
+    """Each storage adapter in turn, for the contract suites (a module may define its own `storage`
+    instead; test_storage_contract.py adds Cosmos DB meeting 429s)."""
+    return open_storage_of_kind(request.param, request, tmp_path)
 
 
 @pytest.fixture(scope="session")

@@ -190,12 +190,7 @@ def handle(
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
         telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
         error_code = "SERVICE_UNAVAILABLE"
-        response = problem_response(
-            errors.service_unavailable(
-                "Storage is temporarily unavailable; nothing was stored. Retry the same request later."
-            ),
-            request_id,
-        )
+        response = problem_response(unavailable_problem(error), request_id)
     except Exception as error:
         telemetry.log_exception(log, "unexpected error", error, **_error_fields(req, context, request_id))
         error_code = "INTERNAL_ERROR"
@@ -223,6 +218,20 @@ def handle(
         error_code=error_code,
     )
     return response
+
+
+def unavailable_problem(error: BackendUnavailable) -> ApiError:
+    """The 503 of a backend that cannot serve us now. Throttled (Cosmos DB 429): Retry-After is the wait
+    the database asked for; otherwise the default. Either way the batch was not accepted (its marker is
+    written last), and the retry of the same request completes it."""
+    if error.retry_after_seconds is None:
+        return errors.service_unavailable(
+            "Storage is temporarily unavailable; nothing was stored. Retry the same request later."
+        )
+    return errors.service_unavailable(
+        "Storage is busy; the request was not completed. Retry the same request after Retry-After seconds.",
+        error.retry_after_seconds,
+    )
 
 
 RATE_LIMIT_POLICY = "default"

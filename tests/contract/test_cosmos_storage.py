@@ -1,6 +1,7 @@
 """What only the Cosmos DB adapter has to prove (the port's behaviour is in test_storage_contract.py):
 containers from the one definition file, marker TTL, TLS only relaxed for loopback, an outage as
-BackendUnavailable, and convergence after a crash or a slow concurrent writer between its steps."""
+BackendUnavailable, throttling (429) as BackendUnavailable with Cosmos DB's retry-after and its injection for
+tests, and convergence after a crash or a slow concurrent writer between its steps."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import threading
 import uuid
 
 import pytest
+import requests
+from azure.core.pipeline.transport import RequestsTransportResponse
+from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
-from backends.cosmos import keys, markers, trade_records
+from backends.cosmos import keys, markers, outages, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
+from backends.cosmos.throttling import ThrottlePlan
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
@@ -322,3 +327,127 @@ def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
         update_item(container, "contended", "contended", meddled)
     assert len(attempts) == ETAG_RETRY_LIMIT
     assert container.read_item("contended", partition_key="contended")["writer"] != "us"
+
+
+# -- throttling (429) -----------------------------------------------------------------------------
+
+
+class ThrottlingTransport(cosmos_connection.RequestsTransport):
+    """The SDK's own transport, answering document writes 429 with a retry-after of 1 ms, as an
+    account whose partition is out of request units does: the request never reaches the database."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.throttled = 0
+
+    def send(self, request, **kwargs):
+        if request.method == "POST" and request.url.rstrip("/").endswith("/docs"):
+            self.throttled += 1
+            answer = requests.Response()
+            answer.status_code, answer.reason, answer.url = 429, "Too Many Requests", request.url
+            answer.headers.update(
+                {"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"}
+            )
+            answer._content = b'{"code": "TooManyRequests", "message": "Request rate is large"}'
+            return RequestsTransportResponse(request, answer)
+        return super().send(request, **kwargs)
+
+
+def test_the_sdk_retries_a_429_nine_times_then_the_adapter_answers_unavailable_with_its_retry_after(
+    storage, cosmos_emulator, database_name, monkeypatch
+):
+    transport = ThrottlingTransport()
+    monkeypatch.setattr(cosmos_connection, "_transport", lambda pool_size: transport)
+    throttled = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key)
+    partner_id = new_id()
+    with pytest.raises(BackendUnavailable) as raised:
+        throttled.add_partner(partner_id, "Partner", T0)
+    assert transport.throttled == 10  # the SDK's default: the request and 9 retries, each after the retry-after
+    cause = raised.value.__cause__
+    assert isinstance(cause, CosmosHttpResponseError) and cause.status_code == 429
+    assert raised.value.retry_after_seconds == 1  # 1 ms, rounded up to HTTP's whole seconds
+    throttled.close()
+    assert storage.get_partner(partner_id) is None  # a 429 never writes anything
+
+
+@pytest.mark.parametrize(
+    "headers, seconds",
+    [
+        ({"x-ms-retry-after-ms": "1"}, 1),
+        ({"x-ms-retry-after-ms": "1000"}, 1),
+        ({"x-ms-retry-after-ms": "1001"}, 2),
+        ({"x-ms-retry-after-ms": "2500.5"}, 3),
+        ({"x-ms-retry-after-ms": "0"}, 1),
+        ({}, None),
+        ({"x-ms-retry-after-ms": "soon"}, None),
+    ],
+)
+def test_a_429s_retry_after_becomes_whole_seconds_at_least_one(headers, seconds):
+    error = CosmosHttpResponseError(status_code=429, message="throttled")
+    error.headers = headers
+    assert outages.retry_after_seconds(error) == seconds
+    other = CosmosHttpResponseError(status_code=503, message="unavailable")
+    other.headers = headers
+    assert outages.retry_after_seconds(other) is None
+
+
+def test_a_throttle_plan_is_read_from_its_setting():
+    plan = ThrottlePlan.parse(" calls=2,5-7 ; container=trade-records; retry_after_ms=1500;seed=3 ")
+    assert plan is not None
+    assert (plan.calls_throttled, plan.container, plan.retry_after_ms, plan.fraction) == (
+        frozenset({2, 5, 6, 7}),
+        "trade-records",
+        1500,
+        0.0,
+    )
+    assert ThrottlePlan.parse("") is None and ThrottlePlan.parse(" ; ") is None
+    for wrong in (
+        "calls=0",
+        "calls=3-1",
+        "fraction=2",
+        "fraction=x",
+        "every=3",
+        "retry_after_ms=-1",
+        "container=",
+        "operation=drop",
+    ):
+        with pytest.raises(ValueError, match="COSMOS_INJECT_THROTTLING"):
+            ThrottlePlan.parse(wrong)
+    throttled = [plan.throttles("trade-records", "read_item") for _ in range(8)]
+    assert throttled == [False, True, False, False, True, True, True, False]
+    assert not plan.throttles("partners", "read_item") and (plan.counted, plan.injected) == (8, 4)
+    with plan.paused():
+        assert not plan.throttles("trade-records", "read_item")
+    assert plan.counted == 8
+    markers = ThrottlePlan.parse("container=batches;operation=create_item;calls=1")
+    assert markers is not None and not markers.throttles("batches", "read_item")
+    assert markers.throttles("batches", "create_item") and markers.counted == 1
+
+
+def test_throttling_is_refused_for_an_account_that_is_not_on_this_machine():
+    with pytest.raises(ValueError, match="COSMOS_INJECT_THROTTLING is for tests on a local emulator"):
+        CosmosStorage(
+            "https://pos-prod.documents.azure.com:443/", key=EMULATOR_KEY, throttling=ThrottlePlan(fraction=1)
+        )
+
+
+def test_the_setting_throttles_the_calls_it_names_reads_and_queries_included(
+    storage, cosmos_emulator, database_name, monkeypatch, caplog
+):
+    monkeypatch.setenv("POS_BACKEND", "azure")
+    monkeypatch.setenv("COSMOS_ENDPOINT", cosmos_emulator.endpoint)
+    monkeypatch.setenv("COSMOS_KEY", cosmos_emulator.key)
+    monkeypatch.setenv("COSMOS_DATABASE", database_name)
+    assert Settings.from_env().cosmos_inject_throttling == ""  # off unless set
+    monkeypatch.setenv("COSMOS_INJECT_THROTTLING", "container=trade-records;calls=1,3;retry_after_ms=2500")
+    with caplog.at_level("WARNING", logger="pos.cosmos"):
+        throttled = CosmosStorage.from_settings(Settings.from_env())
+    assert "COSMOS DB THROTTLING INJECTION IS ON" in caplog.text
+    throttled.ping()  # the partners container: not throttled
+    with pytest.raises(BackendUnavailable) as raised:
+        throttled.store_day_totals("p", "S1", DAY)  # a query: its 429 comes with its first page
+    assert raised.value.retry_after_seconds == 3
+    assert throttled.store_day_totals("p", "S1", DAY).by_source_type == {}
+    with pytest.raises(BackendUnavailable):
+        throttled.trade_record_versions("p", ["T1"])
+    throttled.close()

@@ -35,6 +35,7 @@ from core.records import (
     record_changes,
 )
 from core.versions import Version
+from tests.emulators import open_storage_of_kind
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
@@ -44,6 +45,13 @@ RACERS = 8
 
 # The emulator's self-signed certificate (verification is off for loopback endpoints only).
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
+
+
+@pytest.fixture(params=["sqlite", "cosmos", "memory", "cosmos-429"])
+def storage(request, tmp_path):
+    """Every adapter, and Cosmos DB meeting injected 429s: each call that meets one is made again as its
+    caller would after Retry-After, and the contract must hold all the same (tests/throttled_storage.py)."""
+    return open_storage_of_kind(request.param, request, tmp_path)
 
 
 def new_id(prefix: str = "p") -> str:

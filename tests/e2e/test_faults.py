@@ -12,6 +12,7 @@ added to core/faults.POINTS is tested without touching this file.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import re
@@ -25,11 +26,14 @@ import orjson
 import pytest
 
 from backends.azure_queue import AzureQueue
+from backends.cosmos.storage import CosmosStorage
+from backends.cosmos.throttling import ThrottlePlan
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
 from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.faults import POINTS, InjectedFault
+from core.ports import BackendUnavailable
 from ingest.batches import BatchOutcome
 from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
@@ -133,6 +137,13 @@ class Backend:
     kind: str
     storage: object
     queue: object
+    throttling: ThrottlePlan | None = None  # Cosmos DB answering 429 on some calls (backends/cosmos/throttling.py)
+    retried_after_429: int = 0  # steps and messages that met a 429 and were retried
+
+    def after_retry_after(self, retry: bool):
+        """A retry after a 429 runs once Retry-After is over: the partition has room again (the plan
+        throttles nothing inside). A first attempt meets the plan."""
+        return self.throttling.paused() if retry and self.throttling is not None else contextlib.nullcontext()
 
 
 class LostQueue:
@@ -158,6 +169,7 @@ def drain(backend: Backend) -> None:
     """The queue trigger, as the host runs it: a message is deleted once its function returns; a failure
     leaves it hidden for the visibility timeout, after which it is delivered again."""
     failed: set[str] = set()
+    throttled: set[str] = set()  # delivered again after a 429: once Retry-After is over
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         message = backend.queue.receive(VISIBILITY)
@@ -167,9 +179,16 @@ def drain(backend: Backend) -> None:
             time.sleep(0.1)
             continue
         try:
-            reconcile(backend.storage, reconcile_messages.decode(message.body))
+            with backend.after_retry_after(message.message_id in throttled):
+                reconcile(backend.storage, reconcile_messages.decode(message.body))
         except InjectedFault:
             failed.add(message.message_id)
+            continue
+        except BackendUnavailable as error:
+            assert error.retry_after_seconds is not None and message.message_id not in throttled, error
+            backend.retried_after_429 += 1
+            failed.add(message.message_id)
+            throttled.add(message.message_id)
             continue
         failed.discard(message.message_id)
         backend.queue.delete(message)
@@ -236,11 +255,13 @@ def new_partner(storage):
     return storage.get_partner(partner_id)
 
 
-def play(backend: Backend, fault: tuple[str, str, int] | None = None) -> tuple[str, list, faults.Fault | None]:
+def play(
+    backend: Backend, fault: tuple[str, str, int] | None = None, partner=None
+) -> tuple[str, list, faults.Fault | None]:
     """Play the business on a new partner; with `fault` = (point, flow, skip), that point fails once
     during the steps of that flow, after `skip` hits. A failed step is retried as the partner, the
     queue or the timer would retry it. Returns the partner, each step's answer and the fault."""
-    partner = new_partner(backend.storage)
+    partner = partner or new_partner(backend.storage)
     answers: list = []
     armed = None
     flow_steps = [index for index, step in enumerate(STEPS) if fault and step.flow == fault[1]]
@@ -250,10 +271,14 @@ def play(backend: Backend, fault: tuple[str, str, int] | None = None) -> tuple[s
                 armed = faults.arm(fault[0], skip=fault[2])
             for attempt in range(2):
                 try:
-                    answers.append(step.run(backend, partner))
+                    with backend.after_retry_after(attempt > 0):
+                        answers.append(step.run(backend, partner))
                     break
                 except InjectedFault:
                     assert attempt == 0, "an armed point fails once"
+                except BackendUnavailable as error:  # a 429 the SDK gave up on: the caller retries
+                    assert attempt == 0 and error.retry_after_seconds is not None, error
+                    backend.retried_after_429 += 1
             if flow_steps and index == flow_steps[-1]:
                 faults.disarm(fault[0])
     finally:
@@ -352,6 +377,40 @@ def test_a_failure_at_each_step_converges_after_the_retry(point, flow, kind, req
         assert [summary(a) for a in answers] == [summary(a) for a in expected_answers], (point, flow, skip)
         assert snapshot(backend, partner_id) == expected_state, (point, flow, skip)
         assert backend.queue.receive(VISIBILITY) is None
+
+
+# -- Cosmos DB throttling (429) ----------------------------------------------------------------------
+
+THROTTLED_FRACTION = 0.1  # of the adapter's calls, each answered 429 (seeded: a failure can be replayed)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_business_converges_when_cosmos_db_throttles(seed, request, tmp_path, cosmos_emulator, azurite):
+    """The whole business on Cosmos DB answering 429 on a tenth of its calls (after the SDK's retries):
+    each request, reconciliation, re-run and sweep that meets one is retried as its caller would after
+    Retry-After, and everything ends as the run without failure: same answers, same state, queue empty."""
+    expected_state, expected_answers = clean_run("azure", request, tmp_path)
+    plan = ThrottlePlan(fraction=THROTTLED_FRACTION, seed=seed, retry_after_ms=1200)
+    storage = CosmosStorage(
+        cosmos_emulator.endpoint,
+        f"faults-429-{uuid.uuid4().hex[:8]}",
+        key=cosmos_emulator.key,
+        create_containers=True,
+        throttling=plan,
+    )
+    queue = AzureQueue(f"faults-{uuid.uuid4().hex[:16]}", connection_string=azurite.connection_string)
+    backend = Backend("azure-429", storage, queue, plan)
+    try:
+        with plan.paused():
+            partner = new_partner(storage)
+        partner_id, answers, _ = play(backend, partner=partner)
+        assert plan.injected >= 5 and backend.retried_after_429 >= 5, (plan.injected, backend.retried_after_429)
+        assert [summary(a) for a in answers] == [summary(a) for a in expected_answers]
+        with plan.paused():
+            assert snapshot(backend, partner_id) == expected_state
+        assert backend.queue.receive(VISIBILITY) is None
+    finally:
+        storage.close()
 
 
 # -- the mechanism ------------------------------------------------------------------------------------
