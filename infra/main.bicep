@@ -44,10 +44,10 @@ param instanceMemoryMB int
 @maxValue(1000)
 param maximumInstanceCount int
 
-@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another (Python\'s platform default is 1). 4: fewer than the 5 threads the Python worker runs synchronous functions on with one core, so every request admitted has a thread; until issue 20 measures it (docs/decisions.md).')
+@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another. 1, the platform default for Python: an instance (2,048 MB, one core) runs one Python worker process (Flex ignores FUNCTIONS_WORKER_PROCESS_COUNT) and the accept is CPU-bound, so a second concurrent request only queues behind the GIL (measured: no more records per second, p99 two to three times longer; docs/performance.md, Worker processes).')
 @minValue(1)
 @maxValue(1000)
-param httpPerInstanceConcurrency int = 4
+param httpPerInstanceConcurrency int = 1
 
 @description('Flex Consumption: instances of the HTTP group kept running when idle (billed while idle); 0 scales to zero.')
 @minValue(0)

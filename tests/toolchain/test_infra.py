@@ -932,7 +932,7 @@ def test_flex_instance_counts_are_within_what_the_plan_accepts():
 
 def test_http_concurrency_and_always_ready_instances_are_parameters():
     main = _model()
-    assert main.params["httpPerInstanceConcurrency"].default == 4  # Python's platform default is 1
+    assert main.params["httpPerInstanceConcurrency"].default == 1  # one core, one GIL: docs/performance.md
     assert main.params["alwaysReadyInstanceCount"].default == 0
     passed = main.modules["functionApp"].body["params"]
     assert passed["httpPerInstanceConcurrency"] == Ref("httpPerInstanceConcurrency")
