@@ -49,6 +49,22 @@ def _process(command: list[str], env: dict, port: int, log_path: Path, health: s
             process.wait()
 
 
+def host_env(data: Path, port: int, **settings: str) -> dict[str, str]:
+    """The environment of a benchmarked local host: its own data and port, no demo partner, no rate limit,
+    no telemetry export."""
+    env = {
+        **os.environ,
+        "POS_DATA_DIR": str(data),
+        "PORT": str(port),
+        "POS_CREATE_DEMO_PARTNER": "false",
+        "RATE_LIMIT_PER_MINUTE": "0",
+        "PYTHONUNBUFFERED": "1",
+        **settings,
+    }
+    env.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
+    return env
+
+
 def _post_all(port: int, path: str, headers: dict, bodies: list[bytes], clients: int) -> dict:
     """POST the bodies from `clients` threads, each on one persistent connection; latencies and wall time."""
     share = [bodies[index::clients] for index in range(clients)]
@@ -187,15 +203,7 @@ def run(cfg: Config, tmp: Path) -> dict:
     results: dict = {"records": cfg.records, "body_bytes": len(bodies[-1]), "large_body_bytes": len(large[0])}
 
     host_port = free_port()
-    env = {
-        **os.environ,
-        "POS_DATA_DIR": str(data),
-        "PORT": str(host_port),
-        "POS_CREATE_DEMO_PARTNER": "false",
-        "RATE_LIMIT_PER_MINUTE": "0",
-        "PYTHONUNBUFFERED": "1",
-    }
-    env.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
+    env = host_env(data, host_port)
     floor_port = free_port()
     floor_dir = tmp / "http-floor"
     floor_dir.mkdir()

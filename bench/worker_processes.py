@@ -7,13 +7,12 @@ its p99 grows with the clients; a second process uses the second core (docs/perf
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from pathlib import Path
 
 from bench import generate, harness
 from bench.measure import Config, summary
-from bench.over_http import _post_all, _process
+from bench.over_http import _post_all, _process, host_env
 from devhost.processes import free_port
 
 PROCESS_COUNTS = (1, 2)
@@ -34,16 +33,7 @@ def run(cfg: Config, tmp: Path) -> dict:
             service = harness.open_service(data)
             key = harness.issue_key(service.storage)
             port = free_port()
-            env = {
-                **os.environ,
-                "POS_DATA_DIR": str(data),
-                "PORT": str(port),
-                "POS_CREATE_DEMO_PARTNER": "false",
-                "RATE_LIMIT_PER_MINUTE": "0",
-                "PYTHONUNBUFFERED": "1",
-                "FUNCTIONS_WORKER_PROCESS_COUNT": str(processes),
-            }
-            env.pop("APPLICATIONINSIGHTS_CONNECTION_STRING", None)
+            env = host_env(data, port, FUNCTIONS_WORKER_PROCESS_COUNT=str(processes))
             stack.enter_context(
                 _process([sys.executable, "-m", "devhost"], env, port, tmp / f"host-{processes}.log", "/pos/v1/health")
             )

@@ -18,7 +18,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import threading
 import time
 import uuid
 from collections import Counter
@@ -29,6 +28,7 @@ import orjson
 import pytest
 
 from backends.cosmos.storage import CosmosStorage
+from tests.concurrency import all_at_once
 from tests.conftest import LocalHost, PartnerClient, make_partner, start_azure_host, start_host
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
@@ -111,18 +111,6 @@ def instances(request, tmp_path):
 def through_every_host(partner: PartnerClient, hosts: list[LocalHost]) -> list[PartnerClient]:
     """The same partner and key, calling each host."""
     return [PartnerClient(host, partner.partner_id, partner.key, partner.key_id, partner.stores) for host in hosts]
-
-
-def all_at_once(count: int, work) -> list:
-    """Run work(i) on `count` threads released by one barrier; the results in order."""
-    barrier = threading.Barrier(count)
-
-    def run(index):
-        barrier.wait(timeout=60)
-        return work(index)
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 def reconciliations(hosts: list[LocalHost], partner_id: str) -> Counter:

@@ -14,7 +14,6 @@ import datetime as dt
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 import pytest
@@ -29,6 +28,7 @@ from ingest.mappings import put_mapping
 from ingest.stores import put_stores
 from ingest.trade_records import post_trade_records
 from reconcile.service import reconcile
+from tests.concurrency import all_at_once
 from tests.conftest import make_partner
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
@@ -39,18 +39,6 @@ RACERS = 16
 DAY, DAY2 = "2026-11-20", "2026-11-21"
 DIRECTIONS = {"SALE": 1, "REFUND": -1, "DEPOSIT": 1, "DEPOSIT_APPLIED": 0, "ADJUSTMENT": 1}
 REVENUE = {"01"}
-
-
-def all_at_once(count: int, work) -> list:
-    """Run work(i) on `count` threads released by one barrier; the results in order."""
-    barrier = threading.Barrier(count)
-
-    def run(index):
-        barrier.wait(timeout=60)
-        return work(index)
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(run, range(count)))
 
 
 # -- over HTTP, on both backends ------------------------------------------------------------------------

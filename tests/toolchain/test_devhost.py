@@ -3,27 +3,14 @@
 import dataclasses
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
 
 from core.settings import Settings, load_local_settings
+from tests.concurrency import all_at_once
 from tests.conftest import start_host
 from tests.payloads import mapping_batch, problem_of, store, stores_batch
-
-
-def all_at_once(count: int, work) -> list:
-    """Run work(i) in `count` threads released together."""
-    barrier = threading.Barrier(count)
-
-    def run(index):
-        barrier.wait(timeout=30)
-        return work(index)
-
-    with ThreadPoolExecutor(count) as pool:
-        return list(pool.map(run, range(count)))
-
 
 # --- concurrency --------------------------------------------------------------------------------
 
