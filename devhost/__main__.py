@@ -233,8 +233,11 @@ def _serve_with_settings(args) -> int:
         processes = worker_process_count(os.environ)
     except WorkerCountError as error:
         raise StrictSettingsError(str(error)) from None
+    # Opened here, before any worker forks: the schema (or the containers) is made once, not by several
+    # workers racing on a fresh database.
+    backend = current_backend()
     if settings.create_demo_partner:
-        _create_demo_partner(current_backend().storage)
+        _create_demo_partner(backend.storage)
     try:
         server = FunctionsHttpServer((args.host, port), table, prefix)
     except OSError as error:
@@ -255,7 +258,8 @@ def _serve_with_settings(args) -> int:
 
     def serve(index: int) -> int:
         """One worker: its own storage connections, the queue triggers, the timers in the first only."""
-        current_backend.cache_clear()  # never a connection opened before the fork
+        if processes > 1:
+            current_backend.cache_clear()  # never a connection opened before the fork
         stop = threading.Event()
         runners: list[threading.Thread] = [
             QueueTriggerRunner(f, _trigger_queue(settings, f, args.strict), queue_settings(host), stop)

@@ -25,9 +25,12 @@ NOT_RETRY_SAFE = frozenset({"register_stores"})
 
 
 def _same_batch(stored: BatchMarker, sent: BatchMarker) -> bool:
-    return (stored.partner_id, stored.batch_id, stored.body_digest, stored.record_count) == (
+    # The kind too: a batch_id first used on another endpoint answers with that endpoint's marker, which is
+    # not this call's batch however equal its digest and count.
+    return (stored.partner_id, stored.batch_id, stored.kind, stored.body_digest, stored.record_count) == (
         sent.partner_id,
         sent.batch_id,
+        sent.kind,
         sent.body_digest,
         sent.record_count,
     )

@@ -70,7 +70,15 @@ README = ROOT / "README.md"
 # Settings the code reads that are for one machine only and must not be set in Azure: the local host's
 # port, the SQLite backend's folder and demo partner, the emulator's Cosmos DB key, and the storage
 # connection string (Azurite); in Azure, AzureWebJobsStorage__* name the account and the identity.
-LOCAL_ONLY_SETTINGS = {"PORT", "POS_DATA_DIR", "POS_CREATE_DEMO_PARTNER", "COSMOS_KEY", "AzureWebJobsStorage"}
+# COSMOS_INJECT_THROTTLING: tests only, refused for an endpoint off this machine (backends/cosmos/throttling.py).
+LOCAL_ONLY_SETTINGS = {
+    "PORT",
+    "POS_DATA_DIR",
+    "POS_CREATE_DEMO_PARTNER",
+    "COSMOS_KEY",
+    "AzureWebJobsStorage",
+    "COSMOS_INJECT_THROTTLING",
+}
 # Settings the code reads as an alternative to one that is set: backends/azure_queue.py takes the queue
 # service URI or, failing that, the account name (set, since the Functions host reads it too).
 ALTERNATIVE_SETTINGS = {"AzureWebJobsStorage__queueServiceUri": "AzureWebJobsStorage__accountName"}

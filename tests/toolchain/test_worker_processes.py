@@ -49,6 +49,8 @@ def wait_until(condition, timeout: float = 20.0) -> bool:
 @pytest.fixture
 def two_workers(tmp_path):
     host = start_host(tmp_path, FUNCTIONS_WORKER_PROCESS_COUNT="2")
+    # /health answers once one worker serves; the other may still be starting on a loaded machine.
+    assert wait_until(lambda: len(workers_of(host.process.pid)) == 2), host.log()
     yield host
     host.stop()
 
