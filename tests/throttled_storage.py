@@ -55,6 +55,11 @@ class RetriedAfterThrottling:
 
         def call(*args, **kwargs):
             sent = args[0] if args and isinstance(args[0], BatchMarker) else None
+            received_before = False
+            if sent is not None:
+                # A batch already received is a resend whatever happens to this call: its answer stays as is.
+                with self.plan.paused():
+                    received_before = self.storage.find_batch(sent.partner_id, sent.batch_id) is not None
             twins = self._enter(sent)
             try:
                 try:
@@ -66,7 +71,9 @@ class RetriedAfterThrottling:
                         self.retried += 1
                 with self.plan.paused():
                     answer = attribute(*args, **kwargs)
-                return answer if sent is None or twins["raced"] else self._as_accepted(answer, sent)
+                if sent is None or twins["raced"] or received_before:
+                    return answer
+                return self._as_accepted(answer, sent)
             finally:
                 self._leave(sent, twins)
 
