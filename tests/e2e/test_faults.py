@@ -417,7 +417,7 @@ def test_the_business_converges_when_cosmos_db_throttles(seed, request, tmp_path
 
 SOURCES = [
     path
-    for folder in ("api", "backends", "core", "devhost", "hq", "ingest", "reconcile", "reference")
+    for folder in ("backends", "core", "devhost", "hq", "ingest", "reconcile", "reference", "triggers")
     for path in (ROOT / folder).rglob("*.py")
 ] + [ROOT / "function_app.py"]
 
