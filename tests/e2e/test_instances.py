@@ -30,8 +30,13 @@ import pytest
 from backends.cosmos.storage import CosmosStorage
 from tests.concurrency import all_at_once
 from tests.conftest import LocalHost, PartnerClient, make_partner, start_azure_host, start_host
+from tests.e2e.test_business_day import wait_for_result
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
+
+# Covers a message delivered before its close's commit (postponed by the visibility timeout, 30 s) on a
+# loaded machine.
+RESULT_TIMEOUT = 90.0
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
@@ -124,17 +129,6 @@ def reconciliations(hosts: list[LocalHost], partner_id: str) -> Counter:
     return counted
 
 
-def result_of(partner: PartnerClient, business_date: str, timeout: float = 90) -> dict:
-    """The close's status once reconciled. The timeout covers a message delivered before its close's commit
-    (postponed by the visibility timeout, 30 s) on a loaded machine."""
-    deadline = time.monotonic() + timeout
-    while True:
-        body = partner.get(f"daily-close/S1/{business_date}").json()
-        if body["status"] in ("MATCHED", "MISMATCHED") or time.monotonic() > deadline:
-            return body
-        time.sleep(0.2)
-
-
 def accepted_once(responses, record_count: int) -> None:
     statuses = Counter(response.status_code for response in responses)
     assert statuses == {202: 1, 200: len(responses) - 1}, [r.text for r in responses if r.status_code not in (200, 202)]
@@ -164,13 +158,13 @@ def test_each_instance_takes_reconciliation_messages_from_the_shared_queue(insta
     partner = make_partner(first)
     assert partner.put("stores", stores_batch(store("S1"))).status_code == 202
     assert partner.post("daily-close", close_of("2026-11-01")).status_code == 202
-    assert result_of(partner, "2026-11-01")["status"] == "MATCHED"
+    assert wait_for_result(partner, "S1", "2026-11-01", RESULT_TIMEOUT)["status"] == "MATCHED"
 
     (second,) = instances.start()
     first.stop()  # the second alone takes the next message, sent through it
     via_second = through_every_host(partner, [second])[0]
     assert via_second.post("daily-close", close_of("2026-11-02")).status_code == 202
-    assert result_of(via_second, "2026-11-02")["status"] == "MATCHED"
+    assert wait_for_result(via_second, "S1", "2026-11-02", RESULT_TIMEOUT)["status"] == "MATCHED"
     assert reconciliations([first, second], partner.partner_id) == {(0, "2026-11-01"): 1, (1, "2026-11-02"): 1}
 
 
@@ -230,7 +224,7 @@ def test_instances_at_once_accept_each_batch_once_keep_the_highest_version_and_r
     assert [r.status_code for r in close_of_day] == [202] * len(closes)
 
     days = [DUPLICATED_DAY, VERSIONS_DAY, *other_days]
-    results = {day: result_of(partner, day) for day in days}
+    results = {day: wait_for_result(partner, "S1", day, RESULT_TIMEOUT) for day in days}
     assert {day: r["status"] for day, r in results.items()} == dict.fromkeys(days, "MATCHED"), results
     time.sleep(5)  # several polls of every queue trigger: nothing may reconcile a close again
     for client in via:  # every instance answers the same result, unchanged

@@ -30,6 +30,7 @@ from ingest.trade_records import post_trade_records
 from reconcile.service import reconcile
 from tests.concurrency import all_at_once
 from tests.conftest import make_partner
+from tests.e2e.test_business_day import wait_for_result
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 
@@ -56,19 +57,10 @@ def on_sqlite(partner) -> bool:
     return partner.host.env.get("POS_BACKEND", "sqlite") == "sqlite"
 
 
-def result_of(partner, store_id: str, business_date: str, timeout: float = 30) -> dict:
-    deadline = time.monotonic() + timeout
-    while True:
-        body = partner.get(f"daily-close/{store_id}/{business_date}").json()
-        if body["status"] in ("MATCHED", "MISMATCHED") or time.monotonic() > deadline:
-            return body
-        time.sleep(0.2)
-
-
 def close_and_wait(partner, business_date: str, totals: dict, batch_count: int = 1) -> dict:
     response = partner.post("daily-close", daily_close("S1", business_date, totals, batch_count))
     assert response.status_code == 202, response.text
-    return result_of(partner, "S1", business_date)
+    return wait_for_result(partner, "S1", business_date, 30)
 
 
 def test_the_same_trade_records_batch_sent_at_once_is_accepted_once_and_counted_once(partner):
@@ -103,7 +95,7 @@ def test_the_same_daily_close_sent_at_once_is_accepted_once(partner):
     body = orjson.dumps(daily_close("S1", DAY, totals_of([record], REVENUE, DIRECTIONS)))
     responses = all_at_once(RACERS, lambda i: partner.post("daily-close", body))
     assert sorted(r.status_code for r in responses) == [200] * (RACERS - 1) + [202], [r.text for r in responses]
-    assert result_of(partner, "S1", DAY)["status"] == "MATCHED"
+    assert wait_for_result(partner, "S1", DAY, 30)["status"] == "MATCHED"
 
 
 @pytest.mark.parametrize("moving", [False, True], ids=["same-day", "moving-between-days"])
@@ -157,7 +149,7 @@ def test_concurrent_daily_closes_leave_one_of_them_with_the_result_of_its_own_to
     responses = all_at_once(RACERS, lambda i: partner.post("daily-close", closes[i]))
     assert [r.status_code for r in responses] == [202] * RACERS, [r.text for r in responses]
 
-    result = result_of(partner, "S1", DAY)
+    result = wait_for_result(partner, "S1", DAY, 30)
     stored = [i for i, close in enumerate(closes) if {k: close[k] for k in result["expected"]} == result["expected"]]
     assert len(stored) == 1, result  # exactly one of the closes sent is the stored one
     claimed_extra = stored[0]
