@@ -175,6 +175,25 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert any(line.startswith("| · stage: I-JSON second parse") for line in table)  # a detail row, marked
 
 
+def test_host_steps_times_every_step_of_requests_served_over_http():
+    from bench.host_steps import GC_LABEL, STEPS, WHOLE
+
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.host_steps", "--requests", "2", "--records", "20", "--rate-limit", "600"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr  # it raises unless every request was answered 202
+
+    figures = {line[:44].rstrip(): line[44:].split() for line in done.stdout.splitlines()[2:]}
+    assert set(figures) >= {WHOLE, GC_LABEL, *(label for label, _, _ in STEPS)}
+    # every step ran once a request in the serving thread (the median count of calls, last column)
+    assert all(figures[label][2] == "1" for label, _, _ in STEPS), done.stdout
+    assert float(figures["the host's own (whole request - use case)"][0]) > 0
+
+
 def test_summary_and_ratio_of_samples():
     from bench.measure import ratio, summary
 
