@@ -1,7 +1,8 @@
 """`python -m bench.host_steps`: what the local host adds to an accept over HTTP, step by step (issue 20).
 
 The host runs in this process as `python -m devhost` runs it (its server, the app's real function table,
-the benchmark's settings of bench/over_http.py, the JSON log line written to a file, gc.freeze()); the
+the benchmark's settings of bench/over_http.py, the JSON log line written to a file, gc.freeze()), without
+its queue and timer triggers, which sit idle during the benchmark (a poll a second); the
 benchmark's 500-record bodies are POSTed to it over a real socket, one persistent connection. Each step
 of a request is timed with time.thread_time() in the thread that serves it, so neither the client nor
 a neighbour's process is counted. The use case alone, called in this thread on bodies of the same size,
@@ -132,6 +133,7 @@ def _start_host(data: Path, rate_limit: int):
     """The local host in a thread of this process, set up as bench/over_http.py sets up `python -m devhost`."""
     os.environ.update(
         {
+            "POS_BACKEND": "sqlite",  # the storage harness.open_service set up
             "POS_DATA_DIR": str(data),
             "POS_CREATE_DEMO_PARTNER": "false",
             "RATE_LIMIT_PER_MINUTE": str(rate_limit),
