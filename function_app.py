@@ -1,10 +1,9 @@
 """The Functions app (Python v2 programming model). It only wires: it registers the triggers' blueprints."""
 
-import gc
-
 import azure.functions as func
 
 from triggers.blueprints import BLUEPRINTS
+from triggers.garbage_collection import set_for_requests
 from triggers.telemetry import configure_telemetry
 
 # Keys are checked by the app itself (ingest/access.py): the host does not tell the worker which
@@ -15,6 +14,5 @@ for blueprint in BLUEPRINTS:
     app.register_functions(blueprint)
 
 # What the app loaded stays for the worker's life: frozen, it is not walked again by every full
-# collection, which a 500-record batch sets off. Measured as the worker runs the app (bench/gc_freeze.py,
-# docs/performance.md): a full collection takes ~5 ms instead of ~55 ms.
-gc.freeze()
+# collection (bench/gc_freeze.py: ~5 ms instead of ~55 ms); and the collector seldom runs during a batch.
+set_for_requests()

@@ -91,15 +91,18 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
     from core.money import currency_exponent
-    from ingest import parsing
-    from ingest.amounts import MoneyReader, validated_exact_money
+    from ingest.amounts import MoneyReader
+    from ingest.batches import resend_key
     from ingest.data_protection import protection_problems
+    from ingest.one_parse import batch_validator, no_repeated_names, read_object
     from ingest.trade_records import _row, read_amounts
     from ingest.trade_rules import record_warnings
     from ingest.wire.requests import TradeRecordsBatch
     from ingest.wire.resend_keys import StoreDayKey
 
     batch = TradeRecordsBatch.model_validate_json(body)
+    raw = read_object(body)
+    assert raw is not None
     store = service.storage.get_store(harness.PARTNER_ID, service.store_id)
     exponent = currency_exponent(store.currency)
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
@@ -110,11 +113,12 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
         for path, record in zip(paths, batch.trade_records, strict=True)
     ]
     stages = {
-        "batch_id look-up parse (resend check)": lambda: StoreDayKey.model_validate_json(body),
-        "validation, places of the store's currency (validated_exact_money)": lambda: validated_exact_money(
-            TradeRecordsBatch, body, exponent
-        ),
-        "I-JSON second parse, unknown names": lambda: parsing.i_json_and_names(TradeRecordsBatch, body),
+        "the one parse (orjson.loads, ingest/one_parse.py)": lambda: read_object(body),
+        "resend key from the parsed values": lambda: resend_key(body, StoreDayKey, raw),
+        "validation of the parsed values, places of the store's currency": lambda: batch_validator(
+            TradeRecordsBatch, exponent
+        ).validate_python(raw),
+        "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, raw),
         "amounts: minor units (places checked in validation)": lambda: [
             read_amounts(path, record, MoneyReader(record.currency, exponent))
             for path, record in zip(paths, batch.trade_records, strict=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import orjson
 
 from bench import floors
+from triggers.garbage_collection import set_for_requests
 
 
 class _Server(ThreadingHTTPServer):
@@ -67,6 +68,7 @@ class _Handler(BaseHTTPRequestHandler):
 def main(argv: list[str]) -> int:
     port, data_dir = int(argv[0]), Path(argv[1])
     server = _Server(("127.0.0.1", port), data_dir)
+    set_for_requests()  # the collector settings of the host it is compared with (function_app.py)
     print(f"floor server on {port}", flush=True)
     server.serve_forever(poll_interval=0.5)
     return 0

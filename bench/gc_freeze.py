@@ -1,7 +1,9 @@
-"""Does `gc.freeze()` at the end of function_app.py pay off under the worker's conditions?
+"""Do the app's garbage collector settings (triggers/garbage_collection.py, called at the end of
+function_app.py: `gc.freeze()` and a higher threshold for the youngest generation) pay off under the
+worker's conditions?
 
 Each run is a fresh interpreter that does what the Python worker does: it imports function_app (with
-gc.freeze() in place, or made a no-op before the import), then calls the user code of
+the settings in place, or made no-ops before the import), then calls the user code of
 post_trade_records with a func.HttpRequest from a thread of a pool, one 500-record batch after the
 other (new batch_ids), on SQLite in a temporary folder. Runs with and without the freeze alternate,
 the order swapped each round, so that a slower moment of the machine hits both alike.
@@ -31,8 +33,9 @@ def child(freeze: bool, batches: int) -> dict:
     """One worker-like process: its accept times in ms, and what the collector did meanwhile."""
     import gc
 
-    if not freeze:
-        gc.freeze = lambda: None  # function_app.py's call becomes a no-op
+    if not freeze:  # function_app.py's settings become no-ops
+        gc.freeze = lambda: None
+        gc.set_threshold = lambda *thresholds: None
     data_dir = Path(tempfile.mkdtemp(prefix="gc-freeze-"))
     os.environ.update(
         POS_BACKEND="sqlite", POS_DATA_DIR=str(data_dir), POS_CREATE_DEMO_PARTNER="false", RATE_LIMIT_PER_MINUTE="0"
@@ -87,6 +90,7 @@ def child(freeze: bool, batches: int) -> dict:
         "ms": times,
         "frozen_objects": gc.get_freeze_count(),
         "full_collection_ms": full,
+        "collections": len(pauses),
         "collection_ms": sum(ms for _, ms in pauses),
     }
 
@@ -119,7 +123,7 @@ def measure(rounds: int, batches: int) -> dict:
     report = {}
     for freeze, results in runs.items():
         samples = [ms for result in results for ms in result["ms"]]
-        report["with freeze" if freeze else "without"] = {
+        report["with the app's settings" if freeze else "without"] = {
             "accepts": len(samples),
             "p50_ms": round(statistics.median(samples), 1),
             "p90_ms": round(percentile(samples, 0.9), 1),
@@ -131,6 +135,7 @@ def measure(rounds: int, batches: int) -> dict:
             "full_collection_p50_ms": round(
                 statistics.median([ms for result in results for ms in result["full_collection_ms"]] or [0]), 2
             ),
+            "collections_per_accept": round(sum(result["collections"] for result in results) / len(samples), 1),
             "collection_ms_per_accept": round(sum(result["collection_ms"] for result in results) / len(samples), 2),
         }
     return report

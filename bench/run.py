@@ -41,6 +41,7 @@ from bench import (
 )
 from bench.measure import Config
 from bench.report import RESULTS_DIR, machine_info, render_table, table_rows, write_results
+from triggers.garbage_collection import set_for_requests
 
 # name in --only -> the benchmark's run(cfg, tmp), in the order they run and appear in the table's file
 BENCHMARKS = {
@@ -110,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown benchmarks: {', '.join(sorted(unknown))}")
     out = args.out or RESULTS_DIR / ("quick.json" if cfg.quick else "latest.json")
+    # The collector settings the app sets in its worker (function_app.py); the floors measured in this
+    # process share them, as the HTTP floor server does.
+    set_for_requests()
 
     started = time.perf_counter()
     results: dict = {}

@@ -1,8 +1,7 @@
 """Amounts of one currency: exactly its minor-unit places (spec 1) and within the range storage holds,
 in a parsed body (`MoneyReader`, `money_problems`) and in the readable parts of a refused one
-(`raw_money_problems`), so that a refused batch lists its amount problems with pydantic's own; and a
-validator that checks both in pydantic-core for one exponent (`exact_money_validator`), so that a batch in
-its store's currency needs no Python per amount.
+(`raw_money_problems`), so that a refused batch lists its amount problems with pydantic's own. The
+narrowed validator that checks both in pydantic-core is in ingest/one_parse.py.
 """
 
 from __future__ import annotations
@@ -10,10 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import typing
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import SchemaValidator
+from typing import Any
 
 from core.errors import FieldProblem
 from core.money import currency_exponent, format_minor_units, minor_units, places_message
@@ -31,7 +27,7 @@ class MoneyReader:
     An amount with a problem reads as 0, so that sums built from it add no second problem.
 
     checked_exponent: the places and range of the amounts were checked in pydantic-core for this exponent
-    (`validated_exact_money`); for a currency of that exponent the reader then only converts (`checked`),
+    (`ingest.one_parse.validated_once`); for a currency of that exponent the reader then only converts (`checked`),
     and the amounts read only to be checked are skipped."""
 
     def __init__(self, currency: str, checked_exponent: int | None = None):
@@ -88,7 +84,7 @@ def raw_money_problems(raw: Any, model: type, path: str) -> list[FieldProblem]:
 def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, problems: list) -> None:
     if not isinstance(raw, dict):
         return
-    fields = _amount_fields(model)
+    fields = amount_fields(model)
     if "currency" in hints(model):
         currency = raw.get("currency")
         reader = None
@@ -111,7 +107,7 @@ def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, 
 
 
 @functools.cache
-def _amount_fields(model: type) -> tuple[tuple[str, str, type | None], ...]:
+def amount_fields(model: type) -> tuple[tuple[str, str, type | None], ...]:
     """(name, "amount" | "object" | "list", model held) of the fields of model that are amounts or hold
     models."""
     found = []
@@ -124,69 +120,3 @@ def _amount_fields(model: type) -> tuple[tuple[str, str, type | None], ...]:
         elif is_model(inner := held_model(declared_type(model, (name, 0)))):
             found.append((name, "list", inner))
     return tuple(found)
-
-
-# --- the places and range in pydantic-core --------------------------------------------------------
-# Money accepts any decimal string: the places depend on the currency, which the model cannot see while it
-# reads an amount. For one exponent, the same core schema with each Money field's pattern narrowed to
-# exactly those places and at most 15 digits (below 2**53 - 1, so the range holds too) checks them in Rust.
-# It only ever confirms: a body it refuses is validated again by the wire model, whose problems are the
-# answer, so every 400 stays the wire model's.
-
-
-def exact_money_pattern(exponent: int) -> str:
-    """A Money string with exactly `exponent` places and at most 15 digits."""
-    if exponent == 0:
-        return r"^-?[0-9]{1,15}$"
-    return rf"^-?[0-9]{{1,{15 - exponent}}}\.[0-9]{{{exponent}}}$"
-
-
-Model = TypeVar("Model", bound=BaseModel)
-
-
-def validated_exact_money(model: type[Model], body: bytes, exponent: int) -> Model | None:
-    """body validated as model with every amount at exactly `exponent` places and at most 15 digits, or
-    None when anything is refused (the model's own validation then says why)."""
-    try:
-        fields, _extra, fields_set = _exact_money_validator(model, exponent).validate_json(body)
-    except ValidationError:
-        return None
-    return model.model_construct(fields_set, **fields)
-
-
-@functools.cache
-def _exact_money_validator(model: type[BaseModel], exponent: int) -> SchemaValidator:
-    # pydantic-core reuses a class's own validator for a model or dataclass met in a schema ("prebuilt"),
-    # which would drop the narrowed patterns: the root is the model's fields (the caller builds the model
-    # from them), and each dataclass is marked as its own generic origin, which turns that reuse off.
-    schema = model.__pydantic_core_schema__
-    if schema["type"] != "model" or any(kind == "amount" for _, kind, _ in _amount_fields(model)):
-        raise TypeError(f"{model.__name__}: only amounts of the dataclasses a model holds are narrowed")
-    return SchemaValidator(_narrowed(schema["schema"], exact_money_pattern(exponent)), schema.get("config"))
-
-
-def _narrowed(schema: Any, pattern: str) -> Any:
-    """A copy of a core schema in which the Money fields of every dataclass (found by their declared
-    type, as `raw_money_problems` finds them) have `pattern`."""
-    if isinstance(schema, list):
-        return [_narrowed(part, pattern) for part in schema]
-    if not isinstance(schema, dict):
-        return schema
-    copy = {key: _narrowed(value, pattern) for key, value in schema.items()}
-    if copy.get("type") == "model":  # its prebuilt validator would be used, with amounts not narrowed
-        raise TypeError(f"{copy['cls'].__name__}: a model inside a model is not narrowed")
-    if copy.get("type") == "dataclass":
-        amounts = {name for name, kind, _ in _amount_fields(copy["cls"]) if kind == "amount"}
-        arguments = copy["schema"]
-        arguments["fields"] = [
-            _with_pattern(field, pattern) if field["name"] in amounts else field for field in arguments["fields"]
-        ]
-        copy["generic_origin"] = copy["cls"]
-    return copy
-
-
-def _with_pattern(schema: dict, pattern: str) -> dict:
-    """schema (a field, possibly optional or with a default) with its string's pattern replaced."""
-    if schema.get("type") == "str":
-        return {**schema, "pattern": pattern}
-    return {key: _with_pattern(value, pattern) if key == "schema" else value for key, value in schema.items()}

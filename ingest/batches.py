@@ -240,10 +240,11 @@ def known_batch(
     return None if read is None else known_batch_of(storage, partner_id, kind, body, read)
 
 
-def resend_key(body: bytes, key: type[Key]) -> Key | None:
-    """The batch_id and store codes of a write body (`key`), or None when they cannot be read."""
+def resend_key(body: bytes, key: type[Key], raw: dict | None = None) -> Key | None:
+    """The batch_id and store codes of a write body (`key`), or None when they cannot be read; from raw, the
+    body already read as plain values (ingest/one_parse.py), when it is given."""
     try:
-        return key.model_validate_json(body)
+        return key.model_validate_json(body) if raw is None else key.model_validate(raw)
     except ValidationError:
         return None
 

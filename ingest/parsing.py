@@ -59,19 +59,16 @@ def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldPro
 Salvage = Callable[["Refused"], list[FieldProblem]]
 
 
-def parse(
-    model: type[Model], body: bytes, salvage: Salvage | None = None, validated: Model | None = None
-) -> tuple[Model, list[tuple]]:
+def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tuple[Model, list[tuple]]:
     """Validate the whole body; 400 BATCH_TOO_LARGE if a batch list is over its limit, else
     400 INVALID_PAYLOAD listing every problem found: pydantic's, and those `salvage` finds in the parts
     of the body that can be read. A valid body costs nothing more: the salvage runs on refusals only.
-    validated: the body already validated as model by a stricter validator (then only the I-JSON pass
-    below remains).
+    (A valid batch of trade records is mostly read with one parse instead: ingest/one_parse.py.)
 
     Returns the model and the locations of the members it ignored because no model knows their name
     (`unknown_members`), for the use case's warnings."""
     try:
-        parsed = model.model_validate_json(body) if validated is None else validated
+        parsed = model.model_validate_json(body)
     except ValidationError as error:
         for item in error.errors(include_url=False, include_input=False):
             if item["type"] == "too_long" and len(item["loc"]) == 1:

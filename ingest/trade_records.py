@@ -40,7 +40,7 @@ from core.records import (
     record_changes,
 )
 from ingest import access
-from ingest.amounts import MoneyReader, raw_money_problems, validated_exact_money
+from ingest.amounts import MoneyReader, raw_money_problems
 from ingest.batches import (
     BatchOutcome,
     accept,
@@ -51,6 +51,7 @@ from ingest.batches import (
     unknown_member_warnings,
 )
 from ingest.data_protection import protection_problems, protection_warnings
+from ingest.one_parse import read_object, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.trade_rules import record_warnings
@@ -310,7 +311,8 @@ def post_trade_records(
     *,
     validate_only: bool = False,
 ) -> BatchOutcome:
-    key = resend_key(body, StoreDayKey)
+    raw = read_object(body)  # the one parse of a valid batch (ingest/one_parse.py)
+    key = resend_key(body, StoreDayKey, raw)
     resent = None if key is None else known_batch_of(storage, partner.partner_id, "trade-records", body, key)
     if resent is not None:
         if resent.replayed and not validate_only:
@@ -318,9 +320,10 @@ def post_trade_records(
         return resent
     known_store = None if key is None else storage.get_store(partner.partner_id, key.store_id)
     exponent = None if known_store is None else currency_exponent(known_store.currency)
-    # the places of the store's currency checked in pydantic-core; None: refused, the model says why
-    exact = None if exponent is None else validated_exact_money(TradeRecordsBatch, body, exponent)
-    batch, unknown = parse(TradeRecordsBatch, body, _readable_problems, validated=exact)
+    # validated from the plain values, the places of the store's currency included; None: the slow way
+    # (`parse`) says why, or confirms
+    exact = None if exponent is None or raw is None else validated_once(TradeRecordsBatch, body, raw, exponent)
+    batch, unknown = (exact, []) if exact is not None else parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = (
         known_store

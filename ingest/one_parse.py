@@ -1,0 +1,131 @@
+"""A valid batch read with one parse (issue 20): orjson reads the body once into plain values, and the
+resend key, the I-JSON check and the validation all work from those values, where the slow way
+(ingest/parsing.py `parse`) parses the same bytes three times.
+
+It only ever confirms. A body orjson refuses, one in which a member name may be repeated, and one the
+fast validator refuses (a value, a member no model knows, an amount with other places than the store's
+currency) all go the slow way, whose answer is the service's: every 400 and warning stays the same.
+
+- `read_object`: the body as plain values, or None.
+- `no_repeated_names`: whether no object of the body has a member name twice, by counting colons.
+- `validated_once`: the batch, validated by the wire model's own core schema adapted to plain values, with
+  every amount at exactly the store currency's places and no member the models do not know.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, ValidationError
+from pydantic_core import SchemaValidator
+
+from ingest.amounts import amount_fields
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def read_object(body: bytes) -> dict | None:
+    """body as plain JSON values when orjson reads it as an object, else None. orjson is at least as strict
+    as the model's parser: it also refuses NaN, numbers beyond a double and lone surrogates
+    (tests/unit/test_one_parse.py)."""
+    try:
+        raw = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return raw if isinstance(raw, dict) else None
+
+
+def no_repeated_names(body: bytes, raw: dict) -> bool:
+    """True only when no object of body (read as raw) has a member name twice (I-JSON, RFC 7493).
+
+    raw keeps one member per name, the last. Written again by orjson, it has a colon for each member it
+    kept and the colons of its strings, which orjson writes as they are; body has a colon for each member
+    it wrote and the colons of the same strings, written as they are or as the escape \\u003a. Every member
+    raw dropped took at least its own colon with it, so the counts are equal only when none was dropped.
+    The escapes are counted as text, which can only count too many (an escaped backslash followed by
+    "u003a"): then the counts differ and the caller takes the slow way, which says whether a name repeats.
+    """
+    written = orjson.dumps(raw)
+    if written == body:  # compact JSON as orjson writes it, which never repeats a name: nothing to count
+        return True
+    escaped_colons = body.count(b"\\u003a") + body.count(b"\\u003A") if b"\\" in body else 0
+    return written.count(b":") == body.count(b":") + escaped_colons
+
+
+def validated_once(model: type[Model], body: bytes, raw: dict, exponent: int) -> Model | None:
+    """body (read as raw) validated as model when it is I-JSON, has only members the models know, and every
+    amount has exactly `exponent` places and at most 15 digits; None when anything is not confirmed."""
+    try:
+        fields, _extra, fields_set = batch_validator(model, exponent).validate_python(raw)
+    except ValidationError:
+        return None
+    if not no_repeated_names(body, raw):
+        return None
+    return model.model_construct(fields_set, **fields)
+
+
+# --- the validator -------------------------------------------------------------------------------------
+# The wire model's core schema, changed in three ways, each covered by tests/unit/test_one_parse.py:
+# 1. amounts: each Money field's pattern narrowed to exactly the exponent's places and at most 15 digits
+#    (below 2**53 - 1, so the range holds too);
+# 2. plain values in place of JSON: a dataclass accepts a dict (strict, it wants an instance), and a
+#    date-time or a date accepts a string only, parsed as in JSON (strict, it wants a datetime object);
+# 3. no member the models do not know (they ignore one, with a warning: the slow way finds them).
+# pydantic-core reuses a class's own validator for a model or dataclass met in a schema ("prebuilt"),
+# which would undo the changes: the root is the model's fields (the caller builds the model from them),
+# and each dataclass is marked as its own generic origin, which turns that reuse off.
+
+
+def exact_money_pattern(exponent: int) -> str:
+    """A Money string with exactly `exponent` places and at most 15 digits."""
+    if exponent == 0:
+        return r"^-?[0-9]{1,15}$"
+    return rf"^-?[0-9]{{1,{15 - exponent}}}\.[0-9]{{{exponent}}}$"
+
+
+# A date as JSON's strict mode reads it: the lax mode of plain values would also take a date-time at
+# midnight ("2026-11-24T00:00:00Z"), which is never sent as a business_date.
+_DATE_TEXT = r"^[0-9-]+$"
+
+
+@functools.cache
+def batch_validator(model: type[BaseModel], exponent: int) -> SchemaValidator:
+    schema = model.__pydantic_core_schema__
+    if schema["type"] != "model" or any(kind == "amount" for _, kind, _ in amount_fields(model)):
+        raise TypeError(f"{model.__name__}: only amounts of the dataclasses a model holds are narrowed")
+    return SchemaValidator(_adapted(schema["schema"], exact_money_pattern(exponent)), schema.get("config"))
+
+
+def _adapted(schema: Any, pattern: str) -> Any:
+    """A copy of a core schema changed as the comment above says."""
+    if isinstance(schema, list):
+        return [_adapted(part, pattern) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    copy = {key: _adapted(value, pattern) for key, value in schema.items()}
+    kind = copy.get("type")
+    if kind == "model":  # its prebuilt validator would be used, unchanged
+        raise TypeError(f"{copy['cls'].__name__}: a model inside a model is not adapted")
+    if kind == "dataclass":
+        amounts = {name for name, held, _ in amount_fields(copy["cls"]) if held == "amount"}
+        arguments = copy["schema"]
+        arguments["fields"] = [
+            _with_pattern(field, pattern) if field["name"] in amounts else field for field in arguments["fields"]
+        ]
+        copy["generic_origin"] = copy["cls"]
+        copy["strict"] = False
+    if kind in ("dataclass-args", "model-fields"):
+        copy["extra_behavior"] = "forbid"
+    if kind in ("datetime", "date"):
+        text = {"type": "str", "strict": True, **({"pattern": _DATE_TEXT} if kind == "date" else {})}
+        return {"type": "chain", "steps": [text, {**copy, "strict": False}]}
+    return copy
+
+
+def _with_pattern(schema: dict, pattern: str) -> dict:
+    """schema (a field, possibly optional or with a default) with its string's pattern replaced."""
+    if schema.get("type") == "str":
+        return {**schema, "pattern": pattern}
+    return {key: _with_pattern(value, pattern) if key == "schema" else value for key, value in schema.items()}

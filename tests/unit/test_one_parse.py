@@ -1,0 +1,276 @@
+"""A valid batch read with one parse (issue 20, ingest/one_parse.py): it builds the same batch as the wire
+model when every amount has the exponent's places and at most 15 digits, the body is I-JSON and every
+member is known; it confirms nothing else, and what it does not confirm gets the wire model's answer, so a
+batch gets the same answer as before: the same 400 for wrong places or range or a repeated name, a 202
+for a long amount or with a warning for an unknown member.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+from pydantic_core import from_json
+
+from backends.memory.storage import MemoryStorage
+from bench import generate
+from core.clock import utc_now
+from core.errors import ApiError
+from ingest.one_parse import no_repeated_names, read_object, validated_once
+from ingest.parsing import i_json_problem
+from ingest.stores import put_stores
+from ingest.trade_records import document_json, post_trade_records
+from ingest.wire.requests import TradeRecordsBatch
+from tests.payloads import store, stores_batch
+from tests.trade_payloads import Line, trade_batch, trade_record
+
+DAY = "2026-11-20"
+MODIFIER = {"group_id": "G1", "option_id": "O1", "quantity": "1", "price_delta": "0"}
+
+
+def batch_body(currency: str = "USD", exponent: int = 2, price_delta: str | None = None) -> dict:
+    lines = [Line("P-BURGER", 2, 550, modifiers=[dict(MODIFIER)]), Line("P-COLA", 1, 199)]
+    record = trade_record("S1", DAY, lines, currency=currency, exponent=exponent, tax=130, tip=100)
+    record["items"][0]["modifiers"][0]["price_delta"] = price_delta or ("0" if exponent == 0 else "0." + "0" * exponent)
+    return trade_batch("S1", DAY, [record])
+
+
+def once(body: bytes, exponent: int = 2) -> TradeRecordsBatch | None:
+    raw = read_object(body)
+    assert raw is not None
+    return validated_once(TradeRecordsBatch, body, raw, exponent)
+
+
+def assert_same_batch(body: bytes, exponent: int) -> None:
+    fast = once(body, exponent)
+    wire = TradeRecordsBatch.model_validate_json(body)
+    assert fast is not None and fast == wire and fast.model_fields_set == wire.model_fields_set
+    assert [document_json(record) for record in fast.trade_records] == [
+        document_json(record) for record in wire.trade_records
+    ]
+
+
+@pytest.mark.parametrize(("currency", "exponent"), [("USD", 2), ("JPY", 0), ("KWD", 3), ("CLF", 4)])
+def test_a_batch_with_the_exponents_places_is_the_wire_models_batch(currency, exponent):
+    body = orjson.dumps(batch_body(currency, exponent))
+    assert_same_batch(body, exponent)
+    assert once(body, exponent + 1) is None
+
+
+def test_the_benchmarks_batch_is_the_wire_models_batch():
+    # 500 records with modifiers, payments, tax lines, optional members present and absent, time zones
+    assert_same_batch(generate.batch_bodies(1, 500, seed=3, tag="T")[0], 2)
+
+
+def test_pretty_printed_and_with_timestamps_as_dotnet_and_java_write_them():
+    body = batch_body()
+    record = body["trade_records"][0]
+    record["opened_at"] = "2026-11-20T12:00:00.1234567+09:00"  # .NET "o"
+    record["closed_at"] = "2026-11-20T12:05:00.123-05:00"  # Java OffsetDateTime
+    record["last_modified_at"] = "2026-11-20t12:05:00z"
+    assert_same_batch(json.dumps(body, indent=2, ensure_ascii=True).encode(), 2)
+    assert_same_batch(json.dumps(body, indent="\t", separators=(" , ", " : ")).encode(), 2)
+
+
+@pytest.mark.parametrize("amount", ["12.5", "12.500", "12", "-0.1", "12345678901234.00"])
+def test_other_places_or_more_than_15_digits_are_left_to_the_wire_model(amount):
+    body = orjson.dumps(batch_body(price_delta=amount))
+    TradeRecordsBatch.model_validate_json(body)  # a valid Money for the wire model
+    assert once(body) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"batch_id": "x", "batch_id": "y"}',
+        b'{"a":1,"a":1}',  # compact, as orjson writes it but for the repeat
+        b'{"a": {"b": 1, "c": {"d": 2, "d": 2}}}',
+        b'{"a" :1,\n "a"\t: 1}',
+        b'{"a": "12:00", "b": [{"t": "1:2:3", "t": "x"}]}',
+        b'{"a": [{"x": {"k": 1}, "x": {"k": 1}}]}',
+    ],
+)
+def test_a_repeated_name_is_never_missed(body):
+    raw = read_object(body)
+    assert raw is not None and not no_repeated_names(body, raw)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":"12:00","b":[{"t":"1:2:3"},{"t":":"}],"c":{"d":null}}',
+        b'{"a": "12:00", "b": [{"t": "1:2:3"}, {"t": ":"}], "c": {"d": null}}',
+        b'{ "a" : "x\\u003ay" , "b":"\\u003A" }',  # colons written as escapes
+        '{"名前": "東京:渋谷", "متجر": "a:b"}'.encode(),
+    ],
+)
+def test_a_body_without_repeated_names_is_confirmed(body):
+    # written as orjson writes it, and not: the first is confirmed by comparison, the others by counting
+    raw = read_object(body)
+    assert raw is not None and no_repeated_names(body, raw)
+
+
+def test_text_that_only_looks_like_an_escaped_colon_is_left_to_the_slow_way():
+    body = b'{"a": "\\\\u003a"}'  # a backslash, then the letters u003a
+    raw = read_object(body)
+    assert raw == {"a": "\\u003a"} and not no_repeated_names(body, raw)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a":"x\ny"}',
+        b'{"a":1,}',
+        b'{"a":01}',
+        b'\xef\xbb\xbf{"a":1}',
+        b'{"a":"\xc0\xaf"}',
+        b'{"a":"\xed\xa0\x80"}',
+        b'{"a":"\\udc00"}',
+        b'{"a":1e999}',
+        b'{"a":NaN}',
+        b'{"a":"\t"}',
+        b'{"a":1}x',
+    ],
+)
+def test_what_orjson_refuses_the_models_parser_or_the_i_json_check_refuses(body):
+    assert read_object(body) is None
+    try:
+        from_json(body)  # the parser of model_validate_json
+    except ValueError:
+        return
+    assert i_json_problem(body) is not None
+
+
+def test_a_body_that_is_not_an_object_is_not_read():
+    assert read_object(b"[1]") is None and read_object(b'"x"') is None
+
+
+def test_a_member_no_model_knows_is_left_to_the_slow_way():
+    body = batch_body()
+    body["trade_records"][0]["items"][0]["tip_amout"] = "1.00"
+    assert once(orjson.dumps(body)) is None
+
+
+# --- timestamps and dates: plain strings parsed as JSON's strict mode parses them --------------------------
+
+_TEXT = st.text(alphabet="0123456789-:.TtZz+ W", max_size=32)
+_FORMS = st.sampled_from(
+    [
+        "2026-11-24T10:15:00Z",
+        "2026-11-24T10:15Z",
+        "2026-11-24 10:15:00+05:30",
+        "2026-11-24T10:15:00+0530",
+        "2026-11-24T10:15:00",
+        "2026-11-24",
+        "2026-11-24T00:00:00Z",
+        "2026-11-24T00:00:00+00:00",
+        "1732406400",
+        "1732400000",
+        "0",
+        "20261124",
+        "2026-W48-2",
+        "2026-11-24T24:00:00Z",
+    ]
+)
+
+
+def _read(validate, value):
+    try:
+        return ("ok", validate(value))
+    except ValidationError:
+        return ("refused", None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(_TEXT, _FORMS), field=st.sampled_from(["opened_at", "business_date"]))
+def test_a_timestamp_or_date_is_confirmed_only_as_the_wire_model_reads_it(text, field):
+    body = batch_body()
+    body["trade_records"][0][field] = text
+    if field == "business_date":
+        body["business_date"] = text
+    encoded = orjson.dumps(body)
+    fast = once(encoded)
+    try:
+        wire = TradeRecordsBatch.model_validate_json(encoded)
+    except ValidationError:
+        assert fast is None
+        return
+    if fast is not None:
+        assert fast == wire
+
+
+def test_a_number_for_a_timestamp_or_a_date_is_refused_as_the_wire_model_refuses_it():
+    for field, value in [("opened_at", 1732400000), ("business_date", 0), ("opened_at", dt.date.today().year)]:
+        body = batch_body()
+        body["trade_records"][0][field] = value
+        encoded = orjson.dumps(body)
+        assert once(encoded) is None
+        with pytest.raises(ValidationError):
+            TradeRecordsBatch.model_validate_json(encoded)
+
+
+# --- through the use case ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def storage() -> MemoryStorage:
+    """Partner p1 with store S1 (USD) registered and its master data sent."""
+    storage = MemoryStorage()
+    storage.add_partner("p1", "Partner one", utc_now())
+    storage.register_stores("p1", ["S1"], utc_now())
+    partner = storage.get_partner("p1")
+    assert partner is not None
+    assert put_stores(storage, partner, orjson.dumps(stores_batch(store("S1")))).http_status == 202
+    return storage
+
+
+def post(storage: MemoryStorage, body: dict | bytes):
+    encoded = body if isinstance(body, bytes) else orjson.dumps(body)
+    return post_trade_records(storage, None, storage.get_partner("p1"), encoded, 0)  # type: ignore[arg-type]
+
+
+def test_wrong_places_and_range_answer_the_wire_models_problems(storage):
+    body = batch_body(price_delta="0.5")
+    body["trade_records"][0]["payments"][0]["tip_amount"] = "99999999999999.99"
+    with pytest.raises(ApiError) as refused:
+        post(storage, body)
+    assert [(problem.path, problem.message) for problem in refused.value.errors] == [
+        (
+            "trade_records[0].items[0].modifiers[0].price_delta",
+            "USD amounts have exactly 2 decimal places (for example 12.50)",
+        ),
+        (
+            "trade_records[0].payments[0].tip_amount",
+            "must be at most 90071992547409.91 USD in absolute value",
+        ),
+    ]
+
+
+def test_an_amount_of_16_digits_within_range_is_still_accepted(storage):
+    assert post(storage, batch_body(price_delta="12345678901234.00")).http_status == 202
+
+
+def test_a_repeated_name_in_a_record_is_refused(storage):
+    text = orjson.dumps(batch_body()).decode()
+    repeated = text.replace('"currency":"USD"', '"currency":"USD","currency":"USD"', 1)
+    assert repeated != text
+    with pytest.raises(ApiError) as refused:
+        post(storage, repeated.encode())
+    assert [(problem.path, problem.message) for problem in refused.value.errors] == [
+        ("$", "an object has the same member name twice; send each name once")
+    ]
+
+
+def test_an_unknown_member_is_still_accepted_with_its_warning(storage):
+    body = batch_body()
+    body["trade_records"][0]["items"][0]["tip_amout"] = "1.00"
+    outcome = post(storage, body)
+    assert outcome.http_status == 202
+    assert [(warning.code, warning.path, warning.field) for warning in outcome.warnings] == [
+        ("UNKNOWN_MEMBER_IGNORED", "trade_records[0]", "items[0].tip_amout")
+    ]
