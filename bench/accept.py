@@ -90,9 +90,12 @@ def run(cfg: Config, tmp: Path) -> dict:
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
+    import itertools
+    from dataclasses import replace
+
     from core.money import currency_exponent
     from ingest.amounts import MoneyReader
-    from ingest.batches import resend_key
+    from ingest.batches import new_marker, resend_key
     from ingest.data_protection import protection_problems
     from ingest.one_parse import batch_validator, no_repeated_names, read_object
     from ingest.trade_records import _row, read_amounts
@@ -112,6 +115,20 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
         read_amounts(path, record, MoneyReader(record.currency, exponent))
         for path, record in zip(paths, batch.trade_records, strict=True)
     ]
+    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    marker = new_marker(
+        harness.PARTNER_ID,
+        batch,
+        "trade-records",
+        len(rows),
+        body,
+        store_id=batch.store_id,
+        business_date=batch.business_date,
+        batch_seq=batch.batch_seq,
+    )
+    # The store writes the same rows as new records each time: under a partner of its own per run, so each
+    # run inserts the batch into an empty store-day (the accept's own store-day grows run after run).
+    store_partners = (f"{harness.PARTNER_ID}-store-stage-{n}" for n in itertools.count())
     stages = {
         "the one parse (orjson.loads, ingest/one_parse.py)": lambda: read_object(body),
         "resend key from the parsed values": lambda: resend_key(body, StoreDayKey, raw),
@@ -142,6 +159,9 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
         "rows and stored documents": lambda: [
             _row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)
         ],
+        "store (save_trade_records)": lambda: service.storage.save_trade_records(
+            replace(marker, partner_id=next(store_partners)), rows
+        ),
     }
     figures = {}
     for name, stage in stages.items():

@@ -5,7 +5,7 @@ queue's reconciliation request. Plain frozen dataclasses; the ports that move th
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -118,10 +118,17 @@ class StoredVersion(NamedTuple):
 
 def record_changes(rows: Iterable[TradeRecordRow], stored: dict[str, StoredVersion]) -> RecordChanges:
     """What writing `rows` over the `stored` versions changes: the rows the version rule lets win and the
-    store-days they leave. Taken in order, as the writes are: rows of one batch may repeat a trade_record_id."""
+    store-days they leave. Taken in order, as the writes are: rows of one batch may repeat a trade_record_id.
+    A row with nothing to compare (its id neither stored nor repeated in the batch: the usual new record)
+    wins without its Version being computed, which costs a datetime subtraction."""
+    rows = list(rows)
+    in_batch = Counter(row.trade_record_id for row in rows)
     latest = dict(stored)
     newer, moves = 0, []
     for row in rows:
+        if in_batch[row.trade_record_id] == 1 and row.trade_record_id not in latest:
+            newer += 1
+            continue
         mine = StoredVersion(Version.of(row.version, row.last_modified_at), StoreDay(row.store_id, row.business_date))
         before = latest.get(row.trade_record_id)
         if not trade_record_replaces(mine.version, None if before is None else before.version):

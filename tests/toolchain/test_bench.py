@@ -146,8 +146,9 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     dt.datetime.fromisoformat(results["date"])
     accept = results["benchmarks"]["accept"]
     assert accept["warnings"] == 0 and accept["ratio"] > 0 and accept["resend"]["fraction_of_first_send"] > 0
-    assert len(accept["stages"]) == 7 and all(stage["median_ms"] > 0 for stage in accept["stages"].values())
-    assert "stage: I-JSON second parse" in done.stdout
+    assert len(accept["stages"]) == 9 and all(stage["median_ms"] > 0 for stage in accept["stages"].values())
+    assert "stage: I-JSON: repeated names, by counting colons" in done.stdout
+    assert "stage: store (save_trade_records)" in done.stdout
     assert results["benchmarks"]["http"]["ratio_clients_1"]["p99"] > 0
     assert all(size["ratio"] > 0 for size in results["benchmarks"]["reconcile"]["sizes"].values())
     assert results["benchmarks"]["import"]["function_app_import_ms"]["median_ms"] > 0
