@@ -173,7 +173,7 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     table = [line for line in shown.stdout.splitlines() if line.startswith("| ")]
     assert table[0] == "| benchmark | service | floor | ratio | target | met |"
     assert len(table) == 2 + len(results["table"])
-    assert any(line.startswith("| · stage: I-JSON second parse") for line in table)  # a detail row, marked
+    assert any(line.startswith("| · stage: I-JSON: repeated names") for line in table)  # a detail row, marked
 
 
 def test_host_steps_times_every_step_of_requests_served_over_http():
