@@ -54,12 +54,12 @@ from ingest.data_protection import protection_problems, protection_warnings
 from ingest.one_parse import read_object, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
+from ingest.record_amounts import read_amounts
 from ingest.trade_rules import record_warnings
-from ingest.trade_rules.common import LineAmounts, RecordAmounts
+from ingest.trade_rules.common import RecordAmounts
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
-from ingest.wire.scalars import MAX_SAFE_INT
 from reference.codes import payment_directions_in_effect
 
 
@@ -68,63 +68,6 @@ class TradeRecordsStorage(
 ):
     """What POST /trade-records uses of storage: the store, mapping and payment directions for its warnings,
     the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
-
-
-RECORD_AMOUNTS = (
-    "subtotal_amount",
-    "discount_amount",
-    "tax_amount",
-    "service_charge_amount",
-    "tip_amount",
-    "rounding_amount",
-    "total_amount",
-)
-
-
-def read_amounts(path: str, record: TradeRecord, reader: MoneyReader) -> RecordAmounts:
-    """Every amount of a record, each checked (places, range) and turned into minor units once; the
-    problems go to reader, in the order of the record's fields. The sum of each payment_type is stored
-    as an integer too, so it is bounded like an amount."""
-    read = reader.read
-    record_totals = [read(getattr(record, name), path, name) for name in RECORD_AMOUNTS]
-    items = []
-    for i, item in enumerate(record.items):
-        at = f"{path}.items[{i}]"
-        items.append(
-            LineAmounts(
-                read(item.unit_price, at, "unit_price"),
-                read(item.discount_amount, at, "discount_amount"),
-                read(item.line_amount, at, "line_amount"),
-            )
-        )
-        if not reader.checked:  # these amounts are read only to be checked
-            for k, modifier in enumerate(item.modifiers):
-                read(modifier.price_delta, f"{at}.modifiers[{k}]", "price_delta")
-    payments = []
-    by_type: dict[str, int] = {}
-    for i, payment in enumerate(record.payments):
-        at = f"{path}.payments[{i}]"
-        amount = read(payment.amount, at, "amount")
-        if not reader.checked:
-            read(payment.tip_amount, at, "tip_amount")
-        payments.append(amount)
-        by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
-    if not reader.checked:
-        for i, line in enumerate(record.tax_lines):
-            at = f"{path}.tax_lines[{i}]"
-            read(line.taxable_amount, at, "taxable_amount")
-            read(line.tax_amount, at, "tax_amount")
-    for payment_type, total in by_type.items():
-        if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
-            last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
-            reader.problem(
-                f"{path}.payments[{last}]",
-                "amount",
-                "with the other payments of its payment_type in "
-                f"this record, this amount adds up to more than {reader.largest()} in absolute value",
-            )
-    # RecordAmounts lists the record totals in the order of RECORD_AMOUNTS
-    return RecordAmounts._make([reader.exponent or 0, *record_totals, items, payments, by_type])
 
 
 def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
