@@ -99,7 +99,7 @@ def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
     # One search over all the record's free text rules out nearly every record (the texts are joined
     # by a line break, which no card number spans); only a record with a candidate is walked again
     # with paths, to name its fields.
-    if not CARD_CANDIDATE.search("\n".join(text for _, text in text_fields(record, None))):
+    if not CARD_CANDIDATE.search("\n".join(free_texts(record))):
         return []
     return [
         FieldProblem(
@@ -122,43 +122,70 @@ def redacted(text: str) -> str:
 # --- walking the record ---------------------------------------------------------------------------
 
 
-@typing.overload
-def text_fields(model: Any, path: str) -> list[tuple[str, str]]: ...
-@typing.overload
-def text_fields(model: Any, path: None) -> list[tuple[None, str]]: ...
-def text_fields(model: Any, path: str | None) -> list[tuple[Any, str]]:
+def text_fields(model: Any, path: str) -> list[tuple[str, str]]:
     """(path, value) of every free-text string in model (a BaseModel or a pydantic dataclass) and the
-    models it holds; with path None, no paths are built (None in their place)."""
-    found: list[tuple[Any, str]] = []  # paths all built, or all None (the overloads)
-    _texts_of_model(model, path, found)
+    models it holds, model itself at `path`."""
+    found: list[tuple[str, str]] = []
+    _texts_in(model, path, True, found)
     return found
 
 
-def _texts_of_model(model: Any, path: str | None, found: list) -> None:
-    kind: type = type(model)
-    for name, is_text in _scanned_fields(kind):
-        value = getattr(model, name)
-        if value is None:
-            continue
-        if type(value) is str:  # most scanned fields: no need for the general walk
-            if is_text:
-                found.append((None if path is None else f"{path}.{name}", value))
-        else:
-            _texts_in(value, None if path is None else f"{path}.{name}", is_text, found)
-
-
-def _texts_in(value: Any, path: str | None, is_text: bool, found: list) -> None:
+def _texts_in(value: Any, path: str, is_text: bool, found: list[tuple[str, str]]) -> None:
     if isinstance(value, str):
         if is_text:
             found.append((path, value))
     elif isinstance(value, (list, tuple)):
         for index, element in enumerate(value):
-            _texts_in(element, None if path is None else f"{path}[{index}]", is_text, found)
+            _texts_in(element, f"{path}[{index}]", is_text, found)
     elif isinstance(value, dict):
         for key, element in value.items():
-            _texts_in(element, None if path is None else f"{path}.{key}", is_text, found)
+            _texts_in(element, f"{path}.{key}", is_text, found)
     elif _is_model_class(value.__class__):
-        _texts_of_model(value, path, found)
+        for name, field_is_text in _scanned_fields(value.__class__):
+            field_value = getattr(value, name)
+            if field_value is not None:
+                _texts_in(field_value, f"{path}.{name}", field_is_text, found)
+
+
+def free_texts(model: Any) -> list[str]:
+    """The values of text_fields(model, ...), in the same order, without their paths: what the quick
+    search of every record reads. Each field is read by name (`_scanned_fields`), and the shapes the
+    wire models hold (a string, a list of models) are handled here without a call per value: about
+    half the time of the walk with paths (docs/decisions.md, issue 20 session 6)."""
+    found: list[str] = []
+    _free_texts_of_model(model, found)
+    return found
+
+
+def _free_texts_of_model(model: Any, found: list[str]) -> None:
+    for name, is_text in _scanned_fields(model.__class__):
+        value = getattr(model, name)
+        if value.__class__ is str:
+            if is_text:
+                found.append(value)
+        elif value.__class__ is list:
+            for element in value:
+                if _is_model_class(element.__class__):
+                    _free_texts_of_model(element, found)
+                else:
+                    _free_texts_in(element, is_text, found)
+        elif value is not None:
+            _free_texts_in(value, is_text, found)
+
+
+def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
+    # any other shape, as _texts_in walks it
+    if isinstance(value, str):
+        if is_text:
+            found.append(value)
+    elif isinstance(value, (list, tuple)):
+        for element in value:
+            _free_texts_in(element, is_text, found)
+    elif isinstance(value, dict):
+        for element in value.values():
+            _free_texts_in(element, is_text, found)
+    elif _is_model_class(value.__class__):
+        _free_texts_of_model(value, found)
 
 
 def is_model(kind: Any) -> bool:

@@ -61,9 +61,11 @@ def may_be_phone_number(value: str, country_code: str | None) -> bool:
     the US), not a national number without its trunk prefix ("301234567" in DE), which phonenumbers
     also reads as valid but nobody writes (it would put the warning on 81 % of DE sequence numbers).
     """
-    text = _ascii_digits(value.strip())
+    text = value.strip()
+    # before the conversion: a digit of any script is still a digit after it, and nothing else is
     if country_code is None or not text.isdigit():
         return False
+    text = _ascii_digits(text)
     number = _valid_number(text, country_code)
     if number is None:
         return False
