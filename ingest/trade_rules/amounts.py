@@ -3,7 +3,7 @@ payment types whose direction HQ does not know (ingest/trade_rules/__init__.py s
 
 from __future__ import annotations
 
-from core.money import format_minor_units, places_of, to_minor_units
+from core.money import format_minor_units, places_of
 from ingest.trade_rules.common import (
     AMOUNT_MISMATCH,
     LINE_AMOUNT_MISMATCH,
@@ -14,6 +14,7 @@ from ingest.trade_rules.common import (
     RecordAmounts,
     amount_text,
     is_combo_child,
+    quantity_of,
 )
 from ingest.wire.requests import TradeItem, TradeRecord
 from ingest.wire.responses import BatchWarning
@@ -92,12 +93,11 @@ def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> 
             f"{amount_text(expected, exponent)}; the combo's price belongs on the combo line"
         )
     # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
-    quantity_places = places_of(item.quantity)
-    scale = 10**quantity_places
-    quantity = to_minor_units(item.quantity, quantity_places)
+    quantity, scale = quantity_of(item.quantity)
     exact = quantity * money.unit_price - discount * scale
     if abs(line * scale - exact) < scale:
         return None
+    quantity_places = places_of(item.quantity)
     expected_text = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
     message = (
         f"line_amount is {item.line_amount} but quantity {item.quantity} x unit_price {item.unit_price} "

@@ -1,12 +1,13 @@
 """What the recording rules of trade records share: the warning codes, the record's amounts in minor
-units (read once by ingest.trade_records.read_amounts), which lines are combo children, and amounts
-as text for messages."""
+units (read once by ingest.record_amounts.read_amounts), quantities as integers, which lines are combo
+children, and amounts as text for messages."""
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
-from core.money import format_minor_units
+from core.money import format_minor_units, places_of, to_minor_units
 from ingest.wire.requests import TradeItem
 
 AMOUNT_MISMATCH = "AMOUNT_MISMATCH"
@@ -59,7 +60,7 @@ class LineAmounts(NamedTuple):
 
 class RecordAmounts(NamedTuple):
     """The amounts of one record that the rules and the stored row use, in minor units; read once per
-    record (`ingest.trade_records.read_amounts`). Field names are the wire's."""
+    record (`ingest.record_amounts.read_amounts`). Field names are the wire's."""
 
     exponent: int  # the currency's minor-unit places, for messages
     subtotal_amount: int
@@ -72,6 +73,22 @@ class RecordAmounts(NamedTuple):
     items: list[LineAmounts]  # in the order of record.items
     payments: list[int]  # amount of each payment, in the order of record.payments
     payments_by_type: dict[str, int]  # payment_type -> sum of its amounts (direction not applied)
+
+
+class Quantity(NamedTuple):
+    """A quantity (a decimal string) as the integer units / scale, scale = 10**places: the line rules
+    compute exactly with integers, and a quantity's sign is its units'."""
+
+    units: int
+    scale: int
+
+
+@functools.lru_cache(maxsize=1024)
+def quantity_of(text: str) -> Quantity:
+    # Quantities repeat ("1", "2", "-1", "0.5"): each is worked out once (a bounded cache, as they are
+    # the partner's text).
+    places = places_of(text)
+    return Quantity(to_minor_units(text, places), 10**places)
 
 
 def is_combo_child(item: TradeItem) -> bool:

@@ -49,7 +49,7 @@ def business_date(
 
 def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
     """The business date of a store-local time: its date, or the day before when before workday_start."""
-    if local.replace(tzinfo=None).time() < _clock(workday_start):
+    if local.time() < _clock(workday_start):  # time(): the wall clock, without the zone
         return local.date() - dt.timedelta(days=1)
     return local.date()
 

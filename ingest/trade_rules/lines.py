@@ -4,7 +4,6 @@ lines and amounts (ingest/trade_rules/__init__.py says how rules work)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 
 from ingest.trade_rules.common import (
     COMBO_CHILD_INVALID,
@@ -16,6 +15,7 @@ from ingest.trade_rules.common import (
     RecordAmounts,
     amount_text,
     is_combo_child,
+    quantity_of,
 )
 from ingest.wire.requests import TradeItem, TradeRecord
 from ingest.wire.responses import BatchWarning
@@ -99,7 +99,7 @@ def negative_signs(path: str, record: TradeRecord, amounts: RecordAmounts, stand
     """SIGN_EXPECTED_NEGATIVE: RETURN and REFUND lines and amounts are negative (zero has no sign)."""
     warnings = []
     for index, item in _counted_lines(record):
-        if Decimal(item.quantity) > 0:
+        if quantity_of(item.quantity).units > 0:
             warnings.append(
                 BatchWarning(
                     SIGN_EXPECTED_NEGATIVE,
@@ -146,14 +146,14 @@ def sale_quantities(path: str, record: TradeRecord) -> list[BatchWarning]:
             field=f"items[{index}].quantity",
         )
         for index, item in _counted_lines(record)
-        if Decimal(item.quantity) < 0
+        if quantity_of(item.quantity).units < 0
     ]
 
 
 def exchange_sides(path: str, record: TradeRecord) -> list[BatchWarning]:
     """EXCHANGE_LINES_ONE_SIDED: an exchange returns something (negative) and gives something (positive)."""
-    returned = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) < 0)
-    given = sum(1 for _, item in _counted_lines(record) if Decimal(item.quantity) > 0)
+    returned = sum(1 for _, item in _counted_lines(record) if quantity_of(item.quantity).units < 0)
+    given = sum(1 for _, item in _counted_lines(record) if quantity_of(item.quantity).units > 0)
     if returned and given:
         return []
     return [
