@@ -35,6 +35,7 @@ from ingest.trade_rules.common import (
     SIGN_EXPECTED_NEGATIVE,
     SIGN_EXPECTED_POSITIVE,
     WARNING_CODES,
+    quantity_of,
 )
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
@@ -783,3 +784,14 @@ def test_warnings_serialise_as_the_batch_response_expects():
         "field": "total_amount",
     }
     assert "field" not in answered["warnings"][1]
+
+
+@pytest.mark.parametrize(
+    "quantity",
+    ["0", "-0", "0.000", "-0.00000000", "1", "-1", "0.5", "-0.5", "12.34567890", "007", "-999999999999999.99999999"],
+)
+def test_a_quantity_as_integers_is_the_decimal_exactly(quantity):
+    # the line rules compute with quantity_of (cached) instead of Decimal per line: same value, same sign
+    units, scale = quantity_of(quantity)
+    assert Decimal(units) / Decimal(scale) == Decimal(quantity)
+    assert (units > 0, units < 0) == (Decimal(quantity) > 0, Decimal(quantity) < 0)
