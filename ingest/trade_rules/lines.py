@@ -14,7 +14,6 @@ from ingest.trade_rules.common import (
     SIGN_EXPECTED_POSITIVE,
     RecordAmounts,
     amount_text,
-    is_combo_child,
     quantity_of,
 )
 from ingest.wire.requests import TradeItem, TradeRecord
@@ -25,7 +24,8 @@ from ingest.wire.responses import BatchWarning
 
 def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
-    children = [index for index, item in enumerate(record.items) if is_combo_child(item)]
+    # common.is_combo_child, written out: a call per line was half of this rule's time
+    children = [index for index, item in enumerate(record.items) if item.parent_line_no is not None]
     if not children:
         return []
     lines: dict[int, TradeItem] = {}
