@@ -75,28 +75,27 @@ def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list
     for index, (item, money) in enumerate(zip(record.items, amounts.items, strict=True)):
         if item.is_voided:
             continue
-        message = _line_amount_problem(item, money, amounts.exponent)
-        if message is not None:
+        # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
+        if item.parent_line_no is None:
+            quantity, scale = quantity_of(item.quantity)
+            exact = quantity * money.unit_price - money.discount_amount * scale
+        else:  # common.is_combo_child, written out (this runs on every line): a zero price
+            exact, scale = -money.discount_amount, 1
+        if abs(money.line_amount * scale - exact) >= scale:
+            message = _line_amount_problem(item, money, amounts.exponent, exact, scale)
             warnings.append(BatchWarning(LINE_AMOUNT_MISMATCH, path, message, field=f"items[{index}].line_amount"))
     return warnings
 
 
-def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int) -> str | None:
+def _line_amount_problem(item: TradeItem, money: LineAmounts, exponent: int, exact: int, scale: int) -> str:
+    """The message of a line whose line_amount is a minor unit or more away from `exact` / `scale`."""
     line, discount = money.line_amount, money.discount_amount
     if is_combo_child(item):
-        expected = -discount
-        if line == expected:
-            return None
         return (
             f"line_amount is {amount_text(line, exponent)} but a combo child line has a zero price, so "
             f"line_amount = 0 - discount_amount {amount_text(discount, exponent)} = "
-            f"{amount_text(expected, exponent)}; the combo's price belongs on the combo line"
+            f"{amount_text(exact, exponent)}; the combo's price belongs on the combo line"
         )
-    # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
-    quantity, scale = quantity_of(item.quantity)
-    exact = quantity * money.unit_price - discount * scale
-    if abs(line * scale - exact) < scale:
-        return None
     quantity_places = places_of(item.quantity)
     expected_text = _scaled_decimal_text(exact, exponent + quantity_places, exponent)
     message = (
