@@ -217,12 +217,14 @@ class Mapping:
         return {entry["source_code"]: entry["standard_code"] for entry in self.entries}
 
 
-@dataclass(frozen=True)
+@dataclass
 class TradeRecordRow:
     """One transaction as stored: identity, version and its totals in minor units.
 
     Reconciliation reads the sums of these narrow fields (StoreDayTotals); `document` holds the record
-    as received.
+    as received. Not frozen, although nothing changes a row: a frozen dataclass sets each of its 15
+    fields through object.__setattr__, which made building an accept's 500 rows six times slower (and a
+    row was never hashable anyway: payments_minor is a dict).
     """
 
     trade_record_id: str
