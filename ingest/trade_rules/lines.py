@@ -145,8 +145,9 @@ def sale_quantities(path: str, record: TradeRecord) -> list[BatchWarning]:
             "Send returned items as a RETURN, REFUND or EXCHANGE transaction",
             field=f"items[{index}].quantity",
         )
-        for index, item in _counted_lines(record)
-        if quantity_of(item.quantity).units < 0
+        # the lines of _counted_lines, without a generator: most transactions are sales
+        for index, item in enumerate(record.items)
+        if quantity_of(item.quantity).units < 0 and not item.is_voided
     ]
 
 
