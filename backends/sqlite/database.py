@@ -3,10 +3,15 @@
 Each thread gets its own connection. Writes run in `BEGIN IMMEDIATE` transactions so that
 concurrent writers (threads of the local host, the hq command line, queue workers) queue up on the
 database lock instead of failing half-way; readers never block in WAL mode.
+
+Checkpoints (copying the write-ahead log into the database file) run in a thread of their own after
+writes (`_Checkpointer`), not inside the commit that happens to cross SQLite's threshold: for a 500-record
+batch that was ~13 ms on every second request (docs/decisions.md, issue 20).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,12 +21,16 @@ from pathlib import Path
 from core.ports import BackendUnavailable
 
 BUSY_TIMEOUT_MS = 30_000
+# A commit still checkpoints by itself past this many pages (SQLite's default is 1,000): only when the
+# checkpoint thread cannot keep up, or has not run (another process, such as hq, writes alone).
+AUTOCHECKPOINT_PAGES = 10_000
 
 
 class SqliteDatabase:
     def __init__(self, path: Path, schema: str) -> None:
         self.path = path
         self._local = threading.local()
+        self._checkpointer = _Checkpointer(path)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # executescript manages its own transaction; every statement is IF NOT EXISTS.
@@ -38,6 +47,7 @@ class SqliteDatabase:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            connection.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
             connection.row_factory = sqlite3.Row
             self._local.connection = connection
         return connection
@@ -78,3 +88,53 @@ class SqliteDatabase:
             raise
         else:
             connection.execute("COMMIT")
+            self._checkpointer.written()
+
+
+class _Checkpointer:
+    """Checkpoints the database after writes, in a thread of its own, so that no request waits for one.
+
+    PASSIVE: it copies what no reader still needs and never blocks readers or writers; the next one copies
+    the rest. Writes that come while it runs are taken by its next round. The thread starts with the first
+    write of a process (a forked worker starts its own, with nothing of its parent's) and ends after
+    IDLE_SECONDS without writes."""
+
+    IDLE_SECONDS = 10.0
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._pid = 0
+
+    def written(self) -> None:
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._lock = threading.Lock()
+            self._wanted = threading.Event()
+            self._thread: threading.Thread | None = None
+        self._wanted.set()
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error:  # the next write starts another; meanwhile commits checkpoint past the limit
+            with self._lock:
+                self._thread = None
+            return
+        try:
+            while True:
+                with self._lock:  # it decides to end under the lock, so that a write never finds it ending
+                    if not self._wanted.is_set():
+                        self._thread = None
+                        return
+                    self._wanted.clear()
+                try:
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    pass  # busy or gone: the next write asks again, and commits still checkpoint past the limit
+                self._wanted.wait(self.IDLE_SECONDS)
+        finally:
+            connection.close()
