@@ -26,10 +26,18 @@ from ingest.amounts import amount_fields
 Model = TypeVar("Model", bound=BaseModel)
 
 
+# Plain values take about 16 times the body's size in memory (orjson's objects), where validating straight
+# from the bytes takes about 4: a body over this size is read the lean way, so that the largest (5 MiB)
+# stays within 10 times its size (docs/performance.md, "5 MB body").
+ONE_PARSE_MAX_BYTES = 2 * 1024 * 1024
+
+
 def read_object(body: bytes) -> dict | None:
-    """body as plain JSON values when orjson reads it as an object, else None. orjson is at least as strict
-    as the model's parser: it also refuses NaN, numbers beyond a double and lone surrogates
-    (tests/unit/test_one_parse.py)."""
+    """body as plain JSON values when orjson reads it as an object, else None; None too for a body over
+    ONE_PARSE_MAX_BYTES. orjson is at least as strict as the model's parser: it also refuses NaN, numbers
+    beyond a double and lone surrogates (tests/unit/test_one_parse.py)."""
+    if len(body) > ONE_PARSE_MAX_BYTES:
+        return None
     try:
         raw = orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -273,6 +273,7 @@ def post_trade_records(
     # validated from the plain values, the places of the store's currency included; None: the slow way
     # (`parse`) says why, or confirms
     exact = None if exponent is None or raw is None else validated_once(TradeRecordsBatch, body, raw, exponent)
+    del raw  # its containers are not needed past here (the slow way reads the bytes)
     batch, unknown = (exact, []) if exact is not None else parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = (
