@@ -106,10 +106,10 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
 
     from core.money import currency_exponent
     from ingest.amounts import MoneyReader
-    from ingest.batches import new_marker, resend_key
+    from ingest.batches import resend_key
     from ingest.data_protection import protection_problems
     from ingest.one_parse import batch_validator, no_repeated_names, read_object
-    from ingest.trade_records import _row, read_amounts
+    from ingest.trade_records import _row, read_amounts, trade_records_marker
     from ingest.trade_rules import record_warnings
     from ingest.wire.requests import TradeRecordsBatch
     from ingest.wire.resend_keys import StoreDayKey
@@ -127,16 +127,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
         for path, record in zip(paths, batch.trade_records, strict=True)
     ]
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
-    marker = new_marker(
-        harness.PARTNER_ID,
-        batch,
-        "trade-records",
-        len(rows),
-        body,
-        store_id=batch.store_id,
-        business_date=batch.business_date,
-        batch_seq=batch.batch_seq,
-    )
+    marker = trade_records_marker(harness.PARTNER_ID, batch, len(rows), body)
     # The store writes the same rows as new records each time: under a partner of its own per run, so each
     # run inserts the batch into an empty store-day (the accept's own store-day grows run after run).
     store_partners = (f"{harness.PARTNER_ID}-store-stage-{n}" for n in itertools.count())

@@ -252,6 +252,20 @@ def _finish_resent(
     )
 
 
+def trade_records_marker(partner_id: str, batch: TradeRecordsBatch, record_count: int, body: bytes) -> BatchMarker:
+    """The marker of a batch of trade records, which also keeps its store-day and batch_seq."""
+    return new_marker(
+        partner_id,
+        batch,
+        "trade-records",
+        record_count,
+        body,
+        store_id=batch.store_id,
+        business_date=batch.business_date,
+        batch_seq=batch.batch_seq,
+    )
+
+
 def post_trade_records(
     storage: TradeRecordsStorage,
     queue: DelayedQueue,
@@ -309,16 +323,7 @@ def post_trade_records(
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
-    marker = new_marker(
-        partner.partner_id,
-        batch,
-        "trade-records",
-        len(rows),
-        body,
-        store_id=batch.store_id,
-        business_date=batch.business_date,
-        batch_seq=batch.batch_seq,
-    )
+    marker = trade_records_marker(partner.partner_id, batch, len(rows), body)
     warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
     saved = []
 
