@@ -85,14 +85,9 @@ def _records_structure_problems(
             problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
         if business_date is not None and record.business_date != business_date:
             problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-        problems += _repeats([item.line_no for item in record.items], path, "items", "line_no")
-        problems += _repeats([p.payment_id for p in record.payments], path, "payments", "payment_id")
+        problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
+        problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
     return problems
-
-
-def _repeats(values: list, path: str, array: str, field: str) -> list[FieldProblem]:
-    """duplicates(values, f"{path}.{array}", field), with the usual case (no repeat) told by one set."""
-    return [] if len(set(values)) == len(values) else duplicates(values, f"{path}.{array}", field)
 
 
 def _readable_problems(refused: Refused) -> list[FieldProblem]:
