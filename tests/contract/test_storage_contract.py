@@ -36,6 +36,7 @@ from core.records import (
 )
 from core.versions import Version
 from tests.emulators import open_storage_of_kind
+from tests.throttled_storage import RetriedAfterThrottling
 
 UTC = dt.UTC
 T0 = dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=UTC)
@@ -942,12 +943,20 @@ def test_days_due_are_the_received_closes_past_their_due_time_and_postpone_moves
 # -- races ----------------------------------------------------------------------------------------
 
 
+def accepted_once(storage, outcomes: list, batch: BatchMarker) -> bool:
+    """One racer stored the batch (None) and the others were answered from its marker. Under injected 429s
+    the one that stored it may have met a 429 on its marker and been answered from it on its retry, like
+    the others: then none is accepted (docs/reliability.md, "Cosmos DB throttling (429)")."""
+    accepted = outcomes.count(None)
+    allowed = (0, 1) if isinstance(storage, RetriedAfterThrottling) else (1,)
+    return accepted in allowed and outcomes.count(batch) == len(outcomes) - accepted
+
+
 def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
     batch = marker(partner, "trade-records", 5, store_id="S1", business_date=DAY, seq=1)
     rows = [record(f"T{i}") for i in range(5)]
     outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows).existing)
-    assert outcomes.count(None) == 1
-    assert [outcome for outcome in outcomes if outcome is not None] == [batch] * (RACERS - 1)
+    assert accepted_once(storage, outcomes, batch)
     assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
 
@@ -956,7 +965,7 @@ def test_concurrent_duplicates_of_a_close_store_it_once(storage, partner):
     day = ClosedDay("S1", DAY, "close-x", "USD", {"n": 1}, T0, T0, "RECEIVED")
     batch = marker(partner, "daily-close", batch_id="close-x", store_id="S1", business_date=DAY)
     outcomes = run_together(RACERS, lambda _: storage.save_daily_close(batch, day))
-    assert outcomes.count(None) == 1 and outcomes.count(batch) == RACERS - 1
+    assert accepted_once(storage, outcomes, batch)
     assert storage.get_closed_day(partner, "S1", DAY) == day
 
 
