@@ -18,7 +18,7 @@ import orjson
 
 from bench import ROOT, generate, harness
 from bench.measure import Config, ms, ratio, reset_peak_rss, rss_kib, summary
-from devhost.processes import free_port
+from devhost.processes import free_port, wait_until_serving
 
 
 @contextlib.contextmanager
@@ -26,19 +26,9 @@ def _process(command: list[str], env: dict, port: int, log_path: Path, health: s
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{command} exited:\n{log_path.read_text(errors='replace')[-4000:]}")
-            with contextlib.suppress(OSError):
-                connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                connection.request("GET", health)
-                if connection.getresponse().status == 200:
-                    connection.close()
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{command} did not start:\n{log_path.read_text(errors='replace')[-4000:]}")
-            time.sleep(0.1)
+        wait_until_serving(
+            process, port, health, str(command), lambda: log_path.read_text(errors="replace")[-4000:], timeout=60
+        )
         yield process
     finally:
         process.terminate()

@@ -14,7 +14,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from devhost.processes import free_port, stop_process
+from devhost.processes import free_port, stop_process, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -104,16 +103,12 @@ def start_host(tmp: Path, data_dir: Path | None = None, **settings: str) -> Loca
         [sys.executable, "-m", "devhost"], cwd=ROOT, env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT
     )
     host = LocalHost(f"http://127.0.0.1:{port}/pos/v1", data_dir, env, process, log_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"local host exited:\n{host.log()}")
-        with contextlib.suppress(requests.ConnectionError):
-            if requests.get(host.url("health"), timeout=2).status_code == 200:
-                return host
-        time.sleep(0.1)
-    host.stop()
-    raise RuntimeError(f"local host did not start:\n{host.log()}")
+    try:
+        wait_until_serving(process, port, "/pos/v1/health", "local host", host.log)
+    except RuntimeError:
+        host.stop()
+        raise
+    return host
 
 
 def start_azure_host(

@@ -11,15 +11,12 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-import requests
-
-from devhost.processes import free_port, stop_process
+from devhost.processes import free_port, stop_process, wait_until_serving
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,13 +93,9 @@ def start_dashboard(env: dict, log_path: Path) -> Dashboard:
         stderr=subprocess.STDOUT,
     )
     dashboard = Dashboard(f"http://127.0.0.1:{port}", process, log_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the dashboard exited:\n{dashboard.log()}")
-        with contextlib.suppress(requests.ConnectionError):
-            if requests.get(dashboard.url("/"), timeout=5).status_code == 200:
-                return dashboard
-        time.sleep(0.1)
-    dashboard.stop()
-    raise RuntimeError(f"the dashboard did not start:\n{dashboard.log()}")
+    try:
+        wait_until_serving(process, port, "/", "the dashboard", dashboard.log)
+    except RuntimeError:
+        dashboard.stop()
+        raise
+    return dashboard
