@@ -33,7 +33,7 @@ DAY_UNKNOWN_PRODUCTS = (
     "GROUP BY l.key ORDER BY l.key"
 )
 
-# A store-day's sums, read from the index trade_records_day_totals alone.
+# A store-day's sums, read from the index trade_records_day_by_type alone.
 DAY_BY_SOURCE_TYPE = (
     "SELECT source_type, COUNT(*), SUM(item_rows), SUM(payment_rows), SUM(total_minor), SUM(tax_minor), "
     "SUM(tip_minor) FROM trade_records WHERE partner_id = ? AND store_id = ? AND business_date = ? "

@@ -162,14 +162,22 @@ def test_a_huge_batch_count_lists_only_the_first_missing_seqs(storage):
     assert missing[0] == 2 and 1 not in missing  # batch_seq 1 was received
 
 
-def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles_from_it(tmp_path):
+PREVIOUS_DAY_INDEXES = [
+    "CREATE INDEX trade_records_by_day ON trade_records(partner_id, store_id, business_date)",
+    "CREATE INDEX trade_records_day_totals ON trade_records(partner_id, store_id, business_date, "
+    "source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, payments)",
+]
+
+
+@pytest.mark.parametrize("previous_index", PREVIOUS_DAY_INDEXES)
+def test_a_database_of_a_previous_version_gets_the_totals_index_and_reconciles_from_it(tmp_path, previous_index):
     from backends.sqlite import reads
 
     storage = SqliteStorage(tmp_path)
     storage.add_partner("p1", "P1", utc_now())
-    with storage.db.write() as db:  # the trade_records indexes as the previous version made them
-        db.execute("DROP INDEX trade_records_day_totals")
-        db.execute("CREATE INDEX trade_records_by_day ON trade_records(partner_id, store_id, business_date)")
+    with storage.db.write() as db:  # the trade_records indexes as a previous version made them
+        db.execute("DROP INDEX trade_records_day_by_type")
+        db.execute(previous_index)
     marker = BatchMarker("p1", "b-records", "trade-records", 1, "d", utc_now(), "S1", DAY, 1)
     row = TradeRecordRow("T1", 1, utc_now(), "S1", DAY, "01", 1, 1, 1000, 80, 0, {"SALE": 1000}, "{}")
     assert storage.save_trade_records(marker, [row]).existing is None
@@ -186,8 +194,9 @@ def test_a_database_of_the_previous_version_gets_the_totals_index_and_reconciles
             " ".join(step[3] for step in db.execute("EXPLAIN QUERY PLAN " + sql, ("p1", "S1", DAY.isoformat())))
             for sql in (reads.DAY_BY_SOURCE_TYPE, reads.DAY_BY_PAYMENT_TYPE)
         ]
-    assert indexes == {"trade_records_day_totals"}
-    assert all("USING COVERING INDEX trade_records_day_totals" in plan for plan in plans), plans
+    assert indexes == {"trade_records_day_by_type"}
+    assert all("USING COVERING INDEX trade_records_day_by_type" in plan for plan in plans), plans
+    assert all("TEMP B-TREE" not in plan for plan in plans[:1]), plans  # the GROUP BY follows the index
     assert reopened.store_day_totals("p1", "S1", DAY).payments_minor == {"SALE": 1000}
 
 
