@@ -24,6 +24,11 @@ BUSY_TIMEOUT_MS = 30_000
 # A commit still checkpoints by itself past this many pages (SQLite's default is 1,000): only when the
 # checkpoint thread cannot keep up, or has not run (another process, such as hq, writes alone).
 AUTOCHECKPOINT_PAGES = 10_000
+# Each connection's page cache, in KiB (SQLite's default is 2,000: fewer pages than one 500-record batch
+# writes, ~550). Past it, a batch into a busy store-day spills and reads pages again: at a store-day's 21st
+# batch with random trade_record_ids the store's CPU fell from 32 to 18 ms with 8 MiB or more (docs/decisions.md,
+# issue 20 session 7). Pages are allocated as they are read, up to this.
+CACHE_KIB = 16_000
 
 
 class SqliteDatabase:
@@ -48,6 +53,7 @@ class SqliteDatabase:
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             connection.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+            connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
             connection.row_factory = sqlite3.Row
             self._local.connection = connection
         return connection
