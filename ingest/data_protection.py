@@ -164,18 +164,16 @@ def free_texts(model: Any) -> list[str]:
 
 
 def _free_texts_of_model(model: Any, found: list[str]) -> None:
-    for name, is_text in _scanned_fields(model.__class__):
+    for name, shape, is_text in _walk_plan(model.__class__):
         value = getattr(model, name)
-        if value.__class__ is str:
-            if is_text:
-                found.append(value)
-        elif value.__class__ is list:
+        if value is None:
+            continue
+        if shape is _TEXT:
+            found.append(value)
+        elif shape is _MODELS:
             for element in value:
-                if _is_model_class(element.__class__):
-                    _free_texts_of_model(element, found)
-                else:
-                    _free_texts_in(element, is_text, found)
-        elif value is not None:
+                _free_texts_of_model(element, found)
+        else:
             _free_texts_in(value, is_text, found)
 
 
@@ -230,6 +228,37 @@ def _models_in(annotation: Any) -> list[type]:
     if is_model(annotation):
         return [annotation]
     return [model for argument in get_args(annotation) for model in _models_in(argument)]
+
+
+# The shapes of the scanned fields that the quick walk reads without asking each value its class.
+_TEXT, _MODELS, _OTHER = "text", "models", "other"
+
+
+@functools.cache
+def _walk_plan(model: type) -> tuple[tuple[str, str, bool], ...]:
+    """(name, shape, is_text) of each of _scanned_fields(model): a free-text string (`_TEXT`), a list of
+    one model class (`_MODELS`), or any other shape (`_OTHER`, walked value by value)."""
+    return tuple((name, _shape(field_types(model)[name], is_text), is_text) for name, is_text in _scanned_fields(model))
+
+
+def _shape(annotation: Any, is_text: bool) -> str:
+    kind = _without_annotations(annotation)
+    if is_text and kind is str:
+        return _TEXT
+    if get_origin(kind) is list and is_model(_without_annotations(get_args(kind)[0])):
+        return _MODELS
+    return _OTHER
+
+
+def _without_annotations(annotation: Any) -> Any:
+    """The type an annotation declares, without Annotated metadata and without `| None`."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _without_annotations(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        kinds = [argument for argument in get_args(annotation) if argument is not type(None)]
+        return _without_annotations(kinds[0]) if len(kinds) == 1 else annotation
+    return annotation
 
 
 def is_free_text(annotation: Any) -> bool:
