@@ -46,10 +46,14 @@ PROTECTION_WARNING_CODES = {
 _NOT_ECHOED = "must be an internal member number, a sequence number or a salted hash, not {}; the value is not echoed"
 
 
-def protection_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
-    """Every data protection problem of one record; country_code is the store's country (None: unknown)."""
+def protection_problems(
+    path: str, record: TradeRecord, country_code: str | None, *, may_hold_card_numbers: bool = True
+) -> list[FieldProblem]:
+    """Every data protection problem of one record; country_code is the store's country (None: unknown).
+    may_hold_card_numbers=False: `may_hold_card_numbers(records)` found no candidate in the record's batch."""
     problems = member_id_problems(path, record, country_code)
-    problems += card_number_problems(path, record)
+    if may_hold_card_numbers:
+        problems += card_number_problems(path, record)
     return problems
 
 
@@ -93,6 +97,12 @@ def personal_data_kind(value: str, country_code: str | None) -> str | None:
 
 
 # --- card numbers ---------------------------------------------------------------------------------
+
+
+def may_hold_card_numbers(records: list[TradeRecord]) -> bool:
+    """Whether the free text of any of records holds a card number candidate: one quick search of a whole
+    batch rules out nearly every batch, and card_number_problems is then skipped."""
+    return any(map(_may_hold_card_number, free_texts_of_models(TradeRecord, records)))
 
 
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
@@ -154,27 +164,31 @@ def _texts_in(value: Any, path: str, is_text: bool, found: list[tuple[str, str]]
 
 
 def free_texts(model: Any) -> list[str]:
-    """The values of text_fields(model, ...), in the same order, without their paths: what the quick
-    search of every record reads. Each field is read by name (`_scanned_fields`), and the shapes the
-    wire models hold (a string, a list of models) are handled here without a call per value: about
-    half the time of the walk with paths (docs/decisions.md, issue 20 session 6)."""
+    """The values of text_fields(model, ...), without their paths and in another order: what the quick
+    search reads."""
+    return free_texts_of_models(model.__class__, [model])
+
+
+def free_texts_of_models(model: type, models: list) -> list[str]:
+    """The free texts of models (instances of the model class `model`), field by field: each field of
+    all of them in one list comprehension, then the models they hold, all of them at once (a batch's
+    records, then all their items...). The order is not text_fields': a few calls for a whole batch in
+    place of one per object (docs/decisions.md, issue 20 session 7)."""
     found: list[str] = []
-    _free_texts_of_model(model, found)
+    _free_texts_of_models(model, models, found)
     return found
 
 
-def _free_texts_of_model(model: Any, found: list[str]) -> None:
-    for name, shape, is_text in _walk_plan(model.__class__):
-        value = getattr(model, name)
-        if value is None:
-            continue
+def _free_texts_of_models(model: type, models: list, found: list[str]) -> None:
+    for name, shape, is_text, held in _walk_plan(model):
+        values = [value for element in models if (value := getattr(element, name)) is not None]
         if shape is _TEXT:
-            found.append(value)
+            found += values
         elif shape is _MODELS:
-            for element in value:
-                _free_texts_of_model(element, found)
+            _free_texts_of_models(held, [element for value in values for element in value], found)
         else:
-            _free_texts_in(value, is_text, found)
+            for value in values:
+                _free_texts_in(value, is_text, found)
 
 
 def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
@@ -189,7 +203,7 @@ def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
         for element in value.values():
             _free_texts_in(element, is_text, found)
     elif _is_model_class(value.__class__):
-        _free_texts_of_model(value, found)
+        _free_texts_of_models(value.__class__, [value], found)
 
 
 def is_model(kind: Any) -> bool:
@@ -235,19 +249,21 @@ _TEXT, _MODELS, _OTHER = "text", "models", "other"
 
 
 @functools.cache
-def _walk_plan(model: type) -> tuple[tuple[str, str, bool], ...]:
-    """(name, shape, is_text) of each of _scanned_fields(model): a free-text string (`_TEXT`), a list of
-    one model class (`_MODELS`), or any other shape (`_OTHER`, walked value by value)."""
-    return tuple((name, _shape(field_types(model)[name], is_text), is_text) for name, is_text in _scanned_fields(model))
-
-
-def _shape(annotation: Any, is_text: bool) -> str:
-    kind = _without_annotations(annotation)
-    if is_text and kind is str:
-        return _TEXT
-    if get_origin(kind) is list and is_model(_without_annotations(get_args(kind)[0])):
-        return _MODELS
-    return _OTHER
+def _walk_plan(model: type) -> tuple[tuple[str, str, bool, type | None], ...]:
+    """(name, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
+    (`_TEXT`), a list of models of the class held (`_MODELS`), or any other shape (`_OTHER`, walked value
+    by value)."""
+    plan = []
+    for name, is_text in _scanned_fields(model):
+        kind = _without_annotations(field_types(model)[name])
+        element = _without_annotations(get_args(kind)[0]) if get_origin(kind) is list else None
+        if is_text and kind is str:
+            plan.append((name, _TEXT, is_text, None))
+        elif is_model(element):
+            plan.append((name, _MODELS, is_text, element))
+        else:
+            plan.append((name, _OTHER, is_text, None))
+    return tuple(plan)
 
 
 def _without_annotations(annotation: Any) -> Any:

@@ -48,7 +48,7 @@ from ingest.batches import (
     resend_key,
     unknown_member_warnings,
 )
-from ingest.data_protection import protection_problems, protection_warnings
+from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
 from ingest.one_parse import read_object, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -73,9 +73,11 @@ def _record_problems(
 ) -> tuple[list[FieldProblem], list[RecordAmounts]]:
     """The problems of every record of a parsed batch and their amounts, in one pass over the records:
     its structure (`_structure_problems`), its currency against the store's, its amounts (checked_exponent:
-    see MoneyReader) and data protection. raise_if_any puts the problems in the body's order."""
+    see MoneyReader) and data protection (the card number check of every record only when the quick search
+    of the whole batch's free text finds a candidate). raise_if_any puts the problems in the body's order."""
     problems: list[FieldProblem] = []
     amounts: list[RecordAmounts] = []
+    card_numbers = may_hold_card_numbers(batch.trade_records)
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
         problems += _structure_problems(path, record, batch.store_id, batch.business_date)
@@ -83,7 +85,7 @@ def _record_problems(
         reader = MoneyReader(record.currency, checked_exponent)
         amounts.append(read_amounts(path, record, reader))
         problems += reader.problems
-        problems += protection_problems(path, record, store.country_code)
+        problems += protection_problems(path, record, store.country_code, may_hold_card_numbers=card_numbers)
     return problems, amounts
 
 
