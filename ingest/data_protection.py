@@ -249,11 +249,11 @@ _TEXT, _MODELS, _OTHER = "text", "models", "other"
 
 
 @functools.cache
-def _walk_plan(model: type) -> tuple[tuple[str, str, bool, type | None], ...]:
+def _walk_plan(model: type) -> tuple[tuple[str, str, bool, Any], ...]:
     """(name, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
     (`_TEXT`), a list of models of the class held (`_MODELS`), or any other shape (`_OTHER`, walked value
     by value)."""
-    plan = []
+    plan: list[tuple[str, str, bool, Any]] = []
     for name, is_text in _scanned_fields(model):
         kind = _without_annotations(field_types(model)[name])
         element = _without_annotations(get_args(kind)[0]) if get_origin(kind) is list else None
