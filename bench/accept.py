@@ -137,7 +137,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     from core.money import currency_exponent
     from ingest.amounts import MoneyReader
     from ingest.batches import resend_key
-    from ingest.data_protection import protection_problems
+    from ingest.data_protection import may_hold_card_numbers, protection_problems
     from ingest.one_parse import batch_validator, no_repeated_names, read_object
     from ingest.trade_records import _row, read_amounts, trade_records_marker
     from ingest.trade_rules import record_warnings
@@ -171,7 +171,8 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
             for path, record in zip(paths, batch.trade_records, strict=True)
         ],
         "data protection (card numbers, member_id)": lambda: [
-            protection_problems(path, record, store.country_code)
+            protection_problems(path, record, store.country_code, may_hold_card_numbers=cards)
+            for cards in [may_hold_card_numbers(batch.trade_records)]
             for path, record in zip(paths, batch.trade_records, strict=True)
         ],
         "recording rules (warnings)": lambda: [

@@ -46,10 +46,14 @@ PROTECTION_WARNING_CODES = {
 _NOT_ECHOED = "must be an internal member number, a sequence number or a salted hash, not {}; the value is not echoed"
 
 
-def protection_problems(path: str, record: TradeRecord, country_code: str | None) -> list[FieldProblem]:
-    """Every data protection problem of one record; country_code is the store's country (None: unknown)."""
+def protection_problems(
+    path: str, record: TradeRecord, country_code: str | None, *, may_hold_card_numbers: bool = True
+) -> list[FieldProblem]:
+    """Every data protection problem of one record; country_code is the store's country (None: unknown).
+    may_hold_card_numbers=False: `may_hold_card_numbers(records)` found no candidate in the record's batch."""
     problems = member_id_problems(path, record, country_code)
-    problems += card_number_problems(path, record)
+    if may_hold_card_numbers:
+        problems += card_number_problems(path, record)
     return problems
 
 
@@ -93,6 +97,12 @@ def personal_data_kind(value: str, country_code: str | None) -> str | None:
 
 
 # --- card numbers ---------------------------------------------------------------------------------
+
+
+def may_hold_card_numbers(records: list[TradeRecord]) -> bool:
+    """Whether the free text of any of records holds a card number candidate: one quick search of a whole
+    batch rules out nearly every batch, and card_number_problems is then skipped."""
+    return any(map(_may_hold_card_number, free_texts_of_models(TradeRecord, records)))
 
 
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
@@ -154,29 +164,31 @@ def _texts_in(value: Any, path: str, is_text: bool, found: list[tuple[str, str]]
 
 
 def free_texts(model: Any) -> list[str]:
-    """The values of text_fields(model, ...), in the same order, without their paths: what the quick
-    search of every record reads. Each field is read by name (`_scanned_fields`), and the shapes the
-    wire models hold (a string, a list of models) are handled here without a call per value: about
-    half the time of the walk with paths (docs/decisions.md, issue 20 session 6)."""
+    """The values of text_fields(model, ...), without their paths and in another order: what the quick
+    search reads."""
+    return free_texts_of_models(model.__class__, [model])
+
+
+def free_texts_of_models(model: type, models: list) -> list[str]:
+    """The free texts of models (instances of the model class `model`), field by field: each field of
+    all of them in one list comprehension, then the models they hold, all of them at once (a batch's
+    records, then all their items...). The order is not text_fields': a few calls for a whole batch in
+    place of one per object (docs/decisions.md, issue 20 session 7)."""
     found: list[str] = []
-    _free_texts_of_model(model, found)
+    _free_texts_of_models(model, models, found)
     return found
 
 
-def _free_texts_of_model(model: Any, found: list[str]) -> None:
-    for name, is_text in _scanned_fields(model.__class__):
-        value = getattr(model, name)
-        if value.__class__ is str:
-            if is_text:
-                found.append(value)
-        elif value.__class__ is list:
-            for element in value:
-                if _is_model_class(element.__class__):
-                    _free_texts_of_model(element, found)
-                else:
-                    _free_texts_in(element, is_text, found)
-        elif value is not None:
-            _free_texts_in(value, is_text, found)
+def _free_texts_of_models(model: type, models: list, found: list[str]) -> None:
+    for name, shape, is_text, held in _walk_plan(model):
+        values = [value for element in models if (value := getattr(element, name)) is not None]
+        if shape is _TEXT:
+            found += values
+        elif shape is _MODELS:
+            _free_texts_of_models(held, [element for value in values for element in value], found)
+        else:
+            for value in values:
+                _free_texts_in(value, is_text, found)
 
 
 def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
@@ -191,7 +203,7 @@ def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
         for element in value.values():
             _free_texts_in(element, is_text, found)
     elif _is_model_class(value.__class__):
-        _free_texts_of_model(value, found)
+        _free_texts_of_models(value.__class__, [value], found)
 
 
 def is_model(kind: Any) -> bool:
@@ -230,6 +242,39 @@ def _models_in(annotation: Any) -> list[type]:
     if is_model(annotation):
         return [annotation]
     return [model for argument in get_args(annotation) for model in _models_in(argument)]
+
+
+# The shapes of the scanned fields that the quick walk reads without asking each value its class.
+_TEXT, _MODELS, _OTHER = "text", "models", "other"
+
+
+@functools.cache
+def _walk_plan(model: type) -> tuple[tuple[str, str, bool, Any], ...]:
+    """(name, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
+    (`_TEXT`), a list of models of the class held (`_MODELS`), or any other shape (`_OTHER`, walked value
+    by value)."""
+    plan: list[tuple[str, str, bool, Any]] = []
+    for name, is_text in _scanned_fields(model):
+        kind = _without_annotations(field_types(model)[name])
+        element = _without_annotations(get_args(kind)[0]) if get_origin(kind) is list else None
+        if is_text and kind is str:
+            plan.append((name, _TEXT, is_text, None))
+        elif is_model(element):
+            plan.append((name, _MODELS, is_text, element))
+        else:
+            plan.append((name, _OTHER, is_text, None))
+    return tuple(plan)
+
+
+def _without_annotations(annotation: Any) -> Any:
+    """The type an annotation declares, without Annotated metadata and without `| None`."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _without_annotations(get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        kinds = [argument for argument in get_args(annotation) if argument is not type(None)]
+        return _without_annotations(kinds[0]) if len(kinds) == 1 else annotation
+    return annotation
 
 
 def is_free_text(annotation: Any) -> bool:

@@ -35,7 +35,8 @@ def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, s
     for index, record in enumerate(records):
         for k, payment in enumerate(record.payments):
             payment_id = payment.payment_id
-            others = sorted(stored_users.get(payment_id, set()) - {record.trade_record_id})
+            users = stored_users.get(payment_id)  # most payment_ids are new: no set built for them
+            others = sorted(users - {record.trade_record_id}) if users else []
             earlier = first_in_batch.setdefault(payment_id, (index, record.trade_record_id))
             if others:
                 message = _stored_message(others)

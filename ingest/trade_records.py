@@ -10,7 +10,6 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
 from typing import Protocol
 
 import orjson
@@ -49,7 +48,7 @@ from ingest.batches import (
     resend_key,
     unknown_member_warnings,
 )
-from ingest.data_protection import protection_problems, protection_warnings
+from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
 from ingest.one_parse import read_object, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -69,24 +68,39 @@ class TradeRecordsStorage(
     the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
 
 
-def _structure_problems(batch: TradeRecordsBatch) -> list[FieldProblem]:
-    return _records_structure_problems(batch.store_id, batch.business_date, enumerate(batch.trade_records))
-
-
-def _records_structure_problems(
-    store_id: str | None, business_date: dt.date | None, records: Iterable[tuple[int, TradeRecord]]
-) -> list[FieldProblem]:
-    """Records (index, record) against the batch's store_id and business_date (None: unreadable, not
-    compared), and their repeated line numbers and payment ids."""
-    problems = []
-    for index, record in records:
+def _record_problems(
+    batch: TradeRecordsBatch, store: StoreMaster, checked_exponent: int | None
+) -> tuple[list[FieldProblem], list[RecordAmounts]]:
+    """The problems of every record of a parsed batch and their amounts, in one pass over the records:
+    its structure (`_structure_problems`), its currency against the store's, its amounts (checked_exponent:
+    see MoneyReader) and data protection (the card number check of every record only when the quick search
+    of the whole batch's free text finds a candidate). raise_if_any puts the problems in the body's order."""
+    problems: list[FieldProblem] = []
+    amounts: list[RecordAmounts] = []
+    card_numbers = may_hold_card_numbers(batch.trade_records)
+    for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
-        if store_id is not None and record.store_id != store_id:
-            problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
-        if business_date is not None and record.business_date != business_date:
-            problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-        problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
-        problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
+        problems += _structure_problems(path, record, batch.store_id, batch.business_date)
+        problems += store_currency_problem(f"{path}.currency", record.currency, store)
+        reader = MoneyReader(record.currency, checked_exponent)
+        amounts.append(read_amounts(path, record, reader))
+        problems += reader.problems
+        problems += protection_problems(path, record, store.country_code, may_hold_card_numbers=card_numbers)
+    return problems, amounts
+
+
+def _structure_problems(
+    path: str, record: TradeRecord, store_id: str | None, business_date: dt.date | None
+) -> list[FieldProblem]:
+    """A record at path against the batch's store_id and business_date (None: unreadable, not compared),
+    and its repeated line numbers and payment ids."""
+    problems = []
+    if store_id is not None and record.store_id != store_id:
+        problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
+    if business_date is not None and record.business_date != business_date:
+        problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
+    problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
+    problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
     return problems
 
 
@@ -95,10 +109,10 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     that needs no stored data (data protection without the store's country: only phone numbers in the
     international form are recognised); the others get their readable amounts, codes and dates checked."""
     store_id, business_date = _readable_value(refused, ("store_id",)), _readable_date(refused, ("business_date",))
-    valid = list(refused.valid_entries("trade_records", TradeRecord))
-    problems = _records_structure_problems(store_id, business_date, valid)
-    for index, record in valid:
+    problems = []
+    for index, record in refused.valid_entries("trade_records", TradeRecord):
         path = f"trade_records[{index}]"
+        problems += _structure_problems(path, record, store_id, business_date)
         reader = MoneyReader(record.currency)
         read_amounts(path, record, reader)
         problems += reader.problems + protection_problems(path, record, None)
@@ -292,23 +306,16 @@ def post_trade_records(
         if known_store is not None and known_store.store_id == batch.store_id
         else require_store_master(storage, partner.partner_id, batch.store_id)
     )
-    problems = _structure_problems(batch)
-    amounts: list[RecordAmounts] = []
-    for index, record in enumerate(batch.trade_records):
-        path = f"trade_records[{index}]"
-        problems += store_currency_problem(f"{path}.currency", record.currency, store)
-        reader = MoneyReader(record.currency, checked_exponent=None if exact is None else exponent)
-        amounts.append(read_amounts(path, record, reader))
-        problems += reader.problems
-        problems += protection_problems(path, record, store.country_code)
+    problems, amounts = _record_problems(batch, store, None if exact is None else exponent)
     raise_if_any(problems, body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
     warnings: list[BatchWarning] = []
     for index, (record, money) in enumerate(zip(batch.trade_records, amounts, strict=True)):
+        path = f"trade_records[{index}]"
         warnings += record_warnings(
-            f"trade_records[{index}]",
+            path,
             record,
             money,
             standard_of.get(record.source_transaction_type),
@@ -316,7 +323,7 @@ def post_trade_records(
             store.time_zone,
             store.workday_start,
         )
-        warnings += protection_warnings(f"trade_records[{index}]", record, store.country_code)
+        warnings += protection_warnings(path, record, store.country_code)
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]

@@ -1,7 +1,8 @@
 """The quick search of data protection (ingest/data_protection.py): the free text it searches for a card
-number candidate (`free_texts`, no paths) is exactly the text the walk with paths reads (`text_fields`),
-so the search never lets through a record that the precise check, run on every free-text field, would
-refuse: card numbers in any field, written in any form data protection recognises."""
+number candidate (`free_texts` of a record and `may_hold_card_numbers` of a batch, no paths) is exactly
+the text the walk with paths reads (`text_fields`), in another order, so the search never lets through a
+record that the precise check, run on every free-text field, would refuse: card numbers in any field,
+written in any form data protection recognises."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ from pydantic import TypeAdapter
 
 from bench import generate
 from ingest.card_numbers import contains_card_number
-from ingest.data_protection import card_number_problems, free_texts, text_fields
+from ingest.data_protection import (
+    card_number_problems,
+    free_texts,
+    free_texts_of_models,
+    may_hold_card_numbers,
+    text_fields,
+)
 from ingest.wire.requests import Product, TradeRecord, TradeRecordsBatch, record_part
 from ingest.wire.scalars import Code, FreeString50, LocalizedText, Text
 from tests.trade_payloads import Line, trade_record
@@ -92,7 +99,22 @@ def test_free_texts_are_the_texts_of_the_walk_with_paths():
     batch = TradeRecordsBatch.model_validate_json(generate.batch_bodies(1, 60, seed=11, tag="W")[0])
     records = [*batch.trade_records, record_with("member_id", "M-1"), record_with("order_source", VISA)]
     for record in records:
-        assert free_texts(record) == [text for _, text in text_fields(record, PATH)]
+        assert sorted(free_texts(record)) == sorted(text for _, text in text_fields(record, PATH))
+    # the whole batch at once: the texts of all its records
+    walked = [text for record in records for _, text in text_fields(record, PATH)]
+    assert sorted(free_texts_of_models(TradeRecord, records)) == sorted(walked)
+
+
+@pytest.mark.parametrize("form", WRITTEN_FORMS)
+@pytest.mark.parametrize("field", FREE_TEXT_FIELDS)
+def test_the_quick_search_of_a_batch_finds_every_record_the_precise_check_refuses(field, form):
+    batch = TradeRecordsBatch.model_validate_json(generate.batch_bodies(1, 20, seed=5, tag="C")[0])
+    records = [*batch.trade_records, record_with(field, WRITTEN_FORMS[form]), *batch.trade_records]
+    precise = [path for record in records for path, text in text_fields(record, PATH) if contains_card_number(text)]
+    assert bool(precise) == (form not in ("dots", "double spaces", "12 digits"))
+    # the forms that are not card numbers hold no candidate either: the batch's search tells both apart
+    assert may_hold_card_numbers(records) == bool(precise)
+    assert not may_hold_card_numbers(batch.trade_records)
 
 
 def test_free_texts_walk_every_shape_a_model_may_declare():
@@ -120,7 +142,7 @@ def test_free_texts_walk_every_shape_a_model_may_declare():
         "h.lines[0][1]",
         "h.lines[2][0]",
     ]
-    assert free_texts(holder) == [text for _, text in walked]
+    assert sorted(free_texts(holder)) == sorted(text for _, text in walked)
     product = Product.model_validate_json(
         orjson.dumps(
             {
