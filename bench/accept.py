@@ -138,7 +138,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     from ingest.amounts import MoneyReader
     from ingest.batches import resend_key
     from ingest.data_protection import may_hold_card_numbers, protection_problems
-    from ingest.one_parse import batch_validator, no_repeated_names, read_object
+    from ingest.one_parse import batch_validator, may_hold_control_characters, no_repeated_names, read_object
     from ingest.trade_records import _row, read_amounts, trade_records_marker
     from ingest.trade_rules import record_warnings
     from ingest.wire.requests import TradeRecordsBatch
@@ -163,7 +163,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
         "the one parse (orjson.loads, ingest/one_parse.py)": lambda: read_object(body),
         "resend key from the parsed values": lambda: resend_key(body, StoreDayKey, raw),
         "validation of the parsed values, places of the store's currency": lambda: batch_validator(
-            TradeRecordsBatch, exponent
+            TradeRecordsBatch, exponent, may_hold_control_characters(body)
         ).validate_python(raw),
         "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, raw),
         "amounts: minor units (places checked in validation)": lambda: [

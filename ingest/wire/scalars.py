@@ -151,6 +151,10 @@ StoreId = Annotated[
 _PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE), FREE_TEXT]
 FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE), FREE_TEXT]
+# The patterns that refuse nothing but control characters and line separators (C0, DEL, C1, U+2028, U+2029;
+# each with min_length 1): a body whose strings are known to hold none needs only the length
+# (ingest/one_parse.py `may_hold_control_characters`).
+CONTROL_CHARACTER_PATTERNS = frozenset({_CODE_PATTERN, _PRINTABLE})
 CurrencyCode = Annotated[
     str, AfterValidator(_check_currency), STANDARD, Field(description="ISO 4217 code.", examples=["USD"])
 ]

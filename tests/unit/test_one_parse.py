@@ -14,18 +14,19 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import from_json
 
 from backends.memory.storage import MemoryStorage
 from bench import generate
 from core.clock import utc_now
 from core.errors import ApiError
-from ingest.one_parse import no_repeated_names, read_object, validated_once
+from ingest.one_parse import may_hold_control_characters, no_repeated_names, read_object, validated_once
 from ingest.parsing import i_json_problem
 from ingest.stores import put_stores
 from ingest.trade_records import document_json, post_trade_records
 from ingest.wire.requests import TradeRecordsBatch
+from ingest.wire.scalars import Code, FreeString50, Text
 from tests.payloads import store, stores_batch
 from tests.trade_payloads import Line, trade_batch, trade_record
 
@@ -63,8 +64,11 @@ def test_a_batch_with_the_exponents_places_is_the_wire_models_batch(currency, ex
 
 
 def test_the_benchmarks_batch_is_the_wire_models_batch():
-    # 500 records with modifiers, payments, tax lines, optional members present and absent, time zones
-    assert_same_batch(generate.batch_bodies(1, 500, seed=3, tag="T")[0], 2)
+    # 500 records with modifiers, payments, tax lines, optional members present and absent, time zones;
+    # no control character, so validated without the control-character patterns
+    body = generate.batch_bodies(1, 500, seed=3, tag="T")[0]
+    assert not may_hold_control_characters(body)
+    assert_same_batch(body, 2)
 
 
 def test_pretty_printed_and_with_timestamps_as_dotnet_and_java_write_them():
@@ -154,6 +158,60 @@ def test_a_member_no_model_knows_is_left_to_the_slow_way():
     body = batch_body()
     body["trade_records"][0]["items"][0]["tip_amout"] = "1.00"
     assert once(orjson.dumps(body)) is None
+
+
+# --- control characters: the patterns that refuse only them are skipped for a body that holds none -------
+
+# Each character the code and text patterns refuse, written every way JSON allows (a C0 control only as an
+# escape: raw, it is not JSON).
+_CONTROL_WRITINGS = [
+    *(f"\\u{code:04x}" for code in (0x00, 0x1F, 0x7F, 0x80, 0x9F, 0x2028, 0x2029)),
+    *(f"\\u{code:04X}" for code in (0x0A, 0x1F, 0x7F, 0x85, 0x9F, 0x2028)),
+    *(f"\\{letter}" for letter in "bfnrt"),
+    *("\x7f", "\x80", "\x85", "\x9f", "\u2028", "\u2029"),
+]
+
+
+@pytest.mark.parametrize("written", _CONTROL_WRITINGS)
+def test_a_control_character_however_written_gets_every_pattern(written):
+    body = batch_body()
+    body["trade_records"][0]["items"][0]["product_id"] = "P-1"
+    encoded = orjson.dumps(body).replace(b'"P-1"', f'"P{written}1"'.encode())
+    assert (read_object(encoded) or {}).get("trade_records") is not None  # still JSON
+    assert may_hold_control_characters(encoded)
+    assert once(encoded) is None
+    with pytest.raises(ValidationError):
+        TradeRecordsBatch.model_validate_json(encoded)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"a": "say \\"hi\\" \\/ \\\\ \\u00e9 \\u00a0 \\u20ac \\ud83d\\ude00"}',  # escapes of other characters
+        '{"a": "caf\u00e9 \u00a0\u00b0 \u2019 \u20ac \u6771\u4eac"}'.encode(),  # C2 and E2 80 bytes, not controls
+        b'{\n\t"a": "x"\r\n}',  # whitespace between tokens is not in a string
+    ],
+)
+def test_other_escapes_and_characters_are_not_control_characters(body):
+    assert read_object(body) is not None and not may_hold_control_characters(body)
+
+
+_CHARACTERS = st.characters(blacklist_categories=("Cs",))  # lone surrogates are not UTF-8
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(_CHARACTERS, min_size=1, max_size=12), dumps=st.sampled_from(["orjson", "ascii", "utf-8"]))
+def test_a_body_said_to_hold_no_control_character_meets_every_pattern(text, dumps):
+    """What the validator of such a body relies on: each string of it meets the patterns it skips."""
+    value = {"a": text}
+    if dumps == "orjson":
+        body = orjson.dumps(value)
+    else:
+        body = json.dumps(value, ensure_ascii=dumps == "ascii").encode()
+    if may_hold_control_characters(body):
+        return
+    for kind in (Code, Text, FreeString50):
+        TypeAdapter(kind).validate_python(text[:50])
 
 
 # --- timestamps and dates: plain strings parsed as JSON's strict mode parses them --------------------------
