@@ -40,7 +40,7 @@ from __future__ import annotations
 from ingest.trade_rules.amounts import amount_identity, line_amounts, payment_amounts, payment_types_without_direction
 from ingest.trade_rules.common import RecordAmounts
 from ingest.trade_rules.dates import business_date, closed_while_open
-from ingest.trade_rules.lines import SIGNED_TYPES, combo_children, transaction_signs
+from ingest.trade_rules.lines import combo_children, transaction_signs
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
 
@@ -62,13 +62,12 @@ def record_warnings(
     whose direction HQ knows; store_time_zone, workday_start: from the store master (None when the
     store is unknown: no business date rule).
     """
-    # Rules that can only warn for some records are called only for those (a call per rule per record was
-    # a tenth of this function's time); each rule still checks everything itself.
+    # The payment rules and closed_at can only warn for some records: they are called only for those
+    # (they walked every payment of every record to find nothing), and still check everything themselves.
     warnings = amount_identity(path, record, amounts)
     warnings += combo_children(path, record, amounts)
     warnings += line_amounts(path, record, amounts)
-    if standard_type in SIGNED_TYPES:
-        warnings += transaction_signs(path, record, amounts, standard_type)
+    warnings += transaction_signs(path, record, amounts, standard_type)
     if amounts.payments and min(amounts.payments) < 0:
         warnings += payment_amounts(path, record, amounts)
     if not known_payment_types.issuperset(amounts.payments_by_type):  # its keys: the record's payment types

@@ -28,31 +28,44 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
     children = [index for index, item in enumerate(record.items) if item.parent_line_no is not None]
     if not children:
         return []
-    # each line_no's first line (reversed: the first one is written last)
-    lines = {item.line_no: item for item in reversed(record.items)}
+    lines: dict[int, TradeItem] = {}
+    for item in record.items:
+        lines.setdefault(item.line_no, item)
     warnings = []
     for index in children:
         item = record.items[index]
+        parent_field = f"items[{index}].parent_line_no"
         parent = None if item.parent_line_no is None else lines.get(item.parent_line_no)
         if item.parent_line_no == item.line_no:
-            problem = (
-                f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
-                "child line points at its combo line"
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
+                    "child line points at its combo line",
+                    field=parent_field,
+                )
             )
         elif parent is None:
-            problem = (
-                f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
-                "combo child line points at its combo line"
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
+                    "combo child line points at its combo line",
+                    field=parent_field,
+                )
             )
         elif parent.product_type != "COMBO":
-            problem = (
-                f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
-                f"{parent.product_type}, not COMBO"
+            warnings.append(
+                BatchWarning(
+                    COMBO_CHILD_INVALID,
+                    path,
+                    f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
+                    f"{parent.product_type}, not COMBO",
+                    field=parent_field,
+                )
             )
-        else:
-            problem = None  # a valid child (its field's path is built only for a problem)
-        if problem is not None:
-            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path, problem, field=f"items[{index}].parent_line_no"))
         if amounts.items[index].unit_price != 0:
             warnings.append(
                 BatchWarning(
@@ -67,9 +80,6 @@ def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> li
 
 
 # --- signs ----------------------------------------------------------------------------------------
-
-# The standard types whose signs transaction_signs checks.
-SIGNED_TYPES = NEGATIVE_TYPES | {"SALE", "EXCHANGE"}
 
 
 def transaction_signs(
