@@ -73,3 +73,9 @@ def test_letters_and_digits_are_counted_upper_cased_as_stdnum_compacts_them():
     assert letters_and_digits("ß-1") == 3  # "SS-1": stdnum reads the sharp s as two letters
     assert letters_and_digits("M-767055") == 7  # fewer than a US SSN's or ITIN's 9: not handed to stdnum
     assert not is_national_id("M-767055", "US")
+
+
+def test_a_value_the_library_cannot_format_is_not_an_id():
+    # stdnum's pt.cc finds "54 7" valid, then its format fails on it (IndexError): a 500 for a member_id
+    # of a Portuguese store, found by comparing the check before and after the shape test on 65,000 values
+    assert not is_national_id("54 7", "PT")
