@@ -640,6 +640,21 @@ def test_a_payment_type_whose_direction_the_partner_registered_is_fine():
     assert warnings_of(body, known_payment_types=SUGGESTED_PAYMENT_TYPES | {custom}) == []
 
 
+def test_the_payment_rules_look_at_every_payment_of_a_record():
+    # record_warnings asks the payment rules only of a record with a negative amount or a type HQ does not
+    # know: the one at the last of three payments is found as the rules themselves find it
+    custom = "HOUSE_ACCOUNT_CHARGE"
+    body = record_body(
+        [Line("P-BURGER", "1", BURGER)], payments=[Pay(BURGER + 100), Pay(200, custom), Pay(-300, "SALE")]
+    )
+    assert codes_and_fields(warnings_of(body)) == [
+        (PAYMENT_AMOUNT_NEGATIVE, "payments[2].amount"),
+        (PAYMENT_TYPE_UNKNOWN_DIRECTION, "payments[1].payment_type"),
+    ]
+    body["payments"] = []  # none at all: nothing to look at
+    assert warnings_of(body) == []
+
+
 # --- BUSINESS_DATE_MISMATCH -----------------------------------------------------------------------
 
 
