@@ -17,6 +17,8 @@ from pathlib import Path
 
 import orjson
 
+from backends.sqlite.database import CACHE_KIB
+
 BUSY_TIMEOUT_MS = 30_000
 FLOOR_SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -29,11 +31,13 @@ CREATE TABLE IF NOT EXISTS batches (
 
 
 def connect(path: Path, schema: str | None = FLOOR_SCHEMA) -> sqlite3.Connection:
-    """A connection as backends/sqlite/database.py opens them: autocommit, WAL, synchronous NORMAL."""
+    """A connection as backends/sqlite/database.py opens them: autocommit, WAL, synchronous NORMAL, the same
+    page cache (a minimal server would tune it too; the service's is larger than SQLite's default)."""
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    connection.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
     if schema:
         connection.executescript(schema)
     return connection
