@@ -198,13 +198,12 @@ FEWEST_LETTERS_AND_DIGITS: dict[str, int] = {
 
 def is_national_id(value: str, country_code: str | None) -> bool:
     """Whether value is a national personal ID of country_code written in its usual form."""
+    names = NATIONAL_IDS.get(country_code or "", ())
+    if not names:  # a country whose IDs are not checked: nothing to count
+        return False
     text = value.strip()
     count = letters_and_digits(text)
-    return any(
-        _written_as(text, name)
-        for name in NATIONAL_IDS.get(country_code or "", ())
-        if count >= FEWEST_LETTERS_AND_DIGITS.get(name, 0)
-    )
+    return any(_written_as(text, name) for name in names if count >= FEWEST_LETTERS_AND_DIGITS.get(name, 0))
 
 
 def letters_and_digits(text: str) -> int:
