@@ -15,7 +15,7 @@ done afterwards in bulk over the whole batch (`BulkChecks`), as msgspec does som
   and takes years the wire's bounds refuse. A Struct reads a timestamp as its text; the bulk checks match
   every one against TIMESTAMP_TEXT at once, then put in its place `datetime.fromisoformat`'s value (which
   truncates), within the wire's bounds. So a confirmed batch's timestamps are datetimes, as the dataclasses
-  declare. Other forms pydantic accepts ("14:56Z", a comma fraction) are refused: the slow way answers.
+  declare. Other forms pydantic accepts (a comma fraction, unix time) are refused: the slow way answers.
 - Patterns end in `\\Z` where pydantic's `$` (a Rust regex) means the end of the text: Python's `$` also
   matches before a final newline.
 Anything in an annotation the generator does not know raises at build time, never skipped.
@@ -39,10 +39,11 @@ from pydantic.fields import FieldInfo
 from ingest.wire.scalars import CONTROL_CHARACTER_PATTERNS, DecimalString, Money, StringKind
 
 # A timestamp the fast path reads (RFC 3339 as partners write it: .NET's 7 digits, Java's and JavaScript's
-# milliseconds, PHP's +0900), as `datetime.fromisoformat` reads it the way pydantic does: fractions beyond 6
-# digits truncated, the offset kept (tests/unit/test_record_structs.py). Other forms go the slow way.
+# milliseconds, Java's "12:00Z" without its zero seconds, PHP's +0900), which `datetime.fromisoformat` reads
+# as pydantic does: fractions beyond 6 digits truncated, the offset kept (tests/unit/test_record_structs.py).
+# Other forms go the slow way.
 TIMESTAMP_TEXT = (
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,9})?"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,9})?)?"
     r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])"
 )
 # The wire's bounds (ingest/wire/scalars.py Timestamp), which the generator checks are still these.
