@@ -121,9 +121,8 @@ _is_value = functools.partial(operator.is_not, None)
 
 
 def _values(objects: list, names: list[str]) -> list:
-    """The values of the fields names of objects, without None: read object by object (each object's
-    memory is reached once) with attrgetter and map, no Python loop per value (a comprehension per field
-    took 4 of the 12 ms this path saves)."""
+    """The values of the fields names of objects, without None, read with attrgetter and map: no Python
+    loop per value (a batch of 500 records has about 20,000 of them)."""
     if len(names) > 1:
         return list(filter(_is_value, chain.from_iterable(map(operator.attrgetter(*names), objects))))
     return list(filter(_is_value, map(operator.attrgetter(*names), objects))) if names else []
