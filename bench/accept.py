@@ -134,13 +134,16 @@ def _busy_store_day(
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
+    import msgspec
+
     from core.money import currency_exponent
     from ingest.amounts import MoneyReader
     from ingest.batches import resend_key
     from ingest.data_protection import may_hold_card_numbers, protection_problems
-    from ingest.one_parse import batch_validator, may_hold_control_characters, no_repeated_names, read_object
+    from ingest.one_parse import bulk_checks_pass, may_hold_control_characters, no_repeated_names, read_object
     from ingest.trade_records import _row, read_amounts, trade_records_marker
     from ingest.trade_rules import record_warnings
+    from ingest.wire.record_structs import struct_of
     from ingest.wire.requests import TradeRecordsBatch
     from ingest.wire.resend_keys import StoreDayKey
 
@@ -162,9 +165,9 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     stages = {
         "the one parse (orjson.loads, ingest/one_parse.py)": lambda: read_object(body),
         "resend key from the parsed values": lambda: resend_key(body, StoreDayKey, raw),
-        "validation of the parsed values, places of the store's currency": lambda: batch_validator(
-            TradeRecordsBatch, exponent, may_hold_control_characters(body)
-        ).validate_python(raw),
+        "validation of the parsed values, places of the store's currency": lambda: bulk_checks_pass(
+            msgspec.convert(raw, struct_of(TradeRecordsBatch, may_hold_control_characters(body))), exponent
+        ),
         "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, raw),
         "amounts: minor units (places checked in validation)": lambda: [
             read_amounts(path, record, MoneyReader(record.currency, exponent))

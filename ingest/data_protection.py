@@ -34,6 +34,7 @@ from core.errors import FieldProblem
 from ingest.card_numbers import CARD_CANDIDATE, contains_card_number, redact_card_numbers
 from ingest.personal_data import EMAIL, is_email_address, is_national_id, is_written_phone_number, may_be_phone_number
 from ingest.problem_words import field_names
+from ingest.wire.record_structs import WIRE_CLASS_OF
 from ingest.wire.requests import TradeRecord
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import StringKind
@@ -157,7 +158,7 @@ def _texts_in(value: Any, path: str, is_text: bool, found: list[tuple[str, str]]
         for key, element in value.items():
             _texts_in(element, f"{path}.{key}", is_text, found)
     elif _is_model_class(value.__class__):
-        for name, field_is_text in _scanned_fields(value.__class__):
+        for name, field_is_text in _scanned_fields(_wire_class(value.__class__)):
             field_value = getattr(value, name)
             if field_value is not None:
                 _texts_in(field_value, f"{path}.{name}", field_is_text, found)
@@ -166,7 +167,7 @@ def _texts_in(value: Any, path: str, is_text: bool, found: list[tuple[str, str]]
 def free_texts(model: Any) -> list[str]:
     """The values of text_fields(model, ...), without their paths and in another order: what the quick
     search reads."""
-    return free_texts_of_models(model.__class__, [model])
+    return free_texts_of_models(_wire_class(model.__class__), [model])
 
 
 def free_texts_of_models(model: type, models: list) -> list[str]:
@@ -203,7 +204,7 @@ def _free_texts_in(value: Any, is_text: bool, found: list[str]) -> None:
         for element in value.values():
             _free_texts_in(element, is_text, found)
     elif _is_model_class(value.__class__):
-        _free_texts_of_models(value.__class__, [value], found)
+        _free_texts_of_models(_wire_class(value.__class__), [value], found)
 
 
 def is_model(kind: Any) -> bool:
@@ -214,7 +215,14 @@ def is_model(kind: Any) -> bool:
 @functools.cache
 def _is_model_class(kind: type) -> bool:
     # is_model once per class: the walk asks it of every object of a batch
-    return is_model(kind)
+    return is_model(_wire_class(kind))
+
+
+def _wire_class(kind: type) -> type:
+    """The wire class of a msgspec Struct generated from it (a batch the fast path confirmed holds them:
+    ingest/wire/record_structs.py), whose annotations say which fields are free text; kind otherwise.
+    The walks read a model's fields by name (getattr), which a Struct has as its dataclass has them."""
+    return WIRE_CLASS_OF.get(kind, kind)
 
 
 def field_types(model: type) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Protocol
 
+import msgspec
 import orjson
 
 from core import errors, faults
@@ -216,9 +217,17 @@ def product_lines(record: TradeRecord) -> dict[str, int]:
     return lines
 
 
+# A batch the fast path confirmed holds msgspec Structs (ingest/wire/record_structs.py), which msgspec writes
+# (orjson does not know them); one read the slow way holds the dataclasses, which orjson writes a quarter
+# faster than msgspec. Both write the bytes pydantic writes (UTC as "Z", fractions in six digits, offsets,
+# text as UTF-8): tests/e2e/test_trade_records.py and tests/unit/test_record_structs.py compare them.
+_STRUCT_ENCODER = msgspec.json.Encoder()
+
+
 def document_json(record: TradeRecord) -> str:
-    """The record as stored, written by orjson (it serialises dataclasses natively) in a fifth of the time
-    pydantic takes, with the same bytes (tests/e2e/test_trade_records.py compares the two)."""
+    """The record as stored, in a fifth of the time pydantic takes."""
+    if isinstance(record, msgspec.Struct):
+        return _STRUCT_ENCODER.encode(record).decode()
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 

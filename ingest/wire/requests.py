@@ -225,6 +225,9 @@ class TradeRecord:
     tax_lines: list[TaxLine] = dataclasses.field(default_factory=list)
 
 
+# A batch the one-parse fast path confirms (ingest/one_parse.py) holds, in trade_records, msgspec Structs
+# generated field for field from the dataclasses above (ingest/wire/record_structs.py), not the dataclasses
+# themselves: same names, order, defaults and values; code that reads a record reads its fields by name.
 class TradeRecordsBatch(WriteBatch):
     store_id: StoreId
     business_date: dt.date

@@ -1,0 +1,236 @@
+"""msgspec Structs generated field for field from a wire model of plain values and the pydantic dataclasses
+it holds (for TradeRecordsBatch: TradeRecord, TradeItem, TradeModifier, Payment, TaxLine), for the one-parse
+fast path (ingest/one_parse.py): `msgspec.convert` of orjson's values into them takes about a third of
+pydantic-core's time (issue 20, session 8).
+
+A batch the fast path confirms therefore holds these Structs where its annotations say the dataclasses:
+same names, same order, same defaults, and values of the same types and equal to what pydantic reads
+(tests/unit/test_record_structs.py checks the mirror; ingest/data_protection.py walks a Struct by its
+dataclass, `WIRE_CLASS_OF`). Each constraint of the wire's annotations becomes a msgspec.Meta, or a check
+done afterwards in bulk over the whole batch (`BulkChecks`), as msgspec does some differently:
+- Money and decimal strings: their patterns would call Python's `re` per value (+15 ms a batch); checked
+  instead by one `re.fullmatch` over each kind's values joined by newlines.
+- After-validators (the currency's and batch_id's checks): run once per distinct value.
+- Timestamps: msgspec's datetime rounds fractions beyond 6 digits where pydantic truncates (.NET writes 7)
+  and takes years the wire's bounds refuse. A Struct reads a timestamp as its text; the bulk checks match
+  every one against TIMESTAMP_TEXT at once, then put in its place `datetime.fromisoformat`'s value (which
+  truncates), within the wire's bounds. So a confirmed batch's timestamps are datetimes, as the dataclasses
+  declare. Other forms pydantic accepts (a comma fraction, unix time) are refused: the slow way answers.
+- Patterns end in `\\Z` where pydantic's `$` (a Rust regex) means the end of the text: Python's `$` also
+  matches before a final newline.
+Anything in an annotation the generator does not know raises at build time, never skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+import msgspec
+from pydantic import AfterValidator, AwareDatetime, BaseModel, StringConstraints
+from pydantic.fields import FieldInfo
+
+from ingest.wire.scalars import CONTROL_CHARACTER_PATTERNS, DecimalString, Money, StringKind
+
+# A timestamp the fast path reads (RFC 3339 as partners write it: .NET's 7 digits, Java's and JavaScript's
+# milliseconds, Java's "12:00Z" without its zero seconds, PHP's +0900), which `datetime.fromisoformat` reads
+# as pydantic does: fractions beyond 6 digits truncated, the offset kept (tests/unit/test_record_structs.py).
+# Other forms go the slow way.
+TIMESTAMP_TEXT = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]{1,9})?)?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):?[0-5][0-9])"
+)
+# The wire's bounds (ingest/wire/scalars.py Timestamp), which the generator checks are still these.
+EARLIEST, BEYOND = dt.datetime(2, 1, 1, tzinfo=dt.UTC), dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+
+
+def within_bounds(timestamp: dt.datetime) -> bool:
+    """Whether timestamp is within the wire's bounds; by its year alone when that is enough (an aware
+    comparison costs 40 times as much)."""
+    return 3 <= timestamp.year <= 9997 or EARLIEST <= timestamp < BEYOND
+
+
+@dataclasses.dataclass
+class BulkChecks:
+    """What a Struct class leaves to checks over a whole batch: the names of its Money fields, of its other
+    decimal strings, of its timestamps (read as text, replaced by their datetimes), of its fields with
+    after-validators (with them), and of the fields holding Structs (in a list or not)."""
+
+    money: list[str] = dataclasses.field(default_factory=list)
+    decimals: list[str] = dataclasses.field(default_factory=list)
+    timestamps: list[str] = dataclasses.field(default_factory=list)
+    validated: list[tuple[str, Callable[..., Any]]] = dataclasses.field(default_factory=list)
+    held: list[tuple[str, type, bool]] = dataclasses.field(default_factory=list)  # name, Struct, in a list
+
+
+# The Struct generated from each wire class, and back; the bulk checks of each Struct class.
+WIRE_CLASS_OF: dict[type, type] = {}
+BULK_CHECKS: dict[type, BulkChecks] = {}
+
+
+@functools.cache
+def struct_of(wire: type, control_characters: bool = True) -> type[msgspec.Struct]:
+    """The Struct of a wire model or pydantic dataclass; with control_characters False, without the
+    patterns that refuse only control characters (for a body that holds none: min_length still refuses
+    an empty string)."""
+    fields: list[tuple[str, Any, Any]]  # name, annotation, FieldInfo or dataclasses.Field
+    if isinstance(wire, type) and issubclass(wire, BaseModel):
+        # pydantic keeps a model field's annotation without its outer metadata, and that in the FieldInfo
+        fields = [(name, info.annotation, info) for name, info in wire.model_fields.items()]
+    elif dataclasses.is_dataclass(wire) and hasattr(wire, "__pydantic_fields__"):
+        hints = typing.get_type_hints(wire, include_extras=True)
+        fields = [(field.name, hints[field.name], field) for field in dataclasses.fields(wire)]
+    else:
+        raise TypeError(f"{wire!r}: not a wire model or pydantic dataclass")
+    checks = BulkChecks()
+    struct_fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
+    for name, annotation, info in fields:
+        extra = list(info.metadata) if isinstance(info, FieldInfo) else []  # a model's field
+        kind = _struct_type(annotation, extra, name, checks, control_characters)
+        default = _default_of(info)
+        struct_fields.append((name, kind) if default is _REQUIRED else (name, kind, default))
+    struct = msgspec.defstruct(
+        wire.__name__, struct_fields, kw_only=True, forbid_unknown_fields=True, gc=False, module=__name__
+    )
+    WIRE_CLASS_OF[struct] = wire
+    BULK_CHECKS[struct] = checks
+    return struct
+
+
+_REQUIRED = object()
+
+
+def _default_of(info: Any) -> Any:
+    """A field's default as msgspec takes it: a value, msgspec.field(default_factory=...), or _REQUIRED."""
+    default, factory = info.default, info.default_factory
+    if factory not in (None, dataclasses.MISSING):
+        return msgspec.field(default_factory=factory)
+    if default in (dataclasses.MISSING, Ellipsis) or type(default).__name__ == "PydanticUndefinedType":
+        return _REQUIRED
+    if isinstance(default, FieldInfo):  # a pydantic dataclass's field(default=...) seen through FieldInfo
+        return _default_of(default)
+    return default
+
+
+def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks, control: bool) -> Any:
+    """annotation (with the metadata of the levels above it) as a msgspec type; the checks msgspec does not
+    make go to checks under the field's name."""
+    if annotation in (Money, DecimalString) and not metadata:  # checked in bulk (see the module's docstring)
+        (checks.money if annotation == Money else checks.decimals).append(name)
+        return str
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _struct_type(annotation.__origin__, [*metadata, *annotation.__metadata__], name, checks, control)
+    if annotation is AwareDatetime:
+        if _bounds(metadata) != {"ge": EARLIEST, "lt": BEYOND}:
+            raise TypeError(f"{name}: a timestamp with other bounds than the wire's")
+        checks.timestamps.append(name)
+        return str
+    if origin in (Union, types.UnionType):
+        kinds = [argument for argument in get_args(annotation) if argument is not type(None)]
+        if len(kinds) != 1 or _constraints(metadata):
+            raise TypeError(f"{name}: only `X | None` is generated")
+        return _struct_type(kinds[0], [], name, checks, control) | None
+    if origin is list:
+        (element,) = get_args(annotation)
+        held = _struct_type(element, [], name, checks, control)
+        if checks.held and checks.held[-1][:2] == (name, held):  # a list of Structs
+            checks.held[-1] = (name, held, True)
+        return _with_meta(list[held], _lengths(metadata))  # type: ignore[valid-type]
+    if isinstance(annotation, type) and hasattr(annotation, "__pydantic_fields__") and not metadata:
+        held = struct_of(annotation, control)
+        checks.held.append((name, held, False))
+        return held
+    if origin is Literal and not _constraints(metadata):
+        return annotation
+    if annotation in (bool, dt.date) and not _constraints(metadata):
+        return annotation
+    if annotation is int:
+        return _with_meta(int, _bounds(metadata))
+    if annotation is str:
+        return _string_type(metadata, name, checks, control)
+    raise TypeError(f"{name}: {annotation!r} is not generated")
+
+
+def _string_type(metadata: list, name: str, checks: BulkChecks, control: bool) -> Any:
+    constraints = _constraints(metadata)
+    validators = [meta.func for meta in metadata if isinstance(meta, AfterValidator)]
+    pattern = constraints.pop("pattern", None)
+    if validators:
+        checks.validated += [(name, validator) for validator in validators]
+    if pattern is not None and (control or pattern not in CONTROL_CHARACTER_PATTERNS):
+        if not pattern.startswith("^") or not pattern.endswith("$"):
+            raise TypeError(f"{name}: a pattern not anchored at both ends")
+        constraints["pattern"] = pattern[:-1] + r"\Z"
+    elif pattern is not None and constraints.get("min_length", 0) < 1:  # the pattern's "+" would be lost
+        raise TypeError(f"{name}: a control-character pattern without min_length 1")
+    return _with_meta(str, constraints)
+
+
+def _with_meta(kind: Any, constraints: dict[str, Any]) -> Any:
+    return Annotated[kind, msgspec.Meta(**constraints)] if constraints else kind
+
+
+def decimal_pattern() -> str:
+    """The pattern of DecimalString (and of Money, which the fast path narrows to the store's places)."""
+    pattern = next(meta.pattern for meta in get_args(DecimalString)[1:] if isinstance(meta, StringConstraints))
+    assert isinstance(pattern, str)
+    return pattern
+
+
+# The metadata the generator reads; any other raises. Descriptions, examples and StringKind are the
+# document's and data protection's, not constraints.
+_BOUNDS = {annotated_types.Ge: "ge", annotated_types.Le: "le", annotated_types.Lt: "lt", annotated_types.Gt: "gt"}
+_LENGTHS = {annotated_types.MinLen: "min_length", annotated_types.MaxLen: "max_length"}
+# Field's arguments: the document's, or constraints (which pydantic also puts in its metadata, read here).
+_FIELD_ARGUMENTS = {"description", "examples", "json_schema_extra", "title", *_BOUNDS.values(), *_LENGTHS.values()}
+
+
+def _constraints(metadata: list) -> dict[str, Any]:
+    """min_length, max_length, pattern, ge, gt, le, lt of the metadata (pydantic's forms of them)."""
+    found: dict[str, Any] = {}
+    for meta in metadata:
+        if isinstance(meta, StringConstraints):
+            found.update(_string_constraints(meta))
+        elif isinstance(meta, FieldInfo):
+            for key in meta._attributes_set:
+                if key not in _FIELD_ARGUMENTS:
+                    raise TypeError(f"Field({key}=...) is not generated")
+            found.update(_constraints(meta.metadata))
+        elif type(meta) in _BOUNDS:
+            key = _BOUNDS[type(meta)]
+            found[key] = getattr(meta, key)
+        elif type(meta) in _LENGTHS:
+            key = _LENGTHS[type(meta)]
+            found[key] = getattr(meta, key)
+        elif not isinstance(meta, (StringKind, AfterValidator)):
+            raise TypeError(f"{meta!r} is not generated")
+    return found
+
+
+def _string_constraints(meta: StringConstraints) -> dict[str, Any]:
+    known = {"min_length", "max_length", "pattern"}
+    for key, value in dataclasses.asdict(meta).items():
+        if key not in known and value is not None:
+            raise TypeError(f"StringConstraints({key}=...) is not generated")
+    return {key: getattr(meta, key) for key in known if getattr(meta, key) is not None}
+
+
+def _bounds(metadata: list) -> dict[str, Any]:
+    found = _constraints(metadata)
+    if set(found) - {"ge", "gt", "le", "lt"}:
+        raise TypeError(f"{found}: not bounds")
+    return found
+
+
+def _lengths(metadata: list) -> dict[str, Any]:
+    found = _constraints(metadata)
+    if set(found) - {"min_length", "max_length"}:
+        raise TypeError(f"{found}: not lengths")
+    return found
