@@ -92,8 +92,10 @@ def bulk_checks_pass(read: msgspec.Struct, exponent: int) -> bool:
     after-validator (once per distinct value), and every timestamp, which is then replaced by its datetime.
     The Structs are visited class by class, all the records, then all their items..., as
     ingest/data_protection.py walks them."""
-    amounts: set[str] = set()  # distinct: a batch of 500 records has about 900 in 10,000 (menu prices, zeros)
-    decimals: set[str] = set()
+    # distinct: a batch of 500 records has about 900 amounts in 10,000 (menu prices, zeros); with the None of
+    # each optional one not sent until the end
+    amounts: set[Any] = set()
+    decimals: set[Any] = set()
     timestamps: list[tuple[list, str]] = []  # (the Structs, the name of one of their timestamps)
     level: list[tuple[type, list]] = [(type(read), [read])]
     while level:
@@ -104,12 +106,14 @@ def bulk_checks_pass(read: msgspec.Struct, exponent: int) -> bool:
             decimals.update(_values(objects, checks.decimals))
             timestamps += [(objects, name) for name in checks.timestamps]
             for name, validator in checks.validated:
-                if not _all_valid(validator, set(_values(objects, [name]))):
+                if not _all_valid(validator, set(_values(objects, [name])) - {None}):
                     return False
             for name, held, is_list in checks.held:
-                values = _values(objects, [name])
+                values = list(filter(_is_value, _values(objects, [name])))
                 held_level.append((held, list(chain.from_iterable(values)) if is_list else values))
         level = held_level
+    amounts.discard(None)
+    decimals.discard(None)
     return (
         _all_match(_exact_money(exponent), amounts)
         and _all_match(_decimal(), decimals)
@@ -121,11 +125,12 @@ _is_value = functools.partial(operator.is_not, None)
 
 
 def _values(objects: list, names: list[str]) -> list:
-    """The values of the fields names of objects, without None, read with attrgetter and map: no Python
-    loop per value (a batch of 500 records has about 20,000 of them)."""
+    """The values of the fields names of objects, None for an optional field not sent included, read with
+    attrgetter and map: no Python call per value (a batch of 500 records has about 20,000 of them; leaving
+    the Nones to the caller's set, which drops them once, saved ~1.3 ms of ~6.5 against a filter)."""
     if len(names) > 1:
-        return list(filter(_is_value, chain.from_iterable(map(operator.attrgetter(*names), objects))))
-    return list(filter(_is_value, map(operator.attrgetter(*names), objects))) if names else []
+        return list(chain.from_iterable(map(operator.attrgetter(*names), objects)))
+    return list(map(operator.attrgetter(*names), objects)) if names else []
 
 
 def _timestamps_read(fields: list[tuple[list, str]]) -> bool:
@@ -138,16 +143,18 @@ def _timestamps_read(fields: list[tuple[list, str]]) -> bool:
     # fromisoformat wants "T" and "Z" in upper case, which pydantic reads in either
     joined = "\n".join(present)
     read = _upper_case_read if "t" in joined or "z" in joined else dt.datetime.fromisoformat
-    for (objects, name), group in zip(fields, texts, strict=True):
-        for item, text in zip(objects, group, strict=True):
-            if text is not None:
-                try:
-                    timestamp = read(text)
-                except ValueError:  # a day its month does not have
-                    return False
-                if not within_bounds(timestamp):
-                    return False
-                setattr(item, name, timestamp)
+    # the text starts with its 4-digit year: when the least and greatest years are 0003-9997, every
+    # timestamp is within the bounds whatever its offset, and none needs the comparison of datetimes
+    years_inside = bool(present) and min(present)[:4] >= "0003" and max(present)[:4] <= "9997"
+    try:
+        for (objects, name), group in zip(fields, texts, strict=True):
+            read_group = [None if text is None else read(text) for text in group]
+            if not years_inside and not all(within_bounds(t) for t in read_group if t is not None):
+                return False
+            for item, timestamp in zip(objects, read_group, strict=True):
+                setattr(item, name, timestamp)  # None stays None
+    except ValueError:  # a day its month does not have
+        return False
     return True
 
 
