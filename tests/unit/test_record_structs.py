@@ -19,6 +19,7 @@ from pydantic.dataclasses import dataclass
 
 from ingest.data_protection import free_texts, text_fields
 from ingest.one_parse import read_object, validated_once
+from ingest.record_amounts import RECORD_AMOUNTS
 from ingest.trade_records import document_json
 from ingest.wire.record_structs import BULK_CHECKS, WIRE_CLASS_OF, struct_of
 from ingest.wire.requests import Payment, TaxLine, TradeItem, TradeModifier, TradeRecord, TradeRecordsBatch
@@ -127,15 +128,7 @@ def test_the_constraints_are_the_wires_with_patterns_ending_at_the_end_of_the_te
 
 def test_what_the_structs_leave_to_the_bulk_checks():
     checks = BULK_CHECKS[struct_of(TradeRecord, False)]
-    assert checks.money == [
-        "subtotal_amount",
-        "discount_amount",
-        "tax_amount",
-        "service_charge_amount",
-        "tip_amount",
-        "rounding_amount",
-        "total_amount",
-    ]
+    assert checks.money == list(RECORD_AMOUNTS)  # a record's Money fields, in their order
     assert checks.timestamps == ["opened_at", "closed_at", "last_modified_at"]
     assert [name for name, _ in checks.validated] == ["currency"]
     assert [(name, WIRE_CLASS_OF[held], is_list) for name, held, is_list in checks.held] == [
