@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import subprocess
+import sys
 import typing
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
@@ -349,3 +352,33 @@ def test_a_stored_document_has_the_bytes_pydantic_writes():
     fast = assert_agrees(record_with(opened_at=text, closed_at=None, member_id="Zoë 東京 😀"))
     assert '"opened_at":"2026-11-20T12:00:00.123456+09:00"' in document_json(fast.trade_records[0])
     assert '"closed_at":null' in document_json(fast.trade_records[0])
+
+
+# Eight threads reading their first batch at once, in a fresh process each time (msgspec builds a Struct
+# type's decoding information on its first use, without a lock: before record_structs built and used
+# each Struct under its own lock, 12 of 60 such processes died with SIGSEGV).
+_FIRST_USE_AT_ONCE = """
+import sys, threading
+from bench import generate
+from ingest.one_parse import read_object, validated_once
+from ingest.wire.requests import TradeRecordsBatch
+body = generate.batch_bodies(1, 20, seed=9, tag="X")[0]
+barrier = threading.Barrier(8)
+confirmed = []
+def read():
+    barrier.wait()
+    confirmed.append(validated_once(TradeRecordsBatch, body, read_object(body), 2) is not None)
+threads = [threading.Thread(target=read) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+sys.exit(0 if confirmed == [True] * 8 else 1)
+"""
+
+
+def test_threads_reading_their_first_batch_at_once_do_not_crash_the_process():
+    root = Path(__file__).resolve().parents[2]
+    for _ in range(12):
+        run = subprocess.run([sys.executable, "-c", _FIRST_USE_AT_ONCE], cwd=root, capture_output=True, timeout=120)
+        assert run.returncode == 0, (run.returncode, run.stderr.decode()[-2000:])
