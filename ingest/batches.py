@@ -242,7 +242,7 @@ def known_batch(
 
 def resend_key(body: bytes, key: type[Key], raw: dict | None = None) -> Key | None:
     """The batch_id and store codes of a write body (`key`), or None when they cannot be read; from raw, the
-    body already read as plain values (ingest/one_parse.py), when it is given."""
+    values of the key's fields already read from the body (ingest/one_parse.py), when they are given."""
     try:
         return key.model_validate_json(body) if raw is None else key.model_validate(raw)
     except ValidationError:

@@ -1,124 +1,129 @@
-"""A valid batch read with one parse (issue 20): orjson reads the body once into plain values, and the
-resend key, the I-JSON check and the validation all work from those values, where the slow way
-(ingest/parsing.py `parse`) parses the same bytes three times.
+"""A valid batch read with one parse (issue 20): msgspec decodes the body once, straight into Structs generated
+from the wire model (ingest/wire/record_structs.py), and the resend key, the I-JSON check and the validation
+all work from them, where the slow way (ingest/parsing.py `parse`) parses the same bytes three times.
 
-It only ever confirms. A body orjson refuses, one in which a member name may be repeated, and one the
-fast validator refuses (a value, a member no model knows, an amount with other places than the store's
-currency) all go the slow way, whose answer is the service's: every 400 and warning stays the same.
+It only ever confirms. A body msgspec refuses (not JSON, a member no model knows, a value of another type),
+one in which a member name may be repeated, and one the bulk checks refuse (an amount with other places than
+the store's currency, a timestamp in another form) all go the slow way, whose answer is the service's:
+every 400 and warning stays the same.
 
-- `read_object`: the body as plain values, or None.
+- `read_batch`: the body decoded, not yet confirmed, or None.
+- `validated_once`: the batch, when the bulk checks pass and no member name repeats. Its records are the
+  Structs, not the wire dataclasses: same field names, types and values (tests/unit/test_record_structs.py).
 - `no_repeated_names`: whether no object of the body has a member name twice, by counting colons.
-- `validated_once`: the batch, converted by msgspec into Structs generated from the wire model
-  (ingest/wire/record_structs.py), with every amount at exactly the store currency's places and no member
-  the models do not know. Its records are those Structs, not the wire dataclasses: same field names, types
-  and values (tests/unit/test_record_structs.py).
 - `may_hold_control_characters`: whether a string of the body may hold a control character; when none can,
   the Structs skip the patterns that refuse only those.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import operator
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from itertools import chain
 from typing import Any, TypeVar
 
 import msgspec
-import orjson
 from pydantic import BaseModel
 
-from ingest.wire.record_structs import BULK_CHECKS, TIMESTAMP_TEXT, decimal_pattern, struct_of, within_bounds
+from ingest.wire.record_structs import BULK_CHECKS, TIMESTAMP_TEXT, decimal_pattern, decode, within_bounds
 
 Model = TypeVar("Model", bound=BaseModel)
 
 
-# Plain values take about 16 times the body's size in memory (orjson's objects), where validating straight
-# from the bytes takes about 4: a body over this size is read the lean way, so that the largest (5 MiB)
-# stays within 10 times its size (docs/performance.md, "5 MB body").
+# Decoded Structs take about 4 times the body's size in memory; the slow way's validation as much. A body
+# over this size is read the slow way, which then needs less than the two together (the largest, 5 MiB,
+# stays within 10 times its size: docs/performance.md, "5 MB body").
 ONE_PARSE_MAX_BYTES = 2 * 1024 * 1024
 
 
-def read_object(body: bytes) -> dict | None:
-    """body as plain JSON values when orjson reads it as an object, else None; None too for a body over
-    ONE_PARSE_MAX_BYTES. orjson is at least as strict as the model's parser: it also refuses NaN, numbers
-    beyond a double and lone surrogates (tests/unit/test_one_parse.py)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Read:
+    """A body decoded into the Structs of a wire model, not yet confirmed (`validated_once`)."""
+
+    struct: Any  # a msgspec.Struct of ingest/wire/record_structs.py
+    left_out: int  # how many fields of its objects the body left out (each has its default)
+
+    def values(self, names: Iterable[str]) -> dict[str, Any]:
+        """Its top-level values of those names (the resend key's, ingest/batches.py `resend_key`)."""
+        return {name: getattr(self.struct, name) for name in names}
+
+
+def read_batch(model: type[BaseModel], body: bytes) -> Read | None:
+    """body decoded into model's Structs, or None: msgspec refuses it, or it is over ONE_PARSE_MAX_BYTES.
+    msgspec is at least as strict as the model's parser: it also refuses NaN, a byte order mark, lone
+    surrogates and text that is not UTF-8 (tests/unit/test_one_parse.py)."""
     if len(body) > ONE_PARSE_MAX_BYTES:
         return None
-    try:
-        raw = orjson.loads(body)
-    except orjson.JSONDecodeError:
+    decoded = decode(model, body, may_hold_control_characters(body))
+    return None if decoded is None else Read(*decoded)
+
+
+def validated_once(model: type[Model], body: bytes, read: Read, exponent: int) -> Model | None:
+    """The batch read from body as model when every amount has exactly `exponent` places and at most 15
+    digits, every other bulk check passes and no member name repeats (I-JSON); None when anything is not
+    confirmed. The model's fields hold msgspec Structs (ingest/wire/record_structs.py)."""
+    colons = bulk_checks(read.struct, exponent)
+    if colons is None or not no_repeated_names(body, colons - read.left_out):
         return None
-    return raw if isinstance(raw, dict) else None
+    # the model's fields are all required (the Struct refuses a body without one): all are set, as pydantic
+    # would set them
+    return model.model_construct(None, **{name: getattr(read.struct, name) for name in model.model_fields})
 
 
-def no_repeated_names(body: bytes, raw: dict) -> bool:
-    """True only when no object of body (read as raw) has a member name twice (I-JSON, RFC 7493).
+def no_repeated_names(body: bytes, colons_kept: int) -> bool:
+    """True only when no object of body has a member name twice (I-JSON, RFC 7493), given the colons the
+    decoded Structs account for: one for each member they kept, and those of the strings they kept.
 
-    raw keeps one member per name, the last. Written again by orjson, it has a colon for each member it
-    kept and the colons of its strings, which orjson writes as they are; body has a colon for each member
-    it wrote and the colons of the same strings, written as they are or as the escape \\u003a. Every member
-    raw dropped took at least its own colon with it, so the counts are equal only when none was dropped.
-    The escapes are counted as text, which can only count too many (an escaped backslash followed by
-    "u003a"): then the counts differ and the caller takes the slow way, which says whether a name repeats.
-    """
-    written = orjson.dumps(raw)
-    if written == body:  # compact JSON as orjson writes it, which never repeats a name: nothing to count
-        return True
+    body has a colon for each member it wrote and the colons of its strings, written as they are or as the
+    escape \\u003a. Every member msgspec dropped (the first of two with the same name) took at least its own
+    colon with it, so the counts are equal only when none was dropped. The escapes are counted as text,
+    which can only count too many (an escaped backslash followed by "u003a"): then the counts differ and the
+    caller takes the slow way, which says whether a name repeats."""
     escaped_colons = body.count(b"\\u003a") + body.count(b"\\u003A") if b"\\" in body else 0
-    return written.count(b":") == body.count(b":") + escaped_colons
+    return body.count(b":") + escaped_colons == colons_kept
 
 
-def validated_once(model: type[Model], body: bytes, raw: dict, exponent: int) -> Model | None:
-    """body (read as raw) validated as model when it is I-JSON, has only members the models know, and every
-    amount has exactly `exponent` places and at most 15 digits; None when anything is not confirmed.
-    The model's Struct fields are msgspec Structs (ingest/wire/record_structs.py)."""
-    struct = struct_of(model, may_hold_control_characters(body))
-    try:
-        read = msgspec.convert(raw, struct)
-    except msgspec.ValidationError:
-        return None
-    if not bulk_checks_pass(read, exponent) or not no_repeated_names(body, raw):
-        return None
-    # every member of raw is a field (unknown ones are refused): the fields set are raw's names
-    return model.model_construct(set(raw), **{name: getattr(read, name) for name in model.model_fields})
-
-
-def bulk_checks_pass(read: msgspec.Struct, exponent: int) -> bool:
-    """Whether the checks the Structs leave to the whole batch pass (record_structs.BulkChecks): every
+def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
+    """None unless the checks the Structs leave to the whole batch pass (record_structs.BulkChecks): every
     amount at exactly `exponent` places and at most 15 digits, every other decimal string a decimal, each
     after-validator (once per distinct value), and every timestamp, which is then replaced by its datetime.
-    The Structs are visited class by class, all the records, then all their items..., as
-    ingest/data_protection.py walks them."""
+    When they pass: the colons of the batch as the body would write it, one per member (every field of every
+    Struct, the left out ones included: the caller takes those away) and those of its strings (the amounts'
+    and decimals' have none: they matched the decimal patterns). The Structs are visited class by class, all
+    the records, then all their items..., as ingest/data_protection.py walks them."""
     # distinct: a batch of 500 records has about 900 amounts in 10,000 (menu prices, zeros); with the None of
     # each optional one not sent until the end
     amounts: set[Any] = set()
     decimals: set[Any] = set()
     timestamps: list[tuple[list, str]] = []  # (the Structs, the name of one of their timestamps)
-    level: list[tuple[type, list]] = [(type(read), [read])]
+    colons = 0
+    level: list[tuple[type[msgspec.Struct], list]] = [(type(read), [read])]
     while level:
         held_level = []
         for struct, objects in level:
             checks = BULK_CHECKS[struct]
+            colons += len(objects) * len(struct.__struct_fields__)
+            colons += "\n".join(filter(None, _values(objects, checks.texts))).count(":")
             amounts.update(_values(objects, checks.money))
             decimals.update(_values(objects, checks.decimals))
             timestamps += [(objects, name) for name in checks.timestamps]
             for name, validator in checks.validated:
                 if not _all_valid(validator, set(_values(objects, [name])) - {None}):
-                    return False
+                    return None
             for name, held, is_list in checks.held:
                 values = list(filter(_is_value, _values(objects, [name])))
                 held_level.append((held, list(chain.from_iterable(values)) if is_list else values))
         level = held_level
     amounts.discard(None)
     decimals.discard(None)
-    return (
-        _all_match(_exact_money(exponent), amounts)
-        and _all_match(_decimal(), decimals)
-        and _timestamps_read(timestamps)
-    )
+    if not _all_match(_exact_money(exponent), amounts) or not _all_match(_decimal(), decimals):
+        return None
+    timestamp_colons = _timestamps_read(timestamps)
+    return None if timestamp_colons is None else colons + timestamp_colons
 
 
 _is_value = functools.partial(operator.is_not, None)
@@ -133,13 +138,14 @@ def _values(objects: list, names: list[str]) -> list:
     return list(map(operator.attrgetter(*names), objects)) if names else []
 
 
-def _timestamps_read(fields: list[tuple[list, str]]) -> bool:
-    """Whether every timestamp of the fields is in the form TIMESTAMP_TEXT and within the wire's bounds; each
-    is then a datetime in place of its text (the Structs are the fast path's own, seen by no one yet)."""
+def _timestamps_read(fields: list[tuple[list, str]]) -> int | None:
+    """The colons of the timestamps' texts, when every timestamp of the fields is in the form TIMESTAMP_TEXT
+    and within the wire's bounds, else None; each is then a datetime in place of its text (the Structs are
+    the fast path's own, seen by no one yet)."""
     texts = [list(map(operator.attrgetter(name), objects)) for objects, name in fields]
     present = [text for group in texts for text in group if text is not None]
     if not _all_match(_timestamp_lines(), present):
-        return False
+        return None
     # fromisoformat wants "T" and "Z" in upper case, which pydantic reads in either
     joined = "\n".join(present)
     read = _upper_case_read if "t" in joined or "z" in joined else dt.datetime.fromisoformat
@@ -150,12 +156,12 @@ def _timestamps_read(fields: list[tuple[list, str]]) -> bool:
         for (objects, name), group in zip(fields, texts, strict=True):
             read_group = [None if text is None else read(text) for text in group]
             if not years_inside and not all(within_bounds(t) for t in read_group if t is not None):
-                return False
+                return None
             for item, timestamp in zip(objects, read_group, strict=True):
                 setattr(item, name, timestamp)  # None stays None
     except ValueError:  # a day its month does not have
-        return False
-    return True
+        return None
+    return joined.count(":")
 
 
 def _upper_case_read(text: str) -> dt.datetime:
@@ -208,9 +214,9 @@ def _decimal() -> re.Pattern[str]:
 
 
 # The ways a JSON string can hold a character of CONTROL_CHARACTER_PATTERNS: raw in UTF-8 (DEL 7F, C1 C2 80-9F,
-# U+2028 E2 80 A8, U+2029 E2 80 A9; a raw C0 control is not JSON, orjson refuses it), or as an escape (JSON's
+# U+2028 E2 80 A8, U+2029 E2 80 A9; a raw C0 control is not JSON, msgspec refuses it), or as an escape (JSON's
 # are \b \f \n \r \t and \u with a lower-case u; an escaped backslash followed by such text is matched too,
-# which only costs the patterns). tests/unit/test_one_parse.py checks it against orjson's reading.
+# which only costs the patterns). tests/unit/test_one_parse.py checks it against msgspec's reading.
 # Each regex runs only when its first byte is in the body (`in` with one byte is a memchr, ~0.03 ms a MB,
 # where a regex takes ~0.5 ms, an alternation of the raw forms 8 ms and `in` with 3 bytes 1.4 ms).
 _RAW_C1 = re.compile(rb"\xc2[\x80-\x9f]")

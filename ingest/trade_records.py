@@ -50,7 +50,7 @@ from ingest.batches import (
     unknown_member_warnings,
 )
 from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
@@ -295,8 +295,8 @@ def post_trade_records(
     *,
     validate_only: bool = False,
 ) -> BatchOutcome:
-    raw = read_object(body)  # the one parse of a valid batch (ingest/one_parse.py)
-    key = resend_key(body, StoreDayKey, raw)
+    read = read_batch(TradeRecordsBatch, body)  # the one parse of a valid batch (ingest/one_parse.py)
+    key = resend_key(body, StoreDayKey, None if read is None else read.values(StoreDayKey.model_fields))
     resent = None if key is None else known_batch_of(storage, partner.partner_id, "trade-records", body, key)
     if resent is not None:
         if resent.replayed and not validate_only:
@@ -304,10 +304,10 @@ def post_trade_records(
         return resent
     known_store = None if key is None else storage.get_store(partner.partner_id, key.store_id)
     exponent = None if known_store is None else currency_exponent(known_store.currency)
-    # validated from the plain values, the places of the store's currency included; None: the slow way
-    # (`parse`) says why, or confirms
-    exact = None if exponent is None or raw is None else validated_once(TradeRecordsBatch, body, raw, exponent)
-    del raw  # its containers are not needed past here (the slow way reads the bytes)
+    # confirmed from what was read, the places of the store's currency included; None: the slow way (`parse`)
+    # says why, or confirms
+    exact = None if exponent is None or read is None else validated_once(TradeRecordsBatch, body, read, exponent)
+    del read  # a batch the slow way reads no longer needs it
     batch, unknown = (exact, []) if exact is not None else parse(TradeRecordsBatch, body, _readable_problems)
     access.require_registered(storage, partner.partner_id, [batch.store_id])
     store = (

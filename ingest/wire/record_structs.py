@@ -1,7 +1,7 @@
 """msgspec Structs generated field for field from a wire model of plain values and the pydantic dataclasses
 it holds (for TradeRecordsBatch: TradeRecord, TradeItem, TradeModifier, Payment, TaxLine), for the one-parse
-fast path (ingest/one_parse.py): `msgspec.convert` of orjson's values into them takes about a third of
-pydantic-core's time (issue 20, session 8).
+fast path (ingest/one_parse.py): msgspec decodes a body straight into them (`decode`) in about a fifth of
+the time pydantic-core takes (issue 20, sessions 8 and 9).
 
 A batch the fast path confirms therefore holds these Structs where its annotations say the dataclasses:
 same names, same order, same defaults, and values of the same types and equal to what pydantic reads
@@ -18,6 +18,9 @@ done afterwards in bulk over the whole batch (`BulkChecks`), as msgspec does som
   declare. Other forms pydantic accepts (a comma fraction, unix time) are refused: the slow way answers.
 - Patterns end in `\\Z` where pydantic's `$` (a Rust regex) means the end of the text: Python's `$` also
   matches before a final newline.
+- Repeated member names: msgspec keeps the last, as every JSON reader does. So that one_parse can tell, a field
+  a body leaves out gets its default from a factory that also counts it (`decode` returns the count), and
+  the bulk checks know every text field (`BulkChecks.texts`) to count the colons of the strings.
 Anything in an annotation the generator does not know raises at build time, never skipped.
 """
 
@@ -68,6 +71,7 @@ class BulkChecks:
     timestamps: list[str] = dataclasses.field(default_factory=list)
     validated: list[tuple[str, Callable[..., Any]]] = dataclasses.field(default_factory=list)
     held: list[tuple[str, type, bool]] = dataclasses.field(default_factory=list)  # name, Struct, in a list
+    texts: list[str] = dataclasses.field(default_factory=list)  # fields of text (not timestamps or amounts)
 
 
 # The Struct generated from each wire class, and back; the bulk checks of each Struct class.
@@ -78,20 +82,37 @@ BULK_CHECKS: dict[type, BulkChecks] = {}
 # msgspec builds a Struct type's decoding information on its first use, without a lock: two threads
 # converting into a new Struct type at once crashed the process (SIGSEGV, 12 of 60 runs of 8 threads; the
 # chaos run met it when a restarted host took concurrent batches). So the Structs are built, and each is
-# used once, under this lock, before struct_of hands them out (tests/unit/test_record_structs.py).
-_BUILDING = threading.Lock()
+# used once, under this lock, before struct_of hands them out (tests/unit/test_record_structs.py). Decoding
+# takes it too, for the count of the fields left out (`decode`); msgspec holds the GIL while it decodes, so
+# the lock costs no parallelism.
+_LOCK = threading.Lock()
+# One entry per field a decoded body left out, appended by the fields' default factories (`_counted`).
+_LEFT_OUT: list[None] = []
 
 
 def struct_of(wire: type, control_characters: bool = True) -> type[msgspec.Struct]:
     """The Struct of a wire model or pydantic dataclass; with control_characters False, without the
     patterns that refuse only control characters (for a body that holds none: min_length still refuses
     an empty string). Safe to call from any thread."""
-    with _BUILDING:
-        return _struct_of(wire, control_characters)
+    with _LOCK:
+        return _struct_of(wire, control_characters)[0]
+
+
+def decode(wire: type, body: bytes, control_characters: bool = True) -> tuple[msgspec.Struct, int] | None:
+    """body (JSON) decoded into the Struct of wire, and the number of fields it left out (each given its
+    default), or None when msgspec refuses it: not JSON, not UTF-8, a member the Structs do not know, a value
+    of another type or outside a Meta's constraints."""
+    with _LOCK:
+        decoder = _struct_of(wire, control_characters)[1]
+        _LEFT_OUT.clear()
+        try:
+            return decoder.decode(body), len(_LEFT_OUT)
+        except ValueError:  # msgspec.DecodeError and ValidationError, UnicodeDecodeError
+            return None
 
 
 @functools.cache
-def _struct_of(wire: type, control_characters: bool) -> type[msgspec.Struct]:
+def _struct_of(wire: type, control_characters: bool) -> tuple[type[msgspec.Struct], msgspec.json.Decoder]:
     fields: list[tuple[str, Any, Any]]  # name, annotation, FieldInfo or dataclasses.Field
     if isinstance(wire, type) and issubclass(wire, BaseModel):
         # pydantic keeps a model field's annotation without its outer metadata, and that in the FieldInfo
@@ -114,11 +135,11 @@ def _struct_of(wire: type, control_characters: bool) -> type[msgspec.Struct]:
     _used_once(struct)
     WIRE_CLASS_OF[struct] = wire
     BULK_CHECKS[struct] = checks
-    return struct
+    return struct, msgspec.json.Decoder(struct)
 
 
 def _used_once(struct: type[msgspec.Struct]) -> None:
-    """Has msgspec build struct's decoding information now (see _BUILDING): an empty object is refused for
+    """Has msgspec build struct's decoding information now (see _LOCK): an empty object is refused for
     a missing field, or read when every field has a default."""
     try:
         msgspec.convert({}, struct)
@@ -127,18 +148,35 @@ def _used_once(struct: type[msgspec.Struct]) -> None:
 
 
 _REQUIRED = object()
+# The default of an optional field that counts it as left out (`decode`): list.append returns None, the
+# default, and no Python code runs per field.
+_NONE_COUNTED = msgspec.field(default_factory=functools.partial(_LEFT_OUT.append, None))
 
 
 def _default_of(info: Any) -> Any:
-    """A field's default as msgspec takes it: a value, msgspec.field(default_factory=...), or _REQUIRED."""
+    """A field's default as msgspec takes it, msgspec.field(default_factory=...) that also counts the field as
+    left out (`decode`), or _REQUIRED."""
     default, factory = info.default, info.default_factory
     if factory not in (None, dataclasses.MISSING):
-        return msgspec.field(default_factory=factory)
+        return msgspec.field(default_factory=functools.partial(_counted, factory))
     if default in (dataclasses.MISSING, Ellipsis) or type(default).__name__ == "PydanticUndefinedType":
         return _REQUIRED
     if isinstance(default, FieldInfo):  # a pydantic dataclass's field(default=...) seen through FieldInfo
         return _default_of(default)
-    return default
+    if default is None:
+        return _NONE_COUNTED
+    if not isinstance(default, (bool, int, str)):  # shared by every Struct: immutable values only
+        raise TypeError(f"{default!r}: a default that is not generated")
+    return msgspec.field(default_factory=functools.partial(_counted, functools.partial(_same, default)))
+
+
+def _counted(factory: Callable[[], Any]) -> Any:
+    _LEFT_OUT.append(None)
+    return factory()
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks, control: bool) -> Any:
@@ -163,20 +201,23 @@ def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks,
     if origin is list:
         (element,) = get_args(annotation)
         held = _struct_type(element, [], name, checks, control)
+        if checks.texts and checks.texts[-1] == name:  # one_parse counts the colons of text fields, not lists
+            raise TypeError(f"{name}: a list of text is not generated")
         if checks.held and checks.held[-1][:2] == (name, held):  # a list of Structs
             checks.held[-1] = (name, held, True)
         return _with_meta(list[held], _lengths(metadata))  # type: ignore[valid-type]
     if isinstance(annotation, type) and hasattr(annotation, "__pydantic_fields__") and not metadata:
-        held = _struct_of(annotation, control)
+        held = _struct_of(annotation, control)[0]
         checks.held.append((name, held, False))
         return held
-    if origin is Literal and not _constraints(metadata):
+    if origin is Literal and not _constraints(metadata):  # codes of the spec's, without a colon
         return annotation
     if annotation in (bool, dt.date) and not _constraints(metadata):
         return annotation
     if annotation is int:
         return _with_meta(int, _bounds(metadata))
     if annotation is str:
+        checks.texts.append(name)
         return _string_type(metadata, name, checks, control)
     raise TypeError(f"{name}: {annotation!r} is not generated")
 

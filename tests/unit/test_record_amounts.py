@@ -10,7 +10,7 @@ import pytest
 
 from core.money import format_minor_units
 from ingest.amounts import MoneyReader
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.record_amounts import read_amounts
 from ingest.wire.requests import TradeRecordsBatch
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
@@ -23,9 +23,9 @@ def checked_and_read(body: dict, currency: str, exponent: int):
     """(amounts, problems) of every record, converted after pydantic-core's check and read by the
     checking reader."""
     raw_body = orjson.dumps(body)
-    raw = read_object(raw_body)
-    assert raw is not None
-    exact = validated_once(TradeRecordsBatch, raw_body, raw, exponent)
+    read = read_batch(TradeRecordsBatch, raw_body)
+    assert read is not None
+    exact = validated_once(TradeRecordsBatch, raw_body, read, exponent)
     assert exact is not None
     converted, read = [], []
     for index, record in enumerate(exact.trade_records):

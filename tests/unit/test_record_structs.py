@@ -21,10 +21,10 @@ from pydantic import Field, ValidationError
 from pydantic.dataclasses import dataclass
 
 from ingest.data_protection import free_texts, text_fields
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.record_amounts import RECORD_AMOUNTS
 from ingest.trade_records import document_json
-from ingest.wire.record_structs import BULK_CHECKS, WIRE_CLASS_OF, struct_of
+from ingest.wire.record_structs import BULK_CHECKS, WIRE_CLASS_OF, decode, struct_of
 from ingest.wire.requests import Payment, TaxLine, TradeItem, TradeModifier, TradeRecord, TradeRecordsBatch
 from ingest.wire.scalars import Code, WireModel
 from tests.unit.test_one_parse import batch_body, values_of
@@ -34,9 +34,8 @@ WIRE_CLASSES = [TradeModifier, TradeItem, Payment, TaxLine, TradeRecord]
 
 def fast_and_wire(body: bytes, exponent: int = 2) -> tuple[Any, Any]:
     """The fast path's batch (or None) and pydantic's (or None when it refuses the body)."""
-    raw = read_object(body)
-    assert raw is not None
-    fast = validated_once(TradeRecordsBatch, body, raw, exponent)
+    read = read_batch(TradeRecordsBatch, body)
+    fast = None if read is None else validated_once(TradeRecordsBatch, body, read, exponent)
     try:
         wire = TradeRecordsBatch.model_validate_json(body)
     except ValidationError:
@@ -90,11 +89,42 @@ def test_a_struct_has_its_dataclasss_fields_in_order_with_their_defaults(wire, c
     assert [field.name for field in fields] == [field.name for field in dataclasses.fields(wire)]
     for field, wire_field in zip(fields, dataclasses.fields(wire), strict=True):
         if wire_field.default_factory is not dataclasses.MISSING:
-            assert field.default_factory is wire_field.default_factory
+            assert field.default_factory() == wire_field.default_factory()  # through a factory that counts it
         elif wire_field.default is dataclasses.MISSING:
             assert field.required
         else:
-            assert field.default == wire_field.default
+            assert field.default_factory() == wire_field.default
+
+
+# batch_body's JSON with a text written otherwise: (text, written, how many more fields it leaves out).
+_LEFT_OUT = {
+    "nothing": ('"order_source"', '"order_source"', 0),
+    "an optional code": ('"order_source":"POS",', "", 1),
+    "a null sent, then left out": ('"parent_line_no":null,', "", 1),
+    "a payment's optional tip": ('"tip_amount":"1.00","paid_at"', '"paid_at"', 1),
+    "tax lines, empty": ('"order_source":"POS",', '"tax_lines":[],"order_source":"POS",', -1),
+}
+
+
+@pytest.mark.parametrize("name", _LEFT_OUT)
+def test_decode_counts_the_fields_a_body_leaves_out(name):
+    text, written, more = _LEFT_OUT[name]
+    body = orjson.dumps(batch_body())
+    assert text.encode() in body
+    before, after = (
+        decode(TradeRecordsBatch, body),
+        decode(TradeRecordsBatch, body.replace(text.encode(), written.encode(), 1)),
+    )
+    assert before is not None and after is not None
+    assert after[1] == before[1] + more
+
+
+def test_decode_refuses_what_msgspec_refuses_and_counts_afresh():
+    assert decode(TradeRecordsBatch, b"{") is None
+    assert decode(TradeRecordsBatch, b'{"batch_id": 1}') is None
+    body = orjson.dumps(batch_body())
+    first, again = decode(TradeRecordsBatch, body), decode(TradeRecordsBatch, body)
+    assert first is not None and again is not None and first[1] == again[1]
 
 
 def _meta(kind: Any) -> dict:
@@ -360,14 +390,15 @@ def test_a_stored_document_has_the_bytes_pydantic_writes():
 _FIRST_USE_AT_ONCE = """
 import sys, threading
 from bench import generate
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.wire.requests import TradeRecordsBatch
 body = generate.batch_bodies(1, 20, seed=9, tag="X")[0]
 barrier = threading.Barrier(8)
 confirmed = []
 def read():
     barrier.wait()
-    confirmed.append(validated_once(TradeRecordsBatch, body, read_object(body), 2) is not None)
+    decoded = read_batch(TradeRecordsBatch, body)
+    confirmed.append(decoded is not None and validated_once(TradeRecordsBatch, body, decoded, 2) is not None)
 threads = [threading.Thread(target=read) for _ in range(8)]
 for thread in threads:
     thread.start()
