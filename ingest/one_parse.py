@@ -34,12 +34,6 @@ from ingest.wire.record_structs import BULK_CHECKS, TIMESTAMP_TEXT, decimal_patt
 Model = TypeVar("Model", bound=BaseModel)
 
 
-# Decoded Structs take about 4 times the body's size in memory; the slow way's validation as much. A body
-# over this size is read the slow way, which then needs less than the two together (the largest, 5 MiB,
-# stays within 10 times its size: docs/performance.md, "5 MB body").
-ONE_PARSE_MAX_BYTES = 2 * 1024 * 1024
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Read:
     """A body decoded into the Structs of a wire model, not yet confirmed (`validated_once`)."""
@@ -53,11 +47,10 @@ class Read:
 
 
 def read_batch(model: type[BaseModel], body: bytes) -> Read | None:
-    """body decoded into model's Structs, or None: msgspec refuses it, or it is over ONE_PARSE_MAX_BYTES.
-    msgspec is at least as strict as the model's parser: it also refuses NaN, a byte order mark, lone
-    surrogates and text that is not UTF-8 (tests/unit/test_one_parse.py)."""
-    if len(body) > ONE_PARSE_MAX_BYTES:
-        return None
+    """body decoded into model's Structs, or None when msgspec refuses it. msgspec is at least as strict as the
+    model's parser: it also refuses NaN, a byte order mark, lone surrogates and text that is not UTF-8
+    (tests/unit/test_one_parse.py). The Structs take less memory than the slow way's validation, so a body
+    of any size is read so (the largest, 5 MiB, peaks at about 4 times its size: docs/performance.md)."""
     decoded = decode(model, body, may_hold_control_characters(body))
     return None if decoded is None else Read(*decoded)
 

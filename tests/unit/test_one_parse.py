@@ -378,12 +378,3 @@ def test_an_unknown_member_is_still_accepted_with_its_warning(storage):
     assert [(warning.code, warning.path, warning.field) for warning in outcome.warnings] == [
         ("UNKNOWN_MEMBER_IGNORED", "trade_records[0]", "items[0].tip_amout")
     ]
-
-
-def test_a_body_over_the_one_parse_size_is_read_the_lean_way(monkeypatch, storage):
-    from ingest import one_parse
-
-    body = orjson.dumps(batch_body())
-    monkeypatch.setattr(one_parse, "ONE_PARSE_MAX_BYTES", len(body) - 1)
-    assert read_batch(TradeRecordsBatch, body) is None
-    assert post(storage, body).http_status == 202  # validated from the bytes, as before
