@@ -134,24 +134,23 @@ def _busy_store_day(
 def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
     """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
     (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
-    import msgspec
-
     from core.money import currency_exponent
     from ingest.amounts import MoneyReader
     from ingest.batches import resend_key
     from ingest.data_protection import may_hold_card_numbers, protection_problems
-    from ingest.one_parse import bulk_checks_pass, may_hold_control_characters, no_repeated_names, read_object
+    from ingest.one_parse import bulk_checks, no_repeated_names, read_batch
     from ingest.trade_records import _row, read_amounts, trade_records_marker
     from ingest.trade_rules import record_warnings
-    from ingest.wire.record_structs import struct_of
     from ingest.wire.requests import TradeRecordsBatch
     from ingest.wire.resend_keys import StoreDayKey
 
     batch = TradeRecordsBatch.model_validate_json(body)
-    raw = read_object(body)
-    assert raw is not None
     store = service.storage.get_store(harness.PARTNER_ID, service.store_id)
     exponent = currency_exponent(store.currency)
+    read, checked = read_batch(TradeRecordsBatch, body), read_batch(TradeRecordsBatch, body)
+    assert read is not None and checked is not None
+    colons = bulk_checks(checked.struct, exponent)  # the checks replace the timestamps: a batch of their own
+    assert colons is not None
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
     paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
@@ -163,12 +162,15 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     marker = trade_records_marker(harness.PARTNER_ID, batch, len(rows), body)
     store_runs = _busy_store_day(service, marker, rows, repeat)
     stages = {
-        "the one parse (orjson.loads, ingest/one_parse.py)": lambda: read_object(body),
-        "resend key from the parsed values": lambda: resend_key(body, StoreDayKey, raw),
-        "validation of the parsed values, places of the store's currency": lambda: bulk_checks_pass(
-            msgspec.convert(raw, struct_of(TradeRecordsBatch, may_hold_control_characters(body))), exponent
+        "the one decode (msgspec, ingest/one_parse.py)": lambda: read_batch(TradeRecordsBatch, body),
+        "resend key from the decoded values": lambda: resend_key(
+            body, StoreDayKey, read.values(StoreDayKey.model_fields)
         ),
-        "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, raw),
+        "the one decode and the bulk checks (places of the store's currency, timestamps)": lambda: bulk_checks(
+            read_batch(TradeRecordsBatch, body).struct,  # type: ignore[union-attr]
+            exponent,
+        ),
+        "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, colons - read.left_out),
         "amounts: minor units (places checked in validation)": lambda: [
             read_amounts(path, record, MoneyReader(record.currency, exponent))
             for path, record in zip(paths, batch.trade_records, strict=True)
