@@ -12,6 +12,7 @@ import datetime as dt
 
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.markers import close_receipt, find_marker, mapping_receipt, write_batch
+from backends.sqlite.payment_index import index_new, index_stored, records_to_compare, unindex_stored
 from backends.sqlite.rows import stored_versions, to_json
 from core.clock import epoch_micros, to_utc_text
 from core.records import (
@@ -154,6 +155,8 @@ class SqliteBatchWrites:
             # Which rows win and which store-days they leave, read under the write lock before the upsert
             stored = stored_versions(db, marker.partner_id, [row.trade_record_id for row in rows])
             changes = record_changes(rows, stored)
+            compared = records_to_compare(rows, stored)  # the upsert decides which version of these wins
+            unindex_stored(db, marker.partner_id, compared)
             db.executemany(
                 UPSERT_TRADE_RECORD,
                 [
@@ -178,6 +181,8 @@ class SqliteBatchWrites:
                     for r in rows
                 ],
             )
+            index_new(db, marker.partner_id, rows, compared)
+            index_stored(db, marker.partner_id, compared)
             return changes  # the marker keeps what the records changed
 
         written = write_batch(self.db, marker, write_rows)

@@ -71,21 +71,13 @@ CREATE INDEX IF NOT EXISTS trade_records_day_by_type ON trade_records(partner_id
 DROP INDEX IF EXISTS trade_records_day_totals;
 DROP INDEX IF EXISTS trade_records_by_day;
 -- Which trade records use a payment_id (payment_id is unique within the partner, spec 2): the payment_ids
--- of each record's latest version, kept in step with trade_records.payment_ids by the two triggers, so
--- that whichever version wins the upsert is the one indexed.
+-- of each record's latest version, kept in step by save_trade_records (backends/sqlite/payment_index.py).
+-- Two triggers on trade_records kept it before (a json_each per row written); databases made then lose them.
 CREATE TABLE IF NOT EXISTS trade_record_payments (
     partner_id TEXT NOT NULL, payment_id TEXT NOT NULL, trade_record_id TEXT NOT NULL,
     PRIMARY KEY (partner_id, payment_id, trade_record_id)) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS trade_record_payments_on_insert AFTER INSERT ON trade_records BEGIN
-    INSERT OR IGNORE INTO trade_record_payments
-        SELECT new.partner_id, value, new.trade_record_id FROM json_each(new.payment_ids);
-END;
-CREATE TRIGGER IF NOT EXISTS trade_record_payments_on_update AFTER UPDATE OF payment_ids ON trade_records BEGIN
-    DELETE FROM trade_record_payments WHERE partner_id = old.partner_id AND trade_record_id = old.trade_record_id
-        AND payment_id IN (SELECT value FROM json_each(old.payment_ids));
-    INSERT OR IGNORE INTO trade_record_payments
-        SELECT new.partner_id, value, new.trade_record_id FROM json_each(new.payment_ids);
-END;
+DROP TRIGGER IF EXISTS trade_record_payments_on_insert;
+DROP TRIGGER IF EXISTS trade_record_payments_on_update;
 CREATE TABLE IF NOT EXISTS closed_days (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, business_date TEXT NOT NULL,
     close_batch_id TEXT NOT NULL, currency TEXT NOT NULL, expected TEXT NOT NULL,
@@ -109,7 +101,7 @@ CREATE TABLE IF NOT EXISTS mapping_receipts (
 """
 
 # Databases made before trade_records had payment_ids and product_lines get them on open, filled from each
-# stored record's document (the record as received); the update trigger then indexes the payment_ids.
+# stored record's document (the record as received), and the payment_ids indexed in trade_record_payments.
 RECORD_CODE_COLUMNS = {
     "payment_ids": "ALTER TABLE trade_records ADD COLUMN payment_ids TEXT NOT NULL DEFAULT '[]'",
     "product_lines": "ALTER TABLE trade_records ADD COLUMN product_lines TEXT NOT NULL DEFAULT '{}'",
@@ -122,6 +114,10 @@ FILL_RECORD_CODES = (
     "    SELECT json_extract(i.value, '$.product_id') AS product_id, COUNT(*) AS lines "
     "    FROM json_each(trade_records.document, '$.items') i GROUP BY 1)) "
     "WHERE json_valid(document)"
+)
+INDEX_RECORD_PAYMENT_IDS = (
+    "INSERT OR IGNORE INTO trade_record_payments "
+    "SELECT t.partner_id, p.value, t.trade_record_id FROM trade_records t, json_each(t.payment_ids) p"
 )
 
 
@@ -186,3 +182,4 @@ def _add_record_codes(database: SqliteDatabase) -> None:
             db.execute(RECORD_CODE_COLUMNS[name])
         if columns:
             db.execute(FILL_RECORD_CODES)
+            db.execute(INDEX_RECORD_PAYMENT_IDS)

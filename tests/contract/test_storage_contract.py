@@ -605,6 +605,33 @@ def test_payment_ids_are_those_of_each_records_latest_version(storage, partner):
     assert storage.trade_records_by_payment_id(partner, ["PAY-3", "PAY-2/b"]) == {}
 
 
+def test_payment_ids_of_versions_sent_in_one_batch_are_those_of_the_version_that_wins(storage, partner):
+    later = T0 + dt.timedelta(seconds=1)
+    save_records(
+        storage,
+        partner,
+        record("T1", version=1, payment_ids=("A-1",)),
+        record("T1", version=2, payment_ids=("A-2",)),  # wins: higher
+        record("T2", version=2, payment_ids=("B-2",)),  # wins: T2's lower version comes after it
+        record("T2", version=1, payment_ids=("B-1",)),
+        record("T3", version=1, payment_ids=("C-1",)),
+        record("T3", version=1, modified=later, payment_ids=("C-1b",)),  # wins: same version, later
+        record("T4", version=1, payment_ids=("D-1",)),  # stays: same version and time
+        record("T4", version=1, payment_ids=("D-1b",)),
+    )
+    asked = ["A-1", "A-2", "B-1", "B-2", "C-1", "C-1b", "D-1", "D-1b"]
+    expected = {"A-2": {"T1"}, "B-2": {"T2"}, "C-1b": {"T3"}, "D-1": {"T4"}}
+    assert storage.trade_records_by_payment_id(partner, asked) == expected
+
+
+def test_a_lower_version_resent_after_a_move_keeps_the_moved_versions_payment_ids(storage, partner):
+    save_records(storage, partner, record("T1", version=1, payment_ids=("PAY-1",)))
+    save_records(storage, partner, record("T1", version=2, store_id="S2", payment_ids=("PAY-2",)))  # moved
+    save_records(storage, partner, record("T1", version=1, payment_ids=("PAY-1",)))  # resent under a new batch
+    save_records(storage, partner, record("T2", payment_ids=("PAY-1",)), record("T1", version=1, payment_ids=()))
+    assert storage.trade_records_by_payment_id(partner, ["PAY-1", "PAY-2"]) == {"PAY-1": {"T2"}, "PAY-2": {"T1"}}
+
+
 def test_a_batch_of_many_payment_ids_is_looked_up_at_once(storage, partner):
     rows = [record(f"T{i:04}", payment_ids=(f"{i:08}", f"{i:08}-tip")) for i in range(600)]
     save_records(storage, partner, *rows)
