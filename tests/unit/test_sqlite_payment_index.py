@@ -74,7 +74,7 @@ def test_drawn_batches_index_what_the_triggers_indexed(tmp_path, monkeypatch):
         db.executescript(PREVIOUS_TRIGGERS)
     assert triggers(storage) == [] and len(triggers(reference)) == 2
     draw = random.Random(9)
-    ids = [f"T{n}" for n in range(12)] + ["FT A/1", "收据-7"]
+    ids = [f"T{n}" for n in range(12)] + ["FT A/1", "收据-7", 'T"7\\b']
     payment_pool = ["P1", "P2", "4411", "支付/0007", "💳 #9", 'Q"uote', "P1\\b"]
     for batch_no in range(150):
         rows = [
