@@ -83,7 +83,7 @@ def test_drawn_batches_index_what_the_triggers_indexed(tmp_path, monkeypatch):
                 draw.randint(1, 3),
                 draw.randint(0, 2),
                 draw.choice(DAYS),
-                tuple(draw.sample(payment_pool, draw.randint(0, 3))),  # distinct within a record (spec)
+                tuple(draw.sample(payment_pool, draw.randint(0, 3))),  # distinct: validation refuses a repeat
             )
             for _ in range(draw.randint(1, 6))
         ]
