@@ -99,9 +99,19 @@ def _record_amounts(
 ) -> RecordAmounts:
     """The amounts with the sum of each payment_type, whose range is checked (15-digit amounts can add up
     beyond an exact integer)."""
-    by_type: dict[str, int] = {}
-    for payment, amount in zip(record.payments, payments, strict=True):
-        by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
+    if len(payments) == 1:  # most records: the sum of its type is the amount, read within the range
+        by_type = {record.payments[0].payment_type: payments[0]}
+    else:
+        by_type = {}
+        for payment, amount in zip(record.payments, payments, strict=True):
+            by_type[payment.payment_type] = by_type.get(payment.payment_type, 0) + amount
+        if len(by_type) < len(payments):  # only a type paid more than once can add up beyond the range
+            _check_sums(path, record, reader, by_type)
+    # RecordAmounts lists the record totals in the order of RECORD_AMOUNTS
+    return RecordAmounts(reader.exponent or 0, *record_totals, items, payments, by_type)
+
+
+def _check_sums(path: str, record: TradeRecord, reader: MoneyReader, by_type: dict[str, int]) -> None:
     for payment_type, total in by_type.items():
         if abs(total) > MAX_SAFE_INT:  # reported at the last payment of the type
             last = max(i for i, payment in enumerate(record.payments) if payment.payment_type == payment_type)
@@ -111,5 +121,3 @@ def _record_amounts(
                 "with the other payments of its payment_type in "
                 f"this record, this amount adds up to more than {reader.largest()} in absolute value",
             )
-    # RecordAmounts lists the record totals in the order of RECORD_AMOUNTS
-    return RecordAmounts._make([reader.exponent or 0, *record_totals, items, payments, by_type])

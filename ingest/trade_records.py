@@ -10,6 +10,7 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from typing import Protocol
 
 import msgspec
@@ -222,12 +223,20 @@ def product_lines(record: TradeRecord) -> dict[str, int]:
 # faster than msgspec. Both write the bytes pydantic writes (UTC as "Z", fractions in six digits, offsets,
 # text as UTF-8): tests/e2e/test_trade_records.py and tests/unit/test_record_structs.py compare them.
 _STRUCT_ENCODER = msgspec.json.Encoder()
+# `encode` grows a new buffer for every document; `encode_into` reuses one, kept per thread (the local host and
+# the Functions worker run requests on several threads): 500 documents 1.9 -> 1.5 ms. A buffer keeps the size
+# of the largest record its thread wrote, at most a request body.
+_BUFFERS = threading.local()
 
 
 def document_json(record: TradeRecord) -> str:
     """The record as stored, in a fifth of the time pydantic takes."""
     if isinstance(record, msgspec.Struct):
-        return _STRUCT_ENCODER.encode(record).decode()
+        buffer = getattr(_BUFFERS, "buffer", None)
+        if buffer is None:
+            buffer = _BUFFERS.buffer = bytearray()
+        _STRUCT_ENCODER.encode_into(record, buffer)
+        return buffer.decode()
     return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
 
 
