@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import types
 import typing
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -103,7 +104,8 @@ def personal_data_kind(value: str, country_code: str | None) -> str | None:
 def may_hold_card_numbers(records: list[TradeRecord]) -> bool:
     """Whether the free text of any of records holds a card number candidate: one quick search of a whole
     batch rules out nearly every batch, and card_number_problems is then skipped."""
-    return any(map(_may_hold_card_number, free_texts_of_models(TradeRecord, records)))
+    # each distinct text once: a batch's 4,000 texts hold ~200 distinct ones (names, payment types)
+    return any(map(_may_hold_card_number, set(free_texts_of_models(TradeRecord, records))))
 
 
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
@@ -181,8 +183,8 @@ def free_texts_of_models(model: type, models: list) -> list[str]:
 
 
 def _free_texts_of_models(model: type, models: list, found: list[str]) -> None:
-    for name, shape, is_text, held in _walk_plan(model):
-        values = [value for element in models if (value := getattr(element, name)) is not None]
+    for field, shape, is_text, held in _walk_plan(model):
+        values = [value for value in map(field, models) if value is not None]
         if shape is _TEXT:
             found += values
         elif shape is _MODELS:
@@ -257,20 +259,21 @@ _TEXT, _MODELS, _OTHER = "text", "models", "other"
 
 
 @functools.cache
-def _walk_plan(model: type) -> tuple[tuple[str, str, bool, Any], ...]:
-    """(name, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
+def _walk_plan(model: type) -> tuple[tuple[operator.attrgetter, str, bool, Any], ...]:
+    """(the field's getter, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
     (`_TEXT`), a list of models of the class held (`_MODELS`), or any other shape (`_OTHER`, walked value
-    by value)."""
-    plan: list[tuple[str, str, bool, Any]] = []
+    by value). An attrgetter mapped over the models reads a field of all of them without a Python call each."""
+    plan: list[tuple[operator.attrgetter, str, bool, Any]] = []
     for name, is_text in _scanned_fields(model):
         kind = _without_annotations(field_types(model)[name])
         element = _without_annotations(get_args(kind)[0]) if get_origin(kind) is list else None
+        field = operator.attrgetter(name)
         if is_text and kind is str:
-            plan.append((name, _TEXT, is_text, None))
+            plan.append((field, _TEXT, is_text, None))
         elif is_model(element):
-            plan.append((name, _MODELS, is_text, element))
+            plan.append((field, _MODELS, is_text, element))
         else:
-            plan.append((name, _OTHER, is_text, None))
+            plan.append((field, _OTHER, is_text, None))
     return tuple(plan)
 
 

@@ -83,7 +83,8 @@ def _record_problems(
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
         problems += _structure_problems(path, record, batch.store_id, batch.business_date)
-        problems += store_currency_problem(f"{path}.currency", record.currency, store)
+        if record.currency != store.currency:  # its path is built only then
+            problems += store_currency_problem(f"{path}.currency", record.currency, store)
         reader = MoneyReader(record.currency, checked_exponent)
         amounts.append(read_amounts(path, record, reader))
         problems += reader.problems
@@ -101,8 +102,13 @@ def _structure_problems(
         problems.append(FieldProblem(f"{path}.store_id", "must equal the outer store_id"))
     if business_date is not None and record.business_date != business_date:
         problems.append(FieldProblem(f"{path}.business_date", "must equal the outer business_date"))
-    problems += duplicates([item.line_no for item in record.items], f"{path}.items", "line_no")
-    problems += duplicates([p.payment_id for p in record.payments], f"{path}.payments", "payment_id")
+    # Repeats are looked for only where a set of the values is smaller than their list (nearly never); a
+    # single line or payment repeats nothing (most records have one payment).
+    items, payments = record.items, record.payments
+    if len(items) > 1 and len({item.line_no for item in items}) < len(items):
+        problems += duplicates([item.line_no for item in items], f"{path}.items", "line_no")
+    if len(payments) > 1 and len({p.payment_id for p in payments}) < len(payments):
+        problems += duplicates([p.payment_id for p in payments], f"{path}.payments", "payment_id")
     return problems
 
 
