@@ -30,6 +30,8 @@ def batch_payment_ids(records: Sequence[TradeRecord]) -> set[str]:
 
 def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, set[str]]) -> list[BatchWarning]:
     """One warning per payment whose payment_id another trade_record_id uses, in the batch's order."""
+    if not stored_users and _all_distinct(records):  # the usual batch of new payments: nothing to report
+        return []
     first_in_batch: dict[str, tuple[int, str]] = {}  # payment_id -> (index, trade_record_id) of its first use
     warnings = []
     for index, record in enumerate(records):
@@ -51,6 +53,12 @@ def reused_payment_ids(records: Sequence[TradeRecord], stored_users: dict[str, s
                 BatchWarning(PAYMENT_ID_REUSED, f"trade_records[{index}]", message, field=f"payments[{k}].payment_id")
             )
     return warnings
+
+
+def _all_distinct(records: Sequence[TradeRecord]) -> bool:
+    """Whether no payment_id of records is used twice (then none is used by another record of the batch)."""
+    payment_ids = [payment.payment_id for record in records for payment in record.payments]
+    return len(set(payment_ids)) == len(payment_ids)
 
 
 def _stored_message(others: list[str]) -> str:

@@ -77,17 +77,20 @@ def _record_problems(
     its structure (`_structure_problems`), its currency against the store's, its amounts (checked_exponent:
     see MoneyReader) and data protection (the card number check of every record only when the quick search
     of the whole batch's free text finds a candidate). raise_if_any puts the problems in the body's order."""
-    problems: list[FieldProblem] = []
+    problems: list[FieldProblem] = []  # only extended in place: the readers note their problems into it
     amounts: list[RecordAmounts] = []
     card_numbers = may_hold_card_numbers(batch.trade_records)
+    readers: dict[str, MoneyReader] = {}  # one per currency (nearly always the store's), not one per record
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"
         problems += _structure_problems(path, record, batch.store_id, batch.business_date)
         if record.currency != store.currency:  # its path is built only then
             problems += store_currency_problem(f"{path}.currency", record.currency, store)
-        reader = MoneyReader(record.currency, checked_exponent)
+        reader = readers.get(record.currency)
+        if reader is None:
+            reader = readers[record.currency] = MoneyReader(record.currency, checked_exponent)
+            reader.problems = problems  # a record's amount problems come after its structure's, as before
         amounts.append(read_amounts(path, record, reader))
-        problems += reader.problems
         problems += protection_problems(path, record, store.country_code, may_hold_card_numbers=card_numbers)
     return problems, amounts
 
