@@ -108,7 +108,7 @@ def _record_amounts(
         if len(by_type) < len(payments):  # only a type paid more than once can add up beyond the range
             _check_sums(path, record, reader, by_type)
     # RecordAmounts lists the record totals in the order of RECORD_AMOUNTS
-    return RecordAmounts(reader.exponent or 0, *record_totals, items, payments, by_type)
+    return RecordAmounts._make([reader.exponent or 0, *record_totals, items, payments, by_type])
 
 
 def _check_sums(path: str, record: TradeRecord, reader: MoneyReader, by_type: dict[str, int]) -> None:
