@@ -24,48 +24,36 @@ from ingest.wire.responses import BatchWarning
 
 def combo_children(path: str, record: TradeRecord, amounts: RecordAmounts) -> list[BatchWarning]:
     """COMBO_CHILD_INVALID: a child line points at a COMBO line of the record and has a zero unit_price."""
-    # common.is_combo_child, written out: a call per line was half of this rule's time
-    children = [index for index, item in enumerate(record.items) if item.parent_line_no is not None]
-    if not children:
-        return []
-    lines: dict[int, TradeItem] = {}
-    for item in record.items:
-        lines.setdefault(item.line_no, item)
+    items = record.items
+    lines: dict[int, TradeItem] | None = None  # line_no -> its first line, built at the record's first child
     warnings = []
-    for index in children:
-        item = record.items[index]
-        parent_field = f"items[{index}].parent_line_no"
-        parent = None if item.parent_line_no is None else lines.get(item.parent_line_no)
-        if item.parent_line_no == item.line_no:
-            warnings.append(
-                BatchWarning(
-                    COMBO_CHILD_INVALID,
-                    path,
-                    f"parent_line_no {item.parent_line_no} is this line's own line_no; a combo "
-                    "child line points at its combo line",
-                    field=parent_field,
-                )
+    for index, item in enumerate(items):
+        parent_line_no = item.parent_line_no
+        if parent_line_no is None:  # common.is_combo_child, written out: a call per line was half of this rule
+            continue
+        if lines is None:
+            lines = {}
+            for line in items:
+                lines.setdefault(line.line_no, line)
+        parent = lines.get(parent_line_no)
+        problem = None  # its message; the fields' paths are built only for a warning (most children are valid)
+        if parent_line_no == item.line_no:
+            problem = (
+                f"parent_line_no {parent_line_no} is this line's own line_no; a combo child line points at its "
+                "combo line"
             )
         elif parent is None:
-            warnings.append(
-                BatchWarning(
-                    COMBO_CHILD_INVALID,
-                    path,
-                    f"parent_line_no {item.parent_line_no} matches no line_no of this record; a "
-                    "combo child line points at its combo line",
-                    field=parent_field,
-                )
+            problem = (
+                f"parent_line_no {parent_line_no} matches no line_no of this record; a combo child line points "
+                "at its combo line"
             )
         elif parent.product_type != "COMBO":
-            warnings.append(
-                BatchWarning(
-                    COMBO_CHILD_INVALID,
-                    path,
-                    f"parent_line_no {item.parent_line_no} points at a line whose product_type is "
-                    f"{parent.product_type}, not COMBO",
-                    field=parent_field,
-                )
+            problem = (
+                f"parent_line_no {parent_line_no} points at a line whose product_type is {parent.product_type}, "
+                "not COMBO"
             )
+        if problem is not None:
+            warnings.append(BatchWarning(COMBO_CHILD_INVALID, path, problem, field=f"items[{index}].parent_line_no"))
         if amounts.items[index].unit_price != 0:
             warnings.append(
                 BatchWarning(
@@ -145,9 +133,10 @@ def sale_quantities(path: str, record: TradeRecord) -> list[BatchWarning]:
             "Send returned items as a RETURN, REFUND or EXCHANGE transaction",
             field=f"items[{index}].quantity",
         )
-        # the lines of _counted_lines, without a generator: most transactions are sales
+        # the lines of _counted_lines, without a generator: most transactions are sales. A negative quantity
+        # starts with "-" (DecimalString): the usual line is told by its first character, without a look-up.
         for index, item in enumerate(record.items)
-        if quantity_of(item.quantity).units < 0 and not item.is_voided
+        if item.quantity[0] == "-" and quantity_of(item.quantity).units < 0 and not item.is_voided
     ]
 
 
