@@ -76,3 +76,22 @@ def test_payment_sums_beyond_an_exact_integer_are_problems_on_both_paths(currenc
     assert [problem.path for problem in problems] == ["trade_records[0].payments[9].amount"]
     assert amounts.payments_by_type["CARD"] == 10 * LARGEST_15_DIGITS
     assert format_minor_units(amounts.payments[0], exponent).replace(".", "") == str(LARGEST_15_DIGITS)
+
+
+@pytest.mark.parametrize(("currency", "exponent"), [("USD", 2), ("JPY", 0)])
+def test_types_paid_once_are_their_amounts_without_a_range_problem(currency, exponent):
+    # the range of the sums is checked only for a type paid more than once: one payment is within the range
+    paid_once = [Pay(LARGEST_15_DIGITS, "CARD"), Pay(LARGEST_15_DIGITS, "GIFT"), Pay(-LARGEST_15_DIGITS, "ADJUSTMENT")]
+    records = [
+        trade_record("S1", DAY, [Line("P", 1, 1)], payments=paid_once, currency=currency, exponent=exponent),
+        trade_record("S1", DAY, [Line("P", 1, 1)], payments=[Pay(7, "CASH")], currency=currency, exponent=exponent),
+        trade_record("S1", DAY, [Line("P", 1, 0)], payments=[], currency=currency, exponent=exponent),
+    ]
+    converted, read = checked_and_read(trade_batch("S1", DAY, records), currency, exponent)
+    assert converted == read
+    assert [problems for _, problems in converted] == [[], [], []]
+    assert [amounts.payments_by_type for amounts, _ in converted] == [
+        {"CARD": LARGEST_15_DIGITS, "GIFT": LARGEST_15_DIGITS, "ADJUSTMENT": -LARGEST_15_DIGITS},
+        {"CASH": 7},
+        {},
+    ]

@@ -1,17 +1,22 @@
 """The stored row of a trade record (ingest.trade_records._row), built with positional arguments for speed:
-each field must still hold what its name says, whatever order TradeRecordRow's fields come to have."""
+each field must still hold what its name says, whatever order TradeRecordRow's fields come to have; the same
+for the fast path's Structs, whose documents msgspec writes into a buffer kept per thread."""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
+import threading
 
+import msgspec
 import orjson
 
 from bench import generate
 from core.records import TradeRecordRow
 from ingest.amounts import MoneyReader
+from ingest.one_parse import read_object, validated_once
 from ingest.record_amounts import read_amounts
-from ingest.trade_records import _row
+from ingest.trade_records import _row, document_json
 from ingest.wire.requests import TradeRecordsBatch
 
 
@@ -54,3 +59,58 @@ def test_each_field_of_a_row_holds_what_its_name_says():
     for same_type in (("item_rows", "payment_rows"), ("total_minor", "tax_minor", "tip_minor")):
         for first, second in zip(same_type, same_type[1:] + same_type[:1], strict=True):
             assert any(getattr(row, first) != getattr(row, second) for row in rows), (first, second)
+
+
+def structs_and_wire(body: bytes):
+    raw = read_object(body)
+    assert raw is not None
+    fast = validated_once(TradeRecordsBatch, body, raw, 2)
+    assert fast is not None
+    return fast.trade_records, TradeRecordsBatch.model_validate_json(body).trade_records
+
+
+def test_the_rows_of_the_structs_are_the_rows_of_the_dataclasses():
+    structs, wire = structs_and_wire(generate.batch_bodies(1, 120, seed=21, tag="S")[0])
+    for struct, record in zip(structs, wire, strict=True):
+        row = _row(struct, read_amounts("x", struct, MoneyReader(struct.currency, 2)))
+        expected = _by_name(record, read_amounts("x", record, MoneyReader(record.currency)))
+        for field in dataclasses.fields(TradeRecordRow):
+            assert getattr(row, field.name) == getattr(expected, field.name), field.name
+
+
+def test_a_documents_buffer_holds_only_the_latest_document():
+    # the buffer is reused: a short document after a long one must not keep the long one's tail
+    structs, _ = structs_and_wire(generate.batch_bodies(1, 60, seed=22, tag="B")[0])
+    by_size = sorted(structs, key=lambda record: len(msgspec.json.encode(record)), reverse=True)
+    assert len(msgspec.json.encode(by_size[0])) > len(msgspec.json.encode(by_size[-1]))
+    for record in [*by_size, by_size[0], by_size[-1]]:
+        assert document_json(record) == msgspec.json.encode(record).decode()
+
+
+def test_threads_write_their_documents_into_buffers_of_their_own():
+    structs, _ = structs_and_wire(generate.batch_bodies(1, 200, seed=23, tag="T")[0])
+    expected = [msgspec.json.encode(record).decode() for record in structs]
+    wrong = []
+    start = threading.Barrier(4)
+
+    def write(offset: int) -> None:
+        start.wait()
+        for _ in range(5):
+            order, wanted = structs[offset:] + structs[:offset], expected[offset:] + expected[:offset]
+            wrong.extend(
+                record.trade_record_id
+                for record, document in zip(order, wanted, strict=True)
+                if document_json(record) != document
+            )
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # a thread switch every microsecond: between one's write and its read, often
+    try:
+        threads = [threading.Thread(target=write, args=(offset,)) for offset in (0, 50, 100, 150)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert wrong == []

@@ -513,6 +513,17 @@ def test_a_child_pointing_at_itself_is_invalid():
     assert codes_and_fields(warnings_of(body)) == [(COMBO_CHILD_INVALID, "items[3].parent_line_no")]
 
 
+def test_a_child_may_come_before_its_combo_line():
+    # the line numbers are looked up at the first child: the lines after it are found too
+    lines = [
+        Line("P-FRIES", "1", 0, product_type="SIDE", parent_line_no=2),
+        Line("P-COMBO", "1", COMBO, product_type="COMBO"),
+    ]
+    assert warnings_of(record_body(lines)) == []
+    lines[1].product_type = "SINGLE"
+    assert codes_and_fields(warnings_of(record_body(lines))) == [(COMBO_CHILD_INVALID, "items[0].parent_line_no")]
+
+
 def test_a_priced_child_of_a_missing_combo_gets_both_findings_in_line_order():
     body = combo_sale()
     body["items"][1].update(parent_line_no=99, unit_price=usd(1))
@@ -569,6 +580,12 @@ def test_a_negative_quantity_in_a_sale_is_reported():
     warnings = warnings_of(body, "SALE")
     assert codes_and_fields(warnings) == [(SIGN_EXPECTED_POSITIVE, "items[1].quantity")]
     assert "quantity -1" in warnings[0].message
+
+
+@pytest.mark.parametrize("quantity", ["-0", "-0.000"])
+def test_a_negative_zero_quantity_in_a_sale_has_no_sign(quantity):
+    # the rule looks a quantity up only when it starts with "-": "-0" does, and is zero
+    assert warnings_of(record_body([Line("P-BURGER", "1", BURGER), Line("P-COLA", quantity, 199)]), "SALE") == []
 
 
 def test_a_negative_priced_line_in_a_sale_is_not_a_sign_problem():
