@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from core.records import StoreMaster
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.trade_records import _record_problems
 from ingest.wire.requests import TradeRecordsBatch
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
@@ -32,9 +32,9 @@ STORE = StoreMaster(
 def batches(records: list[dict]) -> list[TradeRecordsBatch]:
     """The batch as the fast path reads it (when it confirms it) and as the slow way does."""
     body = orjson.dumps(trade_batch("S1", DAY, records))
-    raw = read_object(body)
-    assert raw is not None
-    fast = validated_once(TradeRecordsBatch, body, raw, 2)
+    read = read_batch(TradeRecordsBatch, body)
+    assert read is not None
+    fast = validated_once(TradeRecordsBatch, body, read, 2)
     slow = TradeRecordsBatch.model_validate_json(body)
     return [slow] if fast is None else [fast, slow]
 

@@ -14,7 +14,7 @@ import orjson
 from bench import generate
 from core.records import TradeRecordRow
 from ingest.amounts import MoneyReader
-from ingest.one_parse import read_object, validated_once
+from ingest.one_parse import read_batch, validated_once
 from ingest.record_amounts import read_amounts
 from ingest.trade_records import _row, document_json
 from ingest.wire.requests import TradeRecordsBatch
@@ -62,9 +62,9 @@ def test_each_field_of_a_row_holds_what_its_name_says():
 
 
 def structs_and_wire(body: bytes):
-    raw = read_object(body)
-    assert raw is not None
-    fast = validated_once(TradeRecordsBatch, body, raw, 2)
+    read = read_batch(TradeRecordsBatch, body)
+    assert read is not None
+    fast = validated_once(TradeRecordsBatch, body, read, 2)
     assert fast is not None
     return fast.trade_records, TradeRecordsBatch.model_validate_json(body).trade_records
 
