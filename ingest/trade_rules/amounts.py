@@ -78,11 +78,13 @@ def line_amounts(path: str, record: TradeRecord, amounts: RecordAmounts) -> list
             continue
         money = lines[index]
         # Everything in units of 10^-(exponent + quantity places), so that the arithmetic is exact.
-        if item.parent_line_no is None:
+        if item.parent_line_no is not None:  # common.is_combo_child, written out (this runs on every line)
+            exact, scale = -money.discount_amount, 1  # a zero price
+        elif item.quantity == "1":  # the usual line (nine in ten), without looking its quantity up
+            exact, scale = money.unit_price - money.discount_amount, 1
+        else:
             quantity, scale = quantity_of(item.quantity)
             exact = quantity * money.unit_price - money.discount_amount * scale
-        else:  # common.is_combo_child, written out (this runs on every line): a zero price
-            exact, scale = -money.discount_amount, 1
         if abs(money.line_amount * scale - exact) >= scale:
             message = _line_amount_problem(item, money, amounts.exponent, exact, scale)
             warnings.append(BatchWarning(LINE_AMOUNT_MISMATCH, path, message, field=f"items[{index}].line_amount"))

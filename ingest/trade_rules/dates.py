@@ -30,7 +30,7 @@ def business_date(
         return []
     if record.original_trade_record_id is not None or standard_type in NEGATIVE_TYPES:
         return []
-    local = record.opened_at.astimezone(zoneinfo.ZoneInfo(store_time_zone))
+    local = record.opened_at.astimezone(_zone(store_time_zone))
     expected = derived_business_date(local, workday_start)
     if expected == record.business_date:
         return []
@@ -52,6 +52,10 @@ def derived_business_date(local: dt.datetime, workday_start: str) -> dt.date:
     if local.time() < _clock(workday_start):  # time(): the wall clock, without the zone
         return local.date() - dt.timedelta(days=1)
     return local.date()
+
+
+# The store's zone from a cache of its own: ZoneInfo's constructor looks its own cache up with more steps.
+_zone = functools.lru_cache(maxsize=64)(zoneinfo.ZoneInfo)
 
 
 @functools.cache
