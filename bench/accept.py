@@ -151,9 +151,7 @@ def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[s
     colons = bulk_checks(checked.struct, exponent)  # the checks replace the timestamps: a batch of their own
     assert colons is not None
     # the batch a real accept holds: the fast path's Structs (the slow way's dataclasses cost otherwise)
-    fresh = read_batch(TradeRecordsBatch, body)
-    assert fresh is not None
-    batch = validated_once(TradeRecordsBatch, body, fresh, exponent)
+    batch = validated_once(TradeRecordsBatch, body, read, exponent)
     assert batch is not None
     standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
     known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}

@@ -240,11 +240,11 @@ def known_batch(
     return None if read is None else known_batch_of(storage, partner_id, kind, body, read)
 
 
-def resend_key(body: bytes, key: type[Key], raw: dict | None = None) -> Key | None:
-    """The batch_id and store codes of a write body (`key`), or None when they cannot be read; from raw, the
-    values of the key's fields already read from the body (ingest/one_parse.py), when they are given."""
+def resend_key(body: bytes, key: type[Key], values: dict | None = None) -> Key | None:
+    """The batch_id and store codes of a write body (`key`), or None when they cannot be read; from values, the
+    key's fields already read from the body (ingest/one_parse.py), when they are given."""
     try:
-        return key.model_validate_json(body) if raw is None else key.model_validate(raw)
+        return key.model_validate_json(body) if values is None else key.model_validate(values)
     except ValidationError:
         return None
 

@@ -81,10 +81,10 @@ BULK_CHECKS: dict[type, BulkChecks] = {}
 
 # msgspec builds a Struct type's decoding information on its first use, without a lock: two threads
 # converting into a new Struct type at once crashed the process (SIGSEGV, 12 of 60 runs of 8 threads; the
-# chaos run met it when a restarted host took concurrent batches). So the Structs are built, and each is
-# used once, under this lock, before struct_of hands them out (tests/unit/test_record_structs.py). Decoding
-# takes it too, for the count of the fields left out (`decode`); msgspec holds the GIL while it decodes, so
-# the lock costs no parallelism.
+# chaos run met it when a restarted host took concurrent batches). So the Structs and their decoders (whose
+# making builds that information) are made under this lock (tests/unit/test_record_structs.py). Decoding takes
+# it too, for the count of the fields left out (`decode`); msgspec holds the GIL while it decodes, so the lock
+# costs no parallelism.
 _LOCK = threading.Lock()
 # One entry per field a decoded body left out, appended by the fields' default factories (`_counted`).
 _LEFT_OUT: list[None] = []
@@ -132,19 +132,9 @@ def _struct_of(wire: type, control_characters: bool) -> tuple[type[msgspec.Struc
     struct = msgspec.defstruct(
         wire.__name__, struct_fields, kw_only=True, forbid_unknown_fields=True, gc=False, module=__name__
     )
-    _used_once(struct)
     WIRE_CLASS_OF[struct] = wire
     BULK_CHECKS[struct] = checks
     return struct, msgspec.json.Decoder(struct)
-
-
-def _used_once(struct: type[msgspec.Struct]) -> None:
-    """Has msgspec build struct's decoding information now (see _LOCK): an empty object is refused for
-    a missing field, or read when every field has a default."""
-    try:
-        msgspec.convert({}, struct)
-    except msgspec.ValidationError:
-        pass
 
 
 _REQUIRED = object()
