@@ -252,7 +252,7 @@ class CosmosStorage:
 
     @outage_as_unavailable
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        return self._store_days.trade_records_by_payment_id(partner_id, payment_ids)
+        return self._trade_records.index.payment_users(partner_id, payment_ids)
 
     @outage_as_unavailable
     def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
