@@ -568,3 +568,46 @@ def test_the_session_reads_the_proxy_settings_once(monkeypatch):
     assert proxied.trust_env is False  # not read again from the environment on every request
     assert proxied.proxies.get("https") == "http://proxy.example:3128"
     assert "https" not in cosmos_connection._transport("https://cosmos.internal/", 4).session.proxies
+
+
+# -- the layout before the record index (index_migration.py, `hq cosmos migrate-index`) ----------------
+
+
+def write_old_layout(storage, partner: str, row) -> None:
+    """A record and its version entry as the adapter wrote them before the record index."""
+    trades = storage._trade_records
+    mine = trade_records.Version.of(row.version, row.last_modified_at)
+    item = trades._record_item(partner, row, mine)
+    storage._containers.trade_records.create_item({**item, "document": {"payments": [{"payment_id": "PAY-1"}]}})
+    storage._containers.trade_records.create_item(
+        {
+            "id": "version",
+            "pk": keys.version_key(partner, row.trade_record_id),
+            "partner_id": partner,
+            "trade_record_id": row.trade_record_id,
+            "version": row.version,
+            "last_modified_us": mine.modified_us,
+            "store_id": row.store_id,
+            "business_date": row.business_date.isoformat(),
+            "batch_id": "old",
+            "previous": None,
+            "dirty": [],
+        }
+    )
+
+
+def test_the_migration_copies_the_earlier_layout_into_the_record_index(storage, partner):
+    write_old_layout(storage, partner, record("OLD-1", 2))
+    reported = []
+    done = storage.migrate_record_index(reported.append)
+    assert done.created >= 1 and reported[-1] is done  # other tests' old entries may be there too
+    assert storage.trade_record_versions(partner, ["OLD-1"])["OLD-1"].version.number == 2
+    assert storage.trade_records_by_payment_id(partner, ["PAY-1"]) == {"PAY-1": {"OLD-1"}}
+    again = storage.migrate_record_index(lambda _done: None)
+    assert again.created == 0 and again.updated == 0 and again.kept == again.seen
+    # the version rule holds across the two layouts: an older version stays out, a newer one moves the record
+    assert save_records(storage, partner, record("OLD-1", 1)) is None
+    assert day_rows(storage, partner)["OLD-1"].version == 2
+    moved = record("OLD-1", 3, store_id="S2")
+    save_records(storage, partner, moved)
+    assert day_rows(storage, partner) == {} and day_rows(storage, partner, "S2") == {"OLD-1": moved}
