@@ -8,7 +8,6 @@ partitions. docs/decisions.md ("The record index on Cosmos DB") says why."""
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Collection
 
 import orjson
@@ -16,8 +15,7 @@ import orjson
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
 from backends.cosmos.keys import index_bucket, index_entry_id, index_key, index_keys
-from backends.cosmos.transactional import chunked, execute
-from core import faults
+from backends.cosmos.transactional import in_batches
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.versions import Version
 
@@ -55,36 +53,41 @@ class RecordIndex:
     def create_entries(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the entries of records expected to be new (first versions), bucket by bucket in
         transactional batches, without reading first. Returns the rows whose batch was refused (an entry
-        exists already: a resend under a new batch_id, a retry, a concurrent twin), which the item-by-item
-        path decides on what is stored."""
-        work: dict[str, list] = defaultdict(list)
+        exists already: a resend under a new batch_id, a retry, a concurrent twin), for the path that reads
+        the entries first."""
+        work = []
         for row in rows:
             entry = entry_of(partner_id, batch_id, row, Version.of(row.version, row.last_modified_at))
-            work[entry["pk"]].append((row, ("create", (entry,)), len(orjson.dumps(entry))))
-        runs = [(pk, run) for pk, bucket in work.items() for run in chunked(bucket)]
-        refused = self._writers.each(
-            lambda job: execute(self._trades, job[0], job[1], after=lambda: faults.point("cosmos.version_entry")),
-            runs,
-        )
-        return [row for rows_of_run in refused for row in rows_of_run]
+            work.append((row, ("create", (entry,)), len(orjson.dumps(entry))))
+        return [
+            row
+            for row, answer in in_batches(self._trades, self._writers, work, "cosmos.version_entry")
+            if answer is None
+        ]
 
-    def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
-        """The latest version of each record and its store-day: one query per 500 ids, in the partitions of
-        their buckets only."""
-        found: dict[str, StoredVersion] = {}
+    def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, dict]:
+        """The entries of the records (with their ETags), by trade_record_id: one query per 500 ids, in the
+        partitions of their buckets only, by id (always indexed)."""
+        found: dict[str, dict] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
             where, keys = _in_partitions(sorted({index_key(partner_id, index_bucket(one)) for one in ids}))
             for entry in query(
                 self._trades,
-                "SELECT c.trade_record_id, c.version, c.last_modified_us, c.store_id, c.business_date FROM c "
-                f"WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)",
+                f"SELECT * FROM c WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)",
                 ids=[index_entry_id(one) for one in ids],
                 **keys,
             ):
-                found[entry["trade_record_id"]] = StoredVersion(
-                    stored_version(entry), StoreDay(entry["store_id"], dt.date.fromisoformat(entry["business_date"]))
-                )
+                found[entry["trade_record_id"]] = entry
         return found
+
+    def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
+        """The latest version of each record and its store-day."""
+        return {
+            trade_record_id: StoredVersion(
+                stored_version(entry), StoreDay(entry["store_id"], dt.date.fromisoformat(entry["business_date"]))
+            )
+            for trade_record_id, entry in self.entries(partner_id, list(trade_record_ids)).items()
+        }
 
     def payment_users(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
         """The records (latest versions) that use each payment_id: one query per 500 ids over the partner's

@@ -1,4 +1,4 @@
-"""Writing many items of one logical partition in transactional batches (`execute_item_batch`: at most 100
+"""Writing many items in transactional batches (`execute_item_batch`: one logical partition, at most 100
 operations and 2 MB a request, all or nothing in Cosmos DB). A batch that an operation refuses (409 exists,
 412 changed, 404 gone) is handed back for the item-by-item path, which decides each item on what is stored;
 so correctness never depends on the batch being atomic (the emulator applies the operations before the
@@ -6,10 +6,14 @@ refused one and keeps them: the item-by-item path then finds them written)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 from azure.cosmos.exceptions import CosmosBatchOperationError
+
+from backends.cosmos.connection import WriterPool
+from core import faults
 
 T = TypeVar("T")
 
@@ -20,9 +24,27 @@ MAX_BATCH_BYTES = 1_500_000
 REFUSED = frozenset({404, 409, 412})
 
 
-def chunked(work: Sequence[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tuple, int]]]:
-    """(what, operation, size in bytes) in runs of at most MAX_OPERATIONS and MAX_BATCH_BYTES (one item
-    larger than that alone in its run: Cosmos DB refuses it, as it would refuse the item on its own)."""
+def in_batches(
+    container, writers: WriterPool, work: Sequence[tuple[T, tuple, int]], point: str
+) -> list[tuple[T, dict | None]]:
+    """Execute the operations (what each is for, the operation as the SDK takes it, its size in bytes) in
+    transactional batches per logical partition (the `pk` of each operation's item), concurrently: each
+    `what` with its operation's answer, or None when its batch was refused. The fault point `point` is
+    passed after each batch done."""
+    by_pk: dict[str, list[tuple[T, tuple, int]]] = defaultdict(list)
+    for entry in work:
+        by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
+    runs = [(pk, run) for pk, partition in by_pk.items() for run in _chunked(partition)]
+    answered = writers.each(lambda job: _execute(container, job[0], job[1], point), runs)
+    return [
+        (what, None if answers is None else answer)
+        for (_, run), answers in zip(runs, answered, strict=True)
+        for (what, _, _), answer in zip(run, answers or [None] * len(run), strict=True)
+    ]
+
+
+def _chunked(work: list[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tuple, int]]]:
+    """Runs of at most MAX_OPERATIONS and MAX_BATCH_BYTES (an item larger than that alone in its run)."""
     run: list[tuple[T, tuple, int]] = []
     size = 0
     for entry in work:
@@ -35,14 +57,12 @@ def chunked(work: Sequence[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tupl
         yield run
 
 
-def execute(container, partition_key: str, run: list[tuple[T, tuple, int]], after: Callable[[], None]) -> list[T]:
-    """Execute one run as a transactional batch; [] when every operation was done, else the runs' items for
-    the item-by-item path. `after` is called after a batch that was done (a fault point)."""
+def _execute(container, partition_key: str, run: list[tuple[T, tuple, int]], point: str) -> list[dict] | None:
     try:
-        container.execute_item_batch([operation for _, operation, _ in run], partition_key=partition_key)
+        answers = container.execute_item_batch([operation for _, operation, _ in run], partition_key=partition_key)
     except CosmosBatchOperationError as error:
         if error.status_code not in REFUSED:  # the status of the operation that failed
             raise
-        return [what for what, _, _ in run]
-    after()
-    return []
+        return None
+    faults.point(point)
+    return list(answers)

@@ -14,7 +14,7 @@ from azure.core.pipeline.transport import RequestsTransportResponse
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
-from backends.cosmos import keys, markers, outages, trade_records
+from backends.cosmos import keys, markers, outages, record_writes, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
@@ -22,6 +22,7 @@ from backends.cosmos.throttling import ThrottlePlan
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
+from core.versions import Version
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
 from tests.contract.test_storage_contract import (
     DAY,
@@ -199,7 +200,7 @@ def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner
     save_records(storage, partner, record("T1", 1))
     moved = record("T1", 2, store_id="S2", business_date=NEXT_DAY)
     batch = marker(partner, "trade-records", store_id="S2", business_date=NEXT_DAY, seq=1)
-    crash_once(monkeypatch, storage._trade_records, "_put_record")  # the version entry already says v2 in S2
+    crash_once(monkeypatch, storage._trade_records.writes, "put_record")  # the version entry already says v2 in S2
     with pytest.raises(Crash):
         storage.save_trade_records(batch, [moved])
     assert storage.save_trade_records(batch, [moved]).existing is None
@@ -209,7 +210,7 @@ def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner
 
 def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(storage, partner, monkeypatch):
     save_records(storage, partner, record("T1", 1))
-    crash_once(monkeypatch, storage._trade_records, "_bury")  # v2 written in S2, v1 still in S1
+    crash_once(monkeypatch, storage._trade_records.writes, "bury")  # v2 written in S2, v1 still in S1
     with pytest.raises(Crash):
         save_records(storage, partner, record("T1", 2, store_id="S2"))
     third = record("T1", 3, store_id="S2")  # not a move any more, yet S1 is cleaned
@@ -222,8 +223,8 @@ def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading
     """Make the writer of `version` stop just before it writes its record, until released: a first version
     in the batch path (its entry created, its record not), any other in the item-by-item path."""
     reached, release = threading.Event(), threading.Event()
-    trades = storage._trade_records
-    put, create = trades._put_record, trades._create_records
+    writes = storage._trade_records.writes
+    put, create = writes.put_record, writes.create_records
 
     def wait_if_mine(rows):
         if any(row.version == version for row in rows):
@@ -238,8 +239,8 @@ def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading
         wait_if_mine(rows)
         return create(partner_id, rows)
 
-    monkeypatch.setattr(trades, "_put_record", slow_put)
-    monkeypatch.setattr(trades, "_create_records", slow_create)
+    monkeypatch.setattr(writes, "put_record", slow_put)
+    monkeypatch.setattr(writes, "create_records", slow_create)
     return reached, release
 
 
@@ -524,8 +525,7 @@ def test_a_record_stored_where_a_batch_creates_keeps_the_version_rule(storage, p
 def test_a_record_item_found_by_a_records_batch_is_decided_one_by_one(storage, partner):
     # A tombstone of version 3 (the record moved away, and a writer of its entry is behind): the records
     # batch that creates T3 is refused, and T3 version 1 must not come back; the others are written.
-    trades = storage._trade_records
-    trades._bury(partner, "T3", "S1", DAY.isoformat(), trade_records.Version(3, 0))
+    storage._trade_records.writes.bury(partner, "T3", "S1", DAY.isoformat(), Version(3, 0))
     rows = [record(f"T{n}") for n in range(6)]
     saved = storage.save_trade_records(batch_of(partner, rows), rows)
     assert saved.changes.newer == 6  # every entry was this batch's to create
@@ -535,7 +535,7 @@ def test_a_record_item_found_by_a_records_batch_is_decided_one_by_one(storage, p
 def test_a_crash_between_the_entries_and_the_records_is_completed_by_the_retry(storage, partner, monkeypatch):
     rows = [record(f"T{n}", payment_ids=(f"P{n}",)) for n in range(120)]
     batch = batch_of(partner, rows)
-    crash_once(monkeypatch, storage._trade_records, "_create_records")
+    crash_once(monkeypatch, storage._trade_records.writes, "create_records")
     with pytest.raises(Crash):
         storage.save_trade_records(batch, rows)
     assert day_rows(storage, partner) == {}  # entries written, records not, no marker
@@ -575,9 +575,8 @@ def test_the_session_reads_the_proxy_settings_once(monkeypatch):
 
 def write_old_layout(storage, partner: str, row) -> None:
     """A record and its version entry as the adapter wrote them before the record index."""
-    trades = storage._trade_records
-    mine = trade_records.Version.of(row.version, row.last_modified_at)
-    item = trades._record_item(partner, row, mine)
+    mine = Version.of(row.version, row.last_modified_at)
+    item = record_writes.record_item(partner, row, mine)
     storage._containers.trade_records.create_item({**item, "document": {"payments": [{"payment_id": "PAY-1"}]}})
     storage._containers.trade_records.create_item(
         {
