@@ -89,7 +89,7 @@ def saved(written: dict, batch_id: str, row: TradeRecordRow) -> Saved:
     )
 
 
-@dataclass
+@dataclass(eq=False)  # compared and hashed as itself
 class _Known:
     """A row whose entry was read: what was decided for it, step by step."""
 
@@ -98,7 +98,6 @@ class _Known:
     stored: dict | None  # the entry as read
     written: dict | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
-    by_item: bool = False  # its batch was refused: decided item by item
 
     @property
     def was_here(self) -> bool:
@@ -122,24 +121,36 @@ class RecordWrites:
         return [row for row, _ in in_batches(self._trades, self._writers, work, "cosmos.record") if _ is None]
 
     def save_known(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
-        """Rows whose entry most likely exists: the entries read in one query, moved forward in transactional
-        batches per index bucket, then the records written in batches per store-day. A refused batch's rows,
-        and rows with store-days to bury (moves), go item by item. Results in the order of `rows`."""
+        """Rows whose entry most likely exists, in transactional batches: the entries read in one query and
+        moved forward per index bucket; then the records written per store-day; then, for records that moved,
+        tombstones in the store-days they left and, last, the entries' lists of days to bury cleared. A
+        refused batch's rows go item by item (`save_one`, or `_complete` once their entry is written).
+        Results in the order of `rows`."""
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
         known = [self._decided(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
         writes: list[tuple[_Known, tuple, int]] = [
             (one, _entry_write(one), 1024) for one in known if one.result is None and one.written is None
         ]
         for one, answer in in_batches(self._trades, self._writers, writes, "cosmos.version_entry"):
-            if answer is None:
-                one.by_item = True
-            else:
+            if answer is not None:  # else its batch was refused: decided item by item (save_one)
                 one.written = answer["resourceBody"]
-        settled = [one for one in known if one.written is not None and not one.written["dirty"] and not one.by_item]
-        self._write_records(partner_id, settled)
-        for one in settled:
-            assert one.written is not None
-            one.result = saved(one.written, batch_id, one.row)
+        written = [one for one in known if one.written is not None]
+        by_item = self._write_with_rule(
+            [(one, record_item(partner_id, one.row, _version(one.row))) for one in written], "cosmos.record"
+        )
+        moved = [one for one in written if one not in by_item and _written(one)["dirty"]]
+        by_item |= self._write_with_rule(
+            [
+                (one, tombstone(partner_id, one.row.trade_record_id, store_id, business_date, _version(one.row)))
+                for one in moved
+                for store_id, business_date in _written(one)["dirty"]
+            ],
+            "cosmos.tombstone",
+        )
+        self._clear_days_to_bury([one for one in moved if one not in by_item])
+        for one in written:
+            if one not in by_item:
+                one.result = saved(_written(one), batch_id, one.row)
         rest = [one for one in known if one.result is None]
         outcomes = self._writers.each(lambda one: self._one_by_one(partner_id, batch_id, one), rest)
         for one, outcome in zip(rest, outcomes, strict=True):
@@ -158,32 +169,51 @@ class RecordWrites:
         return one
 
     def _one_by_one(self, partner_id: str, batch_id: str, one: _Known) -> Saved:
-        if one.by_item:
+        if one.written is None:
             return self.save_one(partner_id, batch_id, one.row)
-        assert one.written is not None
         return self._complete(partner_id, batch_id, one.row, one.written, one.was_here)
 
-    def _write_records(self, partner_id: str, known: list[_Known]) -> None:
-        """The records of entries this batch moved forward (or found at its version), written in transactional
-        batches per store-day with the rule: created when absent, replaced on the ETag read when older."""
-        by_day: dict[str, list[_Known]] = defaultdict(list)
-        for one in known:
-            by_day[day_key(partner_id, one.row.store_id, one.row.business_date.isoformat())].append(one)
+    def _write_with_rule(self, items: list[tuple[_Known, dict]], point: str) -> set[_Known]:
+        """Records or tombstones (of a row's version) written in transactional batches per store-day with the
+        version rule: created when absent, replaced on the ETag read when older, left when newer or equal.
+        Returns the rows of refused batches, for the item-by-item path."""
+        by_day: dict[str, list[tuple[_Known, dict]]] = defaultdict(list)
+        for one, item in items:
+            by_day[item["pk"]].append((one, item))
         work: list[tuple[_Known, tuple, int]] = []
-        for pk, ones in by_day.items():
-            stored = self._stored_records(pk, [record_id(one.row.trade_record_id) for one in ones])
-            for one in ones:
-                item, mine = record_item(partner_id, one.row, _version(one.row)), _version(one.row)
+        for pk, some in by_day.items():
+            stored = self._stored_records(pk, [item["id"] for _, item in some])
+            for one, item in some:
                 current = stored.get(item["id"])
+                size = len(one.row.document_json) + 1024 if item["type"] == "record" else 512
                 if current is None:
-                    work.append((one, ("create", (item,)), len(one.row.document_json) + 1024))
-                elif trade_record_replaces(mine, stored_version(current)):
-                    operation = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
-                    work.append((one, operation, len(one.row.document_json) + 1024))
-        refused = [
-            one for one, answer in in_batches(self._trades, self._writers, work, "cosmos.record") if answer is None
-        ]
-        self._writers.each(lambda one: self.put_record(partner_id, one.row, _version(one.row), True), refused)
+                    work.append((one, ("create", (item,)), size))
+                elif trade_record_replaces(_version(one.row), stored_version(current)):
+                    work.append((one, ("replace", (item["id"], item), {"if_match_etag": current["_etag"]}), size))
+        done = in_batches(self._trades, self._writers, work, point)
+        return {one for one, answer in done if answer is None}
+
+    def _clear_days_to_bury(self, moved: list[_Known]) -> None:
+        """The entries' lists of store-days to bury emptied, on the ETag written: a newer version that took
+        over in between keeps its own list (a refused batch: each entry tried alone, a refusal ignored)."""
+        work: list[tuple[_Known, tuple, int]] = []
+        for one in moved:
+            entry = _written(one)
+            cleared = {**without_system_properties(entry), "dirty": []}
+            work.append((one, ("replace", (entry["id"], cleared), {"if_match_etag": entry["_etag"]}), 1024))
+        refused = [one for one, answer in in_batches(self._trades, self._writers, work, "cosmos.cleanup") if not answer]
+        self._writers.each(lambda one: self._clear_one(_written(one)), refused)
+
+    def _clear_one(self, written: dict) -> None:
+        try:
+            self._trades.replace_item(
+                written["id"],
+                {**without_system_properties(written), "dirty": []},
+                etag=written["_etag"],
+                match_condition=MatchConditions.IfNotModified,
+            )
+        except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+            pass  # a newer version took over, and with it the days still to bury
 
     def _stored_records(self, pk: str, ids: list[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}
@@ -229,15 +259,7 @@ class RecordWrites:
             self.bury(partner_id, row.trade_record_id, store_id, business_date, mine)
             faults.point("cosmos.tombstone")
         if dirty:
-            try:
-                self._trades.replace_item(
-                    written["id"],
-                    {**without_system_properties(written), "dirty": []},
-                    etag=written["_etag"],
-                    match_condition=MatchConditions.IfNotModified,
-                )
-            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
-                pass  # a newer version took over, and with it the days still to bury
+            self._clear_one(written)
             faults.point("cosmos.cleanup")
         return saved(written, batch_id, row)
 
@@ -249,15 +271,26 @@ class RecordWrites:
         write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
 
     def bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
-        tombstone = {
-            "id": record_id(trade_record_id),
-            "pk": day_key(partner_id, store_id, business_date),
-            "type": "tombstone",
-            "version": mine.number,
-            "last_modified_us": json_safe_int(mine.modified_us),
-            "ttl": TOMBSTONE_TTL_SECONDS,
-        }
-        write_if_replaces(self._trades, tombstone, mine, trade_record_replaces)
+        item = tombstone(partner_id, trade_record_id, store_id, business_date, mine)
+        write_if_replaces(self._trades, item, mine, trade_record_replaces)
+
+
+def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> dict:
+    """What a record leaves where it was when a version moves it, so that a slower writer of an older version
+    cannot bring it back there."""
+    return {
+        "id": record_id(trade_record_id),
+        "pk": day_key(partner_id, store_id, business_date),
+        "type": "tombstone",
+        "version": mine.number,
+        "last_modified_us": json_safe_int(mine.modified_us),
+        "ttl": TOMBSTONE_TTL_SECONDS,
+    }
+
+
+def _written(one: _Known) -> dict:
+    assert one.written is not None
+    return one.written
 
 
 def _version(row: TradeRecordRow) -> Version:

@@ -63,14 +63,14 @@ class Crash(Exception):
     pass
 
 
-def crash_once(monkeypatch, storage, name: str) -> None:
-    """The adapter step `name` fails once, as if the process died there."""
+def crash_once(monkeypatch, storage, name: str, skip: int = 0) -> None:
+    """The adapter step `name` fails once, at its call after `skip` others, as if the process died there."""
     step = getattr(storage, name)
-    crashed = []
+    calls = []
 
     def failing(*args, **kwargs):
-        if not crashed:
-            crashed.append(True)
+        calls.append(True)
+        if len(calls) == skip + 1:
             raise Crash(name)
         return step(*args, **kwargs)
 
@@ -196,21 +196,30 @@ def test_a_crash_before_the_marker_is_completed_by_the_retry(storage, partner, m
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
 
 
-def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner, monkeypatch):
+@pytest.mark.parametrize(
+    "step, skip",
+    [("_write_with_rule", 0), ("_write_with_rule", 1), ("_clear_days_to_bury", 0)],
+    ids=["before-the-record", "before-the-tombstone", "before-the-clean-up"],
+)
+def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner, monkeypatch, step, skip):
     save_records(storage, partner, record("T1", 1))
     moved = record("T1", 2, store_id="S2", business_date=NEXT_DAY)
     batch = marker(partner, "trade-records", store_id="S2", business_date=NEXT_DAY, seq=1)
-    crash_once(monkeypatch, storage._trade_records.writes, "put_record")  # the version entry already says v2 in S2
+    crash_once(monkeypatch, storage._trade_records.writes, step, skip)  # the version entry already says v2 in S2
     with pytest.raises(Crash):
         storage.save_trade_records(batch, [moved])
-    assert storage.save_trade_records(batch, [moved]).existing is None
+    saved = storage.save_trade_records(batch, [moved])
+    assert saved.existing is None and saved.changes.newer == 1
+    assert [(move.left.store_id, move.to.store_id) for move in saved.changes.moves] == [("S1", "S2")]
     assert day_rows(storage, partner) == {}
     assert day_rows(storage, partner, "S2", NEXT_DAY) == {"T1": moved}
+    entry = storage._trade_records.index.entries(partner, ["T1"])["T1"]
+    assert entry["dirty"] == [] and entry["version"] == 2
 
 
 def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(storage, partner, monkeypatch):
     save_records(storage, partner, record("T1", 1))
-    crash_once(monkeypatch, storage._trade_records.writes, "bury")  # v2 written in S2, v1 still in S1
+    crash_once(monkeypatch, storage._trade_records.writes, "_write_with_rule", 1)  # v2 in S2, v1 still in S1
     with pytest.raises(Crash):
         save_records(storage, partner, record("T1", 2, store_id="S2"))
     third = record("T1", 3, store_id="S2")  # not a move any more, yet S1 is cleaned
