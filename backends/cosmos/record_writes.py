@@ -96,6 +96,7 @@ class _Known:
     row: TradeRecordRow
     entry: dict  # this version's entry
     stored: dict | None  # the entry as read
+    wanted: dict | None = None  # the entry to write over it
     written: dict | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
 
@@ -133,7 +134,7 @@ class RecordWrites:
         ]
         for one, answer in in_batches(self._trades, self._writers, writes, "cosmos.version_entry"):
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
-                one.written = answer["resourceBody"]
+                one.written = {**_wanted(one), "_etag": answer["eTag"]}
         written = [one for one in known if one.written is not None]
         by_item = self._write_with_rule(
             [(one, record_item(partner_id, one.row, _version(one.row))) for one in written], "cosmos.record"
@@ -160,7 +161,8 @@ class RecordWrites:
     def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: dict | None) -> _Known:
         mine = _version(row)
         one = _Known(row, entry_of(partner_id, batch_id, row, mine), stored)
-        if moved_forward(one.entry, mine, stored) is not None:
+        one.wanted = moved_forward(one.entry, mine, stored)
+        if one.wanted is not None:
             return one  # its entry is to be written
         if stored is not None and stored_version(stored) == mine and one.was_here:
             one.written = stored  # a resend or a retry: complete what it may have left undone
@@ -297,9 +299,13 @@ def _version(row: TradeRecordRow) -> Version:
     return Version.of(row.version, row.last_modified_at)
 
 
+def _wanted(one: _Known) -> dict:
+    assert one.wanted is not None
+    return one.wanted
+
+
 def _entry_write(one: _Known) -> tuple:
-    wanted = moved_forward(one.entry, _version(one.row), one.stored)
-    assert wanted is not None
+    wanted = _wanted(one)
     if one.stored is None:
         return ("create", (wanted,))
     return ("replace", (wanted["id"], wanted), {"if_match_etag": one.stored["_etag"]})

@@ -59,7 +59,10 @@ def _chunked(work: list[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tuple, 
 
 def _execute(container, partition_key: str, run: list[tuple[T, tuple, int]], point: str) -> list[dict] | None:
     try:
-        answers = container.execute_item_batch([operation for _, operation, _ in run], partition_key=partition_key)
+        # The items written are not read back from the answer (its eTag is): Cosmos DB may leave them out.
+        answers = container.execute_item_batch(
+            [operation for _, operation, _ in run], partition_key=partition_key, no_response=True
+        )
     except CosmosBatchOperationError as error:
         if error.status_code not in REFUSED:  # the status of the operation that failed
             raise
