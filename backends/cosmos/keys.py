@@ -5,6 +5,7 @@ items are found: they must stay as they are."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import re
 import zlib
@@ -59,6 +60,7 @@ def marker_key(partner_id: str, batch_id: str) -> str:
     return compound_key(partner_id, batch_id)
 
 
+@functools.lru_cache(maxsize=4096)  # every record of a batch names the same store-day
 def day_key(partner_id: str, store_id: str, business_date: str) -> str:
     """A store-day's partition in `trade-records`: its records, batch entries and tombstones."""
     return compound_key("d", partner_id, store_id, business_date)
@@ -92,6 +94,7 @@ def index_bucket(trade_record_id: str) -> int:
     return zlib.crc32(trade_record_id.encode("utf-8")) % INDEX_BUCKETS
 
 
+@functools.lru_cache(maxsize=4096)  # a batch's records share a partner's 16 buckets
 def index_key(partner_id: str, bucket: int) -> str:
     """A partition of a partner's record index in `trade-records`."""
     return compound_key("i", partner_id, str(bucket))

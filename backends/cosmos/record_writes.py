@@ -58,6 +58,14 @@ def record_item(partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
     }
 
 
+def stored_bytes(item: dict, row: TradeRecordRow) -> int:
+    """The bytes of a record or tombstone item as sent: its document (already JSON) measured as text, the
+    rest encoded (a batch request may carry 2 MB)."""
+    if item.get("document") is None:
+        return len(orjson.dumps(item))
+    return len(orjson.dumps({**item, "document": None})) + len(row.document_json.encode())
+
+
 def moved_forward(entry: dict, mine: Version, current: dict | None) -> dict | None:
     """The entry to write over `current` (None: it stays): this version's, with the store-days to bury."""
     if current is None:
@@ -116,8 +124,9 @@ class RecordWrites:
     def create_records(self, partner_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day; the rows of a refused batch are returned."""
         work: list[tuple[TradeRecordRow, tuple, int]] = [
-            (row, ("create", (record_item(partner_id, row, _version(row)),)), len(row.document_json) + 1024)
+            (row, ("create", (item,)), stored_bytes(item, row))
             for row in rows
+            for item in (record_item(partner_id, row, _version(row)),)
         ]
         return [row for row, _ in in_batches(self._trades, self._writers, work, "cosmos.record") if _ is None]
 
@@ -130,7 +139,9 @@ class RecordWrites:
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
         known = [self._decided(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
         writes: list[tuple[_Known, tuple, int]] = [
-            (one, _entry_write(one), 1024) for one in known if one.result is None and one.written is None
+            (one, _entry_write(one), len(orjson.dumps(_wanted(one))))
+            for one in known
+            if one.result is None and one.written is None
         ]
         for one, answer in in_batches(self._trades, self._writers, writes, "cosmos.version_entry"):
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
@@ -187,7 +198,7 @@ class RecordWrites:
             stored = self._stored_records(pk, [item["id"] for _, item in some])
             for one, item in some:
                 current = stored.get(item["id"])
-                size = len(one.row.document_json) + 1024 if item["type"] == "record" else 512
+                size = stored_bytes(item, one.row)
                 if current is None:
                     work.append((one, ("create", (item,)), size))
                 elif trade_record_replaces(_version(one.row), stored_version(current)):
@@ -202,7 +213,8 @@ class RecordWrites:
         for one in moved:
             entry = _written(one)
             cleared = {**without_system_properties(entry), "dirty": []}
-            work.append((one, ("replace", (entry["id"], cleared), {"if_match_etag": entry["_etag"]}), 1024))
+            operation = ("replace", (entry["id"], cleared), {"if_match_etag": entry["_etag"]})
+            work.append((one, operation, len(orjson.dumps(cleared))))
         refused = [one for one, answer in in_batches(self._trades, self._writers, work, "cosmos.cleanup") if not answer]
         self._writers.each(lambda one: self._clear_one(_written(one)), refused)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import uuid
 
+import orjson
 import pytest
 import requests
 from azure.core.pipeline.transport import RequestsTransportResponse
@@ -619,3 +620,21 @@ def test_the_migration_copies_the_earlier_layout_into_the_record_index(storage, 
     moved = record("OLD-1", 3, store_id="S2")
     save_records(storage, partner, moved)
     assert day_rows(storage, partner) == {} and day_rows(storage, partner, "S2") == {"OLD-1": moved}
+
+
+def test_large_records_are_split_into_batches_a_request_can_carry(storage, partner, monkeypatch):
+    # 0.9 MB each as UTF-8, though 0.3 million characters: measured in characters, three would have gone in one
+    # request of 2.7 MB
+    text = "店" * 300_000
+    rows = [record(f"BIG-{n}", document_json=orjson.dumps({"note": text, "n": n}).decode()) for n in range(3)]
+    sizes = []
+    batch = storage._containers.trade_records.execute_item_batch
+
+    def measured(operations, **kwargs):
+        sizes.append(sum(len(orjson.dumps(operation[1][-1])) for operation in operations))
+        return batch(operations, **kwargs)
+
+    monkeypatch.setattr(storage._containers.trade_records, "execute_item_batch", measured)
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.changes.newer == 3 and set(day_rows(storage, partner)) == {"BIG-0", "BIG-1", "BIG-2"}
+    assert max(sizes) < 2_000_000
