@@ -204,9 +204,7 @@ class RequestLog:
         """A transactional batch: one request, priced as its operations would be one by one."""
         parts = tuple(
             # the item as stored when the answer carries it, else as sent
-            self._request_of(
-                container, _BATCH_OPERATIONS[operation[0]], answer.get("resourceBody") or operation[1][-1]
-            )
+            self._request_of(container, _BATCH_OPERATIONS[operation[0]], answer.get("resourceBody") or operation[1][-1])
             for operation, answer in zip(operations, answers, strict=True)
         )
         return Request(container.id, "execute_item_batch", 200, 0, 0, operations=parts)
