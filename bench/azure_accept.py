@@ -54,6 +54,10 @@ from bench.from_outside import (
     tree_cpu_seconds,
 )
 from bench.report import RESULTS_DIR, machine_info, write_results
+from devhost.azurite_emulator import start_azurite
+from devhost.cosmos_emulator import EMULATOR_KEY
+from devhost.processes import free_port
+from loadtest.host import Host
 
 PREFIX = "/pos/v1/"
 FLOOR_BATCH = 100  # Cosmos DB's limit of operations in one transactional batch
@@ -82,8 +86,6 @@ QUICK = Sizes(batches=2, records=250)  # 250: the floor's last transactional bat
 
 
 def _host_env(work: Path, **settings: str) -> dict[str, str]:
-    from devhost.processes import free_port
-
     env = {
         **os.environ,
         "POS_DATA_DIR": str(work / "data"),
@@ -118,7 +120,7 @@ class Client:
         self.connection.close()
 
 
-def _onboard(host, store_id: str) -> Client:
+def _onboard(host: Host, store_id: str) -> Client:
     """The partner, its store and key through `hq`; the store master, products and mapping over HTTP."""
     host.hq("partner", "add", harness.PARTNER_ID, "--name", "Bench partner")
     host.hq("store", "register", harness.PARTNER_ID, store_id)
@@ -135,7 +137,7 @@ def _onboard(host, store_id: str) -> Client:
     return client
 
 
-def _launched(host) -> None:
+def _launched(host: Host) -> None:
     try:
         started = host.launch()
     except RuntimeError:
@@ -149,12 +151,13 @@ def _launched(host) -> None:
 @dataclass
 class HostUnderTest:
     name: str
-    host: object  # loadtest.host.Host
+    host: Host
     client: Client
     emulator: CountingEmulator | None = None
 
     def post(self, body: bytes, records: int, expected: tuple[int, ...] = (202,)) -> dict:
         """POST one batch; its latency, the host's CPU and (on Azure) the emulator's requests."""
+        assert self.host.process is not None
         pid = self.host.process.pid
         counted = self.emulator.counts() if self.emulator else None
         emulator_cpu = tree_cpu_seconds(self.emulator.process.pid) if self.emulator else 0.0
@@ -232,9 +235,6 @@ class SdkFloor:
 
 
 def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
-    from devhost.azurite_emulator import start_azurite
-    from loadtest.host import Host
-
     store_id = catalogue.profile_for(CURRENCY).store_id
     copies = sizes.batches + 1  # the first is the warm-up
     bodies = {
@@ -255,7 +255,7 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
             azure_work,
             POS_BACKEND="azure",
             COSMOS_ENDPOINT=emulator.endpoint,
-            COSMOS_KEY=_emulator_key(),
+            COSMOS_KEY=EMULATOR_KEY,
             COSMOS_DATABASE="bench",
             COSMOS_CREATE_CONTAINERS="true",
             AzureWebJobsStorage=azurite.connection_string,
@@ -273,7 +273,7 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
         stack.callback(azure.client.close)
         stack.callback(sqlite.client.close)
         onboarding = requests_between(set_up_counts, emulator.counts())
-        floor = SdkFloor(emulator.endpoint, _emulator_key())
+        floor = SdkFloor(emulator.endpoint, EMULATOR_KEY)
         stack.callback(floor.close)
         set_up_s = time.perf_counter() - started
 
@@ -308,12 +308,6 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
     }
     result["targets"] = _targets(result)
     return result
-
-
-def _emulator_key() -> str:
-    from devhost.cosmos_emulator import EMULATOR_KEY
-
-    return EMULATOR_KEY
 
 
 def _figures(batches: list[dict], records: int) -> dict:

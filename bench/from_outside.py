@@ -18,6 +18,8 @@ from pathlib import Path
 import orjson
 
 from bench import ROOT
+from devhost.cosmos_emulator import SERVER, command
+from devhost.processes import free_port, stop_process
 
 COUNTER = Path(__file__).resolve().with_name("emulator_counter.js")
 COUNTS_PATH = "/_bench/requests"  # answered by the counter, not counted
@@ -61,8 +63,6 @@ class CountingEmulator:
         return orjson.loads(answer)
 
     def stop(self) -> None:
-        from devhost.processes import stop_process
-
         stop_process(self.process)
 
 
@@ -76,9 +76,6 @@ def _unverified() -> ssl.SSLContext:
 def start_counting_emulator(log_path: Path, timeout_seconds: float = 30) -> CountingEmulator:
     """The project's Cosmos DB emulator (devhost/cosmos_emulator.py's command, with its fixes), the counter
     preloaded after them; a port taken between choosing and binding it is retried."""
-    from devhost.cosmos_emulator import SERVER, command
-    from devhost.processes import free_port
-
     for _ in range(3):
         port = free_port()
         arguments = command(port)
