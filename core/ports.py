@@ -16,11 +16,10 @@ import datetime as dt
 from collections.abc import Collection
 from typing import Protocol, TypeVar
 
+from core.clients import ClientInfo, ClientOwner, SigningKey
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
-    ClientInfo,
-    ClientOwner,
     ClosedDay,
     DayStatus,
     KeyOwner,
@@ -31,7 +30,6 @@ from core.records import (
     ReceivedDay,
     RecordMove,
     SavedTradeRecords,
-    SigningKey,
     StoreDay,
     StoreDayTotals,
     StoredVersion,

@@ -1,4 +1,4 @@
-"""The data shapes the storage port carries: partners, keys and OAuth clients, batch markers, master data, trade records
+"""The data shapes the storage port carries: partners and keys, batch markers, master data, trade records
 as stored (with their totals in minor units), a store-day's sums, closed days and their results, and the
 queue's reconciliation request. Plain frozen dataclasses; the ports that move them are in core/ports.py."""
 
@@ -39,32 +39,6 @@ class KeyOwner:
     key_hash: str
     revoked: bool
     last_used_at: dt.datetime | None = None
-
-
-@dataclass(frozen=True)
-class ClientInfo:
-    """An OAuth 2.0 client (the `azp` or `appid` of its access tokens) that speaks for a partner."""
-
-    client_id: str
-    partner_id: str
-    added_at: dt.datetime
-
-
-@dataclass(frozen=True)
-class ClientOwner:
-    """The result of looking up a token's client: the partner it speaks for, as stored now."""
-
-    partner: Partner
-    client_id: str
-
-
-@dataclass(frozen=True)
-class SigningKey:
-    """An identity provider's public key (a `cryptography` key object) and the algorithms it may verify."""
-
-    key_id: str | None
-    public_key: object
-    algorithms: tuple[str, ...]
 
 
 @dataclass(frozen=True)

@@ -166,9 +166,7 @@ def _oauth_issuers() -> tuple[str, ...]:
     issuers = _list("OAUTH_ISSUER")
     for issuer in issuers:
         if not allowed_issuer_url(issuer):
-            raise ValueError(
-                f"setting OAUTH_ISSUER: {issuer!r} is not an https URL (http only on a loopback address)"
-            )
+            raise ValueError(f"setting OAUTH_ISSUER: {issuer!r} is not an https URL (http only on a loopback address)")
     if issuers and not _list("OAUTH_AUDIENCE"):
         raise ValueError("setting OAUTH_AUDIENCE is required with OAUTH_ISSUER")
     return issuers

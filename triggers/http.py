@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, overload
 from urllib.parse import unquote
 
@@ -24,11 +24,12 @@ from backends.factory import Backend
 from core import errors
 from core.errors import ApiError
 from core.ports import BackendUnavailable
-from core.records import Partner
+from core.records import KeyOwner, Partner
 from ingest import access
+from ingest.bearer_tokens import TokenRefused, authenticate_token, bearer_token
 from ingest.data_protection import redacted
 from triggers import auth_failures, telemetry
-from triggers.composition import current_backend
+from triggers.composition import current_backend, current_bearer_tokens
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"
@@ -161,7 +162,7 @@ def handle(
 ) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
-    partner_id = key_id = None
+    partner_id = key_id = client_id = refused = None
     quota: access.Quota | None = None
     body: object = None
     error_code = None
@@ -170,22 +171,26 @@ def handle(
         if authenticated:
             # Before the backend is even opened: a flood of bad keys from one address costs no storage read.
             address, presented = auth_failures.client_address(req.headers), req.headers.get("x-functions-key")
-            auth_failures.limiter().check(address, presented)
+            token = bearer_token(req.headers.get("authorization"))
+            auth_failures.limiter().check(address, presented, token)
         backend = current_backend()
         if authenticated:
-            owner = _authenticate(backend, address, presented)
-            partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
+            caller = _authenticate(backend, address, presented, token)
+            partner, partner_id = caller.partner, caller.partner.partner_id
+            key_id, client_id = caller.key_id, caller.client_id
             quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
-            access.note_key_use(backend.storage, owner)
+            if caller.key is not None:
+                access.note_key_use(backend.storage, caller.key)
         call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
         status, body, *extra = action(call)
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
     except ApiError as error:
         error_code = error.code
-        response = problem_response(error, request_id)
+        refused = error.reason if isinstance(error, TokenRefused) else None
+        response = problem_response(_challenged(error), request_id)
     except BackendUnavailable as error:
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
         telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
@@ -214,6 +219,8 @@ def handle(
         duration_ms=(time.perf_counter() - started) * 1000,
         partner_id=partner_id,
         key_id=key_id,
+        client_id=client_id,
+        token_refused=refused,
         body=body,
         error_code=error_code,
     )
@@ -247,16 +254,47 @@ def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
     }
 
 
-def _authenticate(backend: Backend, address: str, presented: str | None):
-    """The key's owner; a 401 counts against the client address's failed authentications."""
+@dataclass(frozen=True)
+class Caller:
+    """Who a request speaks for, and by what: its API key, its bearer token's client, or both."""
+
+    partner: Partner
+    key: KeyOwner | None
+    client_id: str | None
+
+    @property
+    def key_id(self) -> str | None:
+        return None if self.key is None else self.key.key_id
+
+
+def _authenticate(backend: Backend, address: str, presented: str | None, token: str | None) -> Caller:
+    """The partner the request speaks for; a 401 counts against the client address's failed authentications.
+    Without a bearer token (or while OAuth is not configured) the key alone decides, as before: no other read.
+    With one, the token's client must be mapped to a partner, and a key sent beside it must be that partner's."""
+    tokens = None if token is None else current_bearer_tokens()
     try:
-        owner = access.authenticate(backend.storage, presented)
+        if token is None or (tokens is None and presented):
+            owner = access.authenticate(backend.storage, presented)
+            auth_failures.limiter().accepted(owner.key_hash)
+            return Caller(owner.partner, owner, None)
+        client = authenticate_token(backend.storage, tokens, token)
+        key = access.authenticate(backend.storage, presented) if presented else None
+        if key is not None and key.partner.partner_id != client.partner.partner_id:
+            raise errors.credentials_disagree()
     except ApiError as error:
         if error.status == 401:
-            auth_failures.limiter().failed(address, presented)
+            auth_failures.limiter().failed(address, presented, token)
         raise
-    auth_failures.limiter().accepted(owner.key_hash)
-    return owner
+    auth_failures.limiter().accepted(access.hash_key(token), *([] if key is None else [key.key_hash]))
+    return Caller(client.partner, key, client.client_id)
+
+
+def _challenged(error: ApiError) -> ApiError:
+    """A 401 carries WWW-Authenticate (RFC 9110 section 11.6.1): a refused token says invalid_token
+    (RFC 6750 section 3.1); any other 401, while bearer tokens are accepted, the bare Bearer challenge."""
+    if error.status != 401 or "WWW-Authenticate" in error.headers or current_bearer_tokens() is None:
+        return error
+    return replace(error, headers={**error.headers, "WWW-Authenticate": errors.BEARER_CHALLENGE})
 
 
 def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:

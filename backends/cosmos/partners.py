@@ -15,9 +15,10 @@ from backends.cosmos.conditional import update_item
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key, partner_key
+from core.clients import ClientInfo, ClientOwner
 from core.clock import from_utc_text, to_utc_text
 from core.ports import AdminError
-from core.records import ClientInfo, ClientOwner, Partner
+from core.records import Partner
 
 DIRECTIONS_ID = "payment-directions"
 # Up to this many stores, point reads (1 RU each) beat a query: the usual request names one store.

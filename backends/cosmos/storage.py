@@ -20,11 +20,10 @@ from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.throttling import ThrottlePlan, refuse_unless_local, throttled
 from backends.cosmos.trade_records import TradeRecords
+from core.clients import ClientInfo, ClientOwner
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
-    ClientInfo,
-    ClientOwner,
     ClosedDay,
     DayStatus,
     KeyOwner,

@@ -8,8 +8,9 @@ import datetime as dt
 
 from backends.admin_rules import require_partner
 from backends.memory.state import MemoryState, StoredKey
+from core.clients import ClientInfo, ClientOwner
 from core.ports import AdminError
-from core.records import ApiKeyInfo, ClientInfo, ClientOwner, KeyOwner, Partner
+from core.records import ApiKeyInfo, KeyOwner, Partner
 
 
 class MemoryAdministration(MemoryState):

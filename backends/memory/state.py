@@ -8,9 +8,9 @@ import datetime as dt
 import threading
 from collections import defaultdict
 
+from core.clients import ClientInfo
 from core.records import (
     BatchMarker,
-    ClientInfo,
     ClosedDay,
     Mapping,
     ModifierGroupMaster,

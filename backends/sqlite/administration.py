@@ -9,9 +9,10 @@ import sqlite3
 from backends.admin_rules import require_partner
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import in_chunks, partner_of
+from core.clients import ClientInfo
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
 from core.ports import AdminError
-from core.records import ApiKeyInfo, ClientInfo, Partner
+from core.records import ApiKeyInfo, Partner
 
 
 def registered_among(db: sqlite3.Connection, partner_id: str, store_ids) -> set[str]:

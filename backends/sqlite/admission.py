@@ -8,8 +8,9 @@ import datetime as dt
 from backends.sqlite.administration import registered_among
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import partner_of
+from core.clients import ClientOwner
 from core.clock import from_utc_text_or_none, to_utc_text
-from core.records import ClientOwner, KeyOwner
+from core.records import KeyOwner
 
 
 class SqliteAdmission:

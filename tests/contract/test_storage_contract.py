@@ -13,12 +13,11 @@ from dataclasses import replace
 import pytest
 
 from backends.sqlite.storage import SqliteStorage
+from core.clients import ClientInfo, ClientOwner
 from core.ports import AdminError
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
-    ClientInfo,
-    ClientOwner,
     ClosedDay,
     KeyOwner,
     Mapping,
