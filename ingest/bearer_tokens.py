@@ -29,12 +29,14 @@ BEARER = "bearer"
 
 
 class TokenRefused(ApiError):
-    """The 401 of a refused token, with why (for the request log, never for the answer)."""
+    """The 401 of a refused token, with why and, once the signature is verified, its client: for the request
+    log (HQ sees which client it has not mapped yet), never for the answer."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, client_id: str | None = None) -> None:
         refusal = errors.invalid_token()
         super().__init__(refusal.status, refusal.code, refusal.detail, headers=refusal.headers)
         self.reason = reason
+        self.client_id = client_id
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,7 @@ def authenticate_token(storage: Admission, tokens: BearerTokens | None, token: s
     client = tokens.client_of(token)
     owner = storage.find_client(client.client_id)
     if owner is None:
-        raise TokenRefused("unknown client")
+        raise TokenRefused("unknown client", client.client_id)
     if not owner.partner.active:
         raise errors.partner_inactive()
     return owner

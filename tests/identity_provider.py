@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote_plus
 
 import jwt
+import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 TENANT = "0c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5"
@@ -204,3 +205,20 @@ def _handler(provider: IdentityProvider) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+@pytest.fixture(scope="session")
+def identity_provider():
+    """One provider per test process; tests that change its keys (rotation) start their own."""
+    provider = IdentityProvider().start()
+    yield provider
+    provider.stop()
+
+
+def oauth_settings(provider: IdentityProvider, **more: str) -> dict[str, str]:
+    """The settings of a host that trusts `provider`'s two issuers (v2 and v1) for the service's audiences."""
+    return {
+        "OAUTH_ISSUER": f"{provider.issuer},{provider.issuer_v1}",
+        "OAUTH_AUDIENCE": f"{API_APP_ID},{API_URI}",
+        **more,
+    }

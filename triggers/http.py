@@ -189,7 +189,8 @@ def handle(
         response = json_response(status, body, headers)
     except ApiError as error:
         error_code = error.code
-        refused = error.reason if isinstance(error, TokenRefused) else None
+        if isinstance(error, TokenRefused):
+            refused, client_id = error.reason, error.client_id
         response = problem_response(_challenged(error), request_id)
     except BackendUnavailable as error:
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
