@@ -158,16 +158,16 @@ def allowed_issuer_url(url: str) -> bool:
     return parts.scheme == "https" or (parts.scheme == "http" and is_loopback_url(url))
 
 
-def _list(name: str) -> tuple[str, ...]:
-    return tuple(part.strip() for part in os.environ.get(name, "").split(",") if part.strip())
+def _comma_separated(raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
 
 
-def _oauth_issuers() -> tuple[str, ...]:
-    issuers = _list("OAUTH_ISSUER")
+def _oauth_issuers(raw: str, audiences: tuple[str, ...]) -> tuple[str, ...]:
+    issuers = _comma_separated(raw)
     for issuer in issuers:
         if not allowed_issuer_url(issuer):
             raise ValueError(f"setting OAUTH_ISSUER: {issuer!r} is not an https URL (http only on a loopback address)")
-    if issuers and not _list("OAUTH_AUDIENCE"):
+    if issuers and not audiences:
         raise ValueError("setting OAUTH_AUDIENCE is required with OAUTH_ISSUER")
     return issuers
 
@@ -218,7 +218,9 @@ class Settings:
             batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
             cosmos_inject_throttling=os.environ.get("COSMOS_INJECT_THROTTLING", "").strip(),
-            oauth_issuers=_oauth_issuers(),
-            oauth_audiences=_list("OAUTH_AUDIENCE"),
+            oauth_issuers=_oauth_issuers(
+                os.environ.get("OAUTH_ISSUER", ""), _comma_separated(os.environ.get("OAUTH_AUDIENCE", ""))
+            ),
+            oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
             oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
         )
