@@ -53,7 +53,12 @@ ERRORS = {
     ),
     "BATCH_TOO_LARGE": (400, "More items than the batch limit (500)."),
     "UNKNOWN_STANDARD_CODE": (400, "A standard_code is not in the standard transaction type list."),
-    "UNAUTHORIZED": (401, "API key missing, unknown or revoked."),
+    "UNAUTHORIZED": (
+        401,
+        "API key missing, unknown or revoked; or bearer token malformed, expired, not yet valid, for another "
+        "issuer or audience, unverifiable, or of a client HQ has not mapped to a partner; or a key and a token "
+        "of different partners.",
+    ),
     "STORE_NOT_ALLOWED": (403, "A store_id is not registered for the partner."),
     "PARTNER_INACTIVE": (403, "The partner account is not active."),
     "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
@@ -201,6 +206,13 @@ def _ref(model: type[BaseModel]) -> dict:
 _HEADERS = {
     "x-request-id": {"description": "Id of this request; quote it to HQ support.", "schema": {"type": "string"}},
 }
+_CHALLENGE = {
+    "description": 'RFC 6750: `Bearer error="invalid_token"` when a bearer token was refused; `Bearer` on '
+    "any other 401 while the service accepts bearer tokens (absent when it accepts API keys only).",
+    "schema": {"type": "string"},
+}
+# Either credential opens an operation; given both, they must name the same partner.
+SECURITY = [{"FunctionsKey": []}, {"BearerToken": []}]
 # The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
@@ -261,7 +273,7 @@ def _responses(op: Operation) -> dict:
     for status, codes in sorted(by_status.items()):
         # A 401 comes before the partner is known and counted: no rate-limit headers (documented as optional
         # on the 403 and 429 that share a status with a partner's own problems).
-        headers = dict(_HEADERS) if status == 401 else dict(common)
+        headers = {**_HEADERS, "WWW-Authenticate": _CHALLENGE} if status == 401 else dict(common)
         if status in (429, 503):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         responses[str(status)] = {
@@ -281,7 +293,7 @@ def _operation(name: str, op: Operation, template: str) -> dict:
     operation: dict = {"operationId": name, "summary": op.summary, "responses": _responses(op)}
     if op.description:
         operation["description"] = op.description
-    operation["security"] = [{"FunctionsKey": []}] if op.authenticated else []
+    operation["security"] = SECURITY if op.authenticated else []
     parameters = [
         {
             "name": param,
@@ -357,7 +369,7 @@ def build_document(functions) -> dict:
             f"does not name are ignored and reported as {UNKNOWN_MEMBER_IGNORED} warnings.",
         },
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
-        "security": [{"FunctionsKey": []}],
+        "security": SECURITY,
         "paths": paths,
         "components": {
             "securitySchemes": {
@@ -366,7 +378,17 @@ def build_document(functions) -> dict:
                     "in": "header",
                     "name": "x-functions-key",
                     "description": "The partner's API key, issued by HQ.",
-                }
+                },
+                "BearerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "bearerFormat": "JWT",
+                    "description": "An OAuth 2.0 access token (client credentials, RFC 6749 section 4.4) from the "
+                    "identity provider HQ names (Microsoft Entra ID: token URL "
+                    "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token, scope "
+                    "api://{the service's application id}/.default), for a client HQ mapped to the partner. "
+                    "Sent as `Authorization: Bearer <token>` instead of, or beside, the API key.",
+                },
             },
             "schemas": _schemas(),
         },
