@@ -96,7 +96,7 @@ class FailureLimiter:
         self._known_keys: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, address: str, *presented: str | None) -> None:
+    def check(self, address: str, presented: str | None, token: str | None = None) -> None:
         """Raise 429 if the address is over the limit, unless every credential presented (API key, bearer
         token) is one this instance accepted."""
         if self.limit <= 0:
@@ -106,13 +106,13 @@ class FailureLimiter:
             window = self._current(address, now)
             if window is None or window.failures < self.limit:
                 return
-            credentials = [credential for credential in presented if credential]
+            credentials = [credential for credential in (presented, token) if credential]
             if credentials and all(hash_key(credential) in self._known_keys for credential in credentials):
                 return
             retry_after = max(1, int(window.started + WINDOW_SECONDS - now + 0.999))
         raise rate_limited(retry_after)
 
-    def failed(self, address: str, *presented: str | None) -> None:
+    def failed(self, address: str, presented: str | None, token: str | None = None) -> None:
         """A missing, unknown or revoked key, or a refused token, from `address` (what was presented is no
         longer known)."""
         if self.limit <= 0:
@@ -120,7 +120,7 @@ class FailureLimiter:
         now = self.clock()
         with self._lock:
             if self._known_keys:
-                for credential in presented:
+                for credential in (presented, token):
                     if credential:
                         self._known_keys.pop(hash_key(credential), None)
             window = self._current(address, now)
@@ -131,15 +131,16 @@ class FailureLimiter:
             window.failures += 1
             self._windows.move_to_end(address)
 
-    def accepted(self, *hashes: str) -> None:
-        """The key (by its stored hash) or token (by hash_key of it) authenticated: remembered, so that it
-        passes an address's limit."""
+    def accepted(self, key_hash: str | None, token_hash: str | None = None) -> None:
+        """The key (by its stored hash) and/or token (by hash_key of it) authenticated: remembered, so that
+        they pass an address's limit."""
         if self.limit <= 0:
             return
         with self._lock:
-            for credential_hash in hashes:
-                self._known_keys[credential_hash] = None
-                self._known_keys.move_to_end(credential_hash)
+            for credential_hash in (key_hash, token_hash):
+                if credential_hash is not None:
+                    self._known_keys[credential_hash] = None
+                    self._known_keys.move_to_end(credential_hash)
             while len(self._known_keys) > self.max_known_keys:
                 self._known_keys.popitem(last=False)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 
 from backends.factory import Backend, open_backend
-from backends.openid_keys import OpenIdSigningKeys
 from core.settings import Settings
 from ingest.bearer_tokens import BearerTokens
 
@@ -26,5 +25,7 @@ def current_bearer_tokens() -> BearerTokens | None:
     settings = current_backend().settings
     if not settings.oauth_issuers:
         return None
+    from backends.openid_keys import OpenIdSigningKeys  # PyJWT: imported only where tokens are accepted
+
     keys = OpenIdSigningKeys(settings.oauth_issuers, settings.oauth_keys_refresh_seconds)
     return BearerTokens(settings.oauth_issuers, settings.oauth_audiences, keys)

@@ -175,14 +175,18 @@ def handle(
             auth_failures.limiter().check(address, presented, token)
         backend = current_backend()
         if authenticated:
-            caller = _authenticate(backend, address, presented, token)
-            partner, partner_id = caller.partner, caller.partner.partner_id
-            key_id, client_id = caller.key_id, caller.client_id
+            owner: KeyOwner | None
+            if token is None:  # the API key alone, as before bearer tokens: nothing more is read or built
+                owner = _authenticate(backend, address, presented)
+                partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
+            else:
+                partner, owner, client_id = _authenticate_token(backend, address, presented, token)
+                partner_id, key_id = partner.partner_id, None if owner is None else owner.key_id
             quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
-            if caller.key is not None:
-                access.note_key_use(backend.storage, caller.key)
+            if owner is not None:
+                access.note_key_use(backend.storage, owner)
         call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
         status, body, *extra = action(call)
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
@@ -255,39 +259,40 @@ def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Who a request speaks for, and by what: its API key, its bearer token's client, or both."""
-
-    partner: Partner
-    key: KeyOwner | None
-    client_id: str | None
-
-    @property
-    def key_id(self) -> str | None:
-        return None if self.key is None else self.key.key_id
-
-
-def _authenticate(backend: Backend, address: str, presented: str | None, token: str | None) -> Caller:
-    """The partner the request speaks for; a 401 counts against the client address's failed authentications.
-    Without a bearer token (or while OAuth is not configured) the key alone decides, as before: no other read.
-    With one, the token's client must be mapped to a partner, and a key sent beside it must be that partner's."""
-    tokens = None if token is None else current_bearer_tokens()
+def _authenticate(backend: Backend, address: str, presented: str | None) -> KeyOwner:
+    """The key's owner; a 401 counts against the client address's failed authentications."""
     try:
-        if token is None or (tokens is None and presented):
-            owner = access.authenticate(backend.storage, presented)
-            auth_failures.limiter().accepted(owner.key_hash)
-            return Caller(owner.partner, owner, None)
+        owner = access.authenticate(backend.storage, presented)
+    except ApiError as error:
+        if error.status == 401:
+            auth_failures.limiter().failed(address, presented)
+        raise
+    auth_failures.limiter().accepted(owner.key_hash)
+    return owner
+
+
+def _authenticate_token(
+    backend: Backend, address: str, presented: str | None, token: str
+) -> tuple[Partner, KeyOwner | None, str | None]:
+    """The partner, the key's owner (when a key is sent) and the token's client id (None while OAuth is not
+    configured and a key is sent: the key alone decides, as before). The token's client must be mapped to a
+    partner, and a key sent beside it must be that partner's. A 401 counts against the client address's
+    failed authentications."""
+    tokens = current_bearer_tokens()
+    if tokens is None and presented:
+        by_key = _authenticate(backend, address, presented)
+        return by_key.partner, by_key, None
+    try:
         client = authenticate_token(backend.storage, tokens, token)
-        key = access.authenticate(backend.storage, presented) if presented else None
-        if key is not None and key.partner.partner_id != client.partner.partner_id:
+        owner = access.authenticate(backend.storage, presented) if presented else None
+        if owner is not None and owner.partner.partner_id != client.partner.partner_id:
             raise errors.credentials_disagree()
     except ApiError as error:
         if error.status == 401:
             auth_failures.limiter().failed(address, presented, token)
         raise
-    auth_failures.limiter().accepted(access.hash_key(token), *([] if key is None else [key.key_hash]))
-    return Caller(client.partner, key, client.client_id)
+    auth_failures.limiter().accepted(None if owner is None else owner.key_hash, access.hash_key(token))
+    return client.partner, owner, client.client_id
 
 
 def _challenged(error: ApiError) -> ApiError:

@@ -212,7 +212,7 @@ _CHALLENGE = {
     "schema": {"type": "string"},
 }
 # Either credential opens an operation; given both, they must name the same partner.
-SECURITY = [{"FunctionsKey": []}, {"BearerToken": []}]
+SECURITY: list[dict[str, list[str]]] = [{"FunctionsKey": []}, {"BearerToken": []}]
 # The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
