@@ -53,12 +53,7 @@ ERRORS = {
     ),
     "BATCH_TOO_LARGE": (400, "More items than the batch limit (500)."),
     "UNKNOWN_STANDARD_CODE": (400, "A standard_code is not in the standard transaction type list."),
-    "UNAUTHORIZED": (
-        401,
-        "API key missing, unknown or revoked; or bearer token malformed, expired, not yet valid, for another "
-        "issuer or audience, unverifiable, or of a client HQ has not mapped to a partner; or a key and a token "
-        "of different partners.",
-    ),
+    "UNAUTHORIZED": (401, "API key missing, unknown or revoked; bearer token refused; key and token of two partners."),
     "STORE_NOT_ALLOWED": (403, "A store_id is not registered for the partner."),
     "PARTNER_INACTIVE": (403, "The partner account is not active."),
     "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
@@ -206,13 +201,17 @@ def _ref(model: type[BaseModel]) -> dict:
 _HEADERS = {
     "x-request-id": {"description": "Id of this request; quote it to HQ support.", "schema": {"type": "string"}},
 }
-_CHALLENGE = {
-    "description": 'RFC 6750: `Bearer error="invalid_token"` when a bearer token was refused; `Bearer` on '
-    "any other 401 while the service accepts bearer tokens (absent when it accepts API keys only).",
-    "schema": {"type": "string"},
-}
+_CHALLENGE_TEXT = 'RFC 6750: `Bearer error="invalid_token"` for a refused token; else `Bearer` if tokens are on.'
+_CHALLENGE = {"description": _CHALLENGE_TEXT, "schema": {"type": "string"}}
 # Either credential opens an operation; given both, they must name the same partner.
 SECURITY: list[dict[str, list[str]]] = [{"FunctionsKey": []}, {"BearerToken": []}]
+_KEY_SCHEME = {"type": "apiKey", "in": "header", "name": "x-functions-key", "description": "The partner's API key."}
+_BEARER_TEXT = (
+    "An OAuth 2.0 access token (client credentials) of a client HQ mapped to the partner, from the identity provider "
+    "HQ names (Entra ID: token URL https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token, scope "
+    "api://{API application id}/.default); sent as `Authorization: Bearer <token>` instead of, or beside, the key."
+)
+_BEARER_SCHEME = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": _BEARER_TEXT}
 # The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
@@ -372,24 +371,7 @@ def build_document(functions) -> dict:
         "security": SECURITY,
         "paths": paths,
         "components": {
-            "securitySchemes": {
-                "FunctionsKey": {
-                    "type": "apiKey",
-                    "in": "header",
-                    "name": "x-functions-key",
-                    "description": "The partner's API key, issued by HQ.",
-                },
-                "BearerToken": {
-                    "type": "http",
-                    "scheme": "bearer",
-                    "bearerFormat": "JWT",
-                    "description": "An OAuth 2.0 access token (client credentials, RFC 6749 section 4.4) from the "
-                    "identity provider HQ names (Microsoft Entra ID: token URL "
-                    "https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token, scope "
-                    "api://{the service's application id}/.default), for a client HQ mapped to the partner. "
-                    "Sent as `Authorization: Bearer <token>` instead of, or beside, the API key.",
-                },
-            },
+            "securitySchemes": {"FunctionsKey": _KEY_SCHEME, "BearerToken": _BEARER_SCHEME},
             "schemas": _schemas(),
         },
     }
