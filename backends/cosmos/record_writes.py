@@ -54,16 +54,15 @@ def record_item(partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
         "tip_minor": json_safe_int(row.tip_minor),
         "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
         "product_lines": row.product_lines,
-        "document": orjson.loads(row.document_json) if row.document_json else None,
+        # Already JSON: written as it is by the SDK's orjson (sdk_json.py), never parsed and written again.
+        "document": orjson.Fragment(row.document_json) if row.document_json else None,
     }
 
 
-def stored_bytes(item: dict, row: TradeRecordRow) -> int:
-    """The bytes of a record or tombstone item as sent: its document (already JSON) measured as text, the
-    rest encoded (a batch request may carry 2 MB)."""
-    if item.get("document") is None:
-        return len(orjson.dumps(item))
-    return len(orjson.dumps({**item, "document": None})) + len(row.document_json.encode())
+def stored_bytes(item: dict) -> int:
+    """The bytes of an item as sent (a batch request may carry 2 MB); a record's document is a fragment of
+    JSON already, copied as it is."""
+    return len(orjson.dumps(item))
 
 
 def moved_forward(entry: dict, mine: Version, current: dict | None) -> dict | None:
@@ -124,7 +123,7 @@ class RecordWrites:
     def create_records(self, partner_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day; the rows of a refused batch are returned."""
         work: list[tuple[TradeRecordRow, tuple, int]] = [
-            (row, ("create", (item,)), stored_bytes(item, row))
+            (row, ("create", (item,)), stored_bytes(item))
             for row in rows
             for item in (record_item(partner_id, row, _version(row)),)
         ]
@@ -199,7 +198,7 @@ class RecordWrites:
             stored = self._stored_records(pk, [item["id"] for _, item in some])
             for one, item in some:
                 current = stored.get(item["id"])
-                size = stored_bytes(item, one.row)
+                size = stored_bytes(item)
                 if current is None:
                     work.append((one, ("create", (item,)), size))
                 elif trade_record_replaces(_version(one.row), stored_version(current)):

@@ -7,7 +7,9 @@ is what instances are billed by.
 This replaces the module's `json` with `CosmosJson` once, when the adapter connects. Only bodies the SDK
 writes as compact UTF-8 (item writes and transactional batches, `enable_compact_utf8_item_writes`) go
 through orjson; the bodies it escapes to ASCII (queries, control-plane requests) stay with the standard
-library, and so does anything orjson refuses (an integer beyond 64 bits, a lone surrogate). The SDK is
+library, and so does anything orjson refuses (an integer beyond 64 bits, a lone surrogate). A record's
+document travels as an `orjson.Fragment` of the JSON it was stored as (record_writes.py), which only orjson
+writes: the standard library's path reads it back through orjson first. The SDK is
 pinned (requirements.txt); `install` refuses an SDK whose module no longer reads `json` that way, and
 tests/unit/test_cosmos_sdk_json.py holds both writers to the same JSON."""
 
@@ -30,7 +32,10 @@ class CosmosJson:
                 return orjson.dumps(data).decode()  # compact, as separators=(",", ":"); the SDK encodes it as UTF-8
             except (orjson.JSONEncodeError, UnicodeDecodeError):
                 pass
-        return json.dumps(data, separators=separators, ensure_ascii=ensure_ascii)
+        try:
+            return json.dumps(data, separators=separators, ensure_ascii=ensure_ascii)
+        except TypeError:  # a record's document kept as JSON (orjson.Fragment), which only orjson writes
+            return json.dumps(orjson.loads(orjson.dumps(data)), separators=separators, ensure_ascii=ensure_ascii)
 
     @staticmethod
     def loads(data: str | bytes) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 from azure.cosmos import _synchronized_request
 
@@ -54,3 +55,11 @@ def test_an_sdk_that_no_longer_reads_json_there_is_refused(monkeypatch):
     monkeypatch.setattr(_synchronized_request, "json", object())
     with pytest.raises(RuntimeError, match="sdk_json.py"):
         sdk_json.install()
+
+
+def test_a_document_kept_as_json_is_written_as_it_is_on_either_path():
+    item = {"id": "r|T-1", "document": orjson.Fragment('{"name":{"ja-JP":"お茶"},"n":1}')}
+    expected = {"id": "r|T-1", "document": {"name": {"ja-JP": "お茶"}, "n": 1}}
+    assert json.loads(CosmosJson.dumps(item, separators=(",", ":"), ensure_ascii=False)) == expected
+    escaped = CosmosJson.dumps(item, separators=(",", ":"))  # the standard library's path, ASCII only
+    assert escaped.isascii() and json.loads(escaped) == expected
