@@ -10,8 +10,7 @@ import uuid
 
 import orjson
 import pytest
-import requests
-from azure.core.pipeline.transport import RequestsTransportResponse
+import urllib3
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
@@ -20,6 +19,7 @@ from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, 
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
 from backends.cosmos.throttling import ThrottlePlan
+from backends.cosmos.transport import Urllib3Response, Urllib3Transport
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
@@ -353,24 +353,25 @@ def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
 # -- throttling (429) -----------------------------------------------------------------------------
 
 
-class ThrottlingTransport(cosmos_connection.RequestsTransport):
-    """The SDK's own transport, answering document writes 429 with a retry-after of 1 ms, as an
+class ThrottlingTransport(Urllib3Transport):
+    """The adapter's own transport, answering document writes 429 with a retry-after of 1 ms, as an
     account whose partition is out of request units does: the request never reaches the database."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self) -> None:
+        super().__init__(pool_size=4, verify=False)
         self.throttled = 0
 
     def send(self, request, **kwargs):
         if request.method == "POST" and request.url.rstrip("/").endswith("/docs"):
             self.throttled += 1
-            answer = requests.Response()
-            answer.status_code, answer.reason, answer.url = 429, "Too Many Requests", request.url
-            answer.headers.update(
-                {"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"}
+            answer = urllib3.HTTPResponse(
+                body=b'{"code": "TooManyRequests", "message": "Request rate is large"}',
+                headers={"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"},
+                status=429,
+                reason="Too Many Requests",
+                preload_content=True,
             )
-            answer._content = b'{"code": "TooManyRequests", "message": "Request rate is large"}'
-            return RequestsTransportResponse(request, answer)
+            return Urllib3Response(request, answer)
         return super().send(request, **kwargs)
 
 
@@ -378,7 +379,7 @@ def test_the_sdk_retries_a_429_nine_times_then_the_adapter_answers_unavailable_w
     storage, cosmos_emulator, database_name, monkeypatch
 ):
     transport = ThrottlingTransport()
-    monkeypatch.setattr(cosmos_connection, "_transport", lambda endpoint, pool_size: transport)
+    monkeypatch.setattr(cosmos_connection, "_transport", lambda endpoint, pool_size, verify: transport)
     throttled = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key)
     partner_id = new_id()
     with pytest.raises(BackendUnavailable) as raised:
@@ -571,13 +572,14 @@ def test_the_payment_id_look_up_reads_only_the_partners_own_index(storage, partn
     assert storage.trade_records_by_payment_id(partner, ["1001", "1002"]) == {"1002": {"T9"}}
 
 
-def test_the_session_reads_the_proxy_settings_once(monkeypatch):
+def test_the_proxy_is_read_once_for_the_endpoint(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "cosmos.internal")
-    proxied = cosmos_connection._transport("https://account.documents.azure.com:443/", 4).session
-    assert proxied.trust_env is False  # not read again from the environment on every request
-    assert proxied.proxies.get("https") == "http://proxy.example:3128"
-    assert "https" not in cosmos_connection._transport("https://cosmos.internal/", 4).session.proxies
+    proxied = cosmos_connection._transport("https://account.documents.azure.com:443/", 4, True)
+    assert isinstance(proxied._pool, urllib3.ProxyManager)
+    assert proxied._pool.proxy.host == "proxy.example"
+    direct = cosmos_connection._transport("https://cosmos.internal/", 4, True)
+    assert not isinstance(direct._pool, urllib3.ProxyManager)
 
 
 # -- the layout before the record index (index_migration.py, `hq cosmos migrate-index`) ----------------
