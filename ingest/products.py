@@ -15,6 +15,7 @@ from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
+from ingest.stored_size import oversized_masters
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
 
@@ -109,6 +110,7 @@ def put_products(
         for p in batch.products
     ]
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
+    raise_if_any(oversized_masters(products, groups), body)
     marker = new_marker(partner.partner_id, batch, "products", len(products), body)
     return accept(
         storage,

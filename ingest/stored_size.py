@@ -5,8 +5,10 @@ embedded backend accepts, production accepts (docs/decisions.md, "One limit for 
 
 from __future__ import annotations
 
+import orjson
+
 from core.errors import FieldProblem
-from core.records import TradeRecordRow
+from core.records import ModifierGroupMaster, ProductMaster, TradeRecordRow
 
 # Below 2 MB with room for the narrow fields a record item carries beside its document, and for a batch
 # request's envelope around one item.
@@ -37,3 +39,15 @@ def oversized_records(rows: list[TradeRecordRow]) -> list[FieldProblem]:
             f"trade_records[{index}]", len(row.document_json.encode()), "transaction", "ask HQ how to send it"
         )
     ]
+
+
+def oversized_masters(products: list[ProductMaster], groups: list[ModifierGroupMaster]) -> list[FieldProblem]:
+    """A problem for each product or modifier group whose stored document would be too large (a group of
+    thousands of options with names in many languages can be)."""
+    advice = "send fewer options or shorter names"
+    problems = []
+    for index, product in enumerate(products):
+        problems += oversized(f"products[{index}]", len(orjson.dumps(product.document)), "product", advice)
+    for index, group in enumerate(groups):
+        problems += oversized(f"modifier_groups[{index}]", len(orjson.dumps(group.document)), "modifier group", advice)
+    return problems

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import make_partner
 from tests.e2e.test_business_day import DAY, open_store
-from tests.payloads import mapping_batch
+from tests.payloads import mapping_batch, modifier_group, products_batch
 from tests.trade_payloads import Line, trade_batch, trade_record
 
 
@@ -45,3 +45,19 @@ def test_a_mapping_larger_than_one_item_holds_is_refused_clearly(partner):
         "01",
         "02",
     ]
+
+
+def test_a_modifier_group_larger_than_one_item_holds_is_refused_clearly(partner):
+    options = [
+        {
+            "option_id": f"O-{n:05d}",
+            "name": {"ja-JP": "トッピング" * 40, "en-US": "topping " * 25},
+            "price_delta": "0.50",
+        }
+        for n in range(2_200)
+    ]
+    group = modifier_group("G-HUGE", options=options)
+    response = partner.put("products", products_batch([], [modifier_group(), group]))
+    assert response.status_code == 400, response.text
+    assert [error["path"] for error in response.json()["errors"]] == ["modifier_groups[1]"]
+    assert "modifier group takes" in response.json()["errors"][0]["message"]
