@@ -47,6 +47,18 @@ class BackendUnavailable(Exception):
         self.retry_after_seconds = retry_after_seconds
 
 
+class AddressNotAllowed(BackendUnavailable):
+    """The storage account's network rules (its firewall) refused the caller's address: a 403 that no
+    retry cures until the address is allowed or the caller runs inside the virtual network. Still a
+    BackendUnavailable, so the service answers 503 as for any deployment fault; `hq` names the cause.
+    `service`: "Cosmos DB" or "Azure Storage"; `address`: the address the service saw, when it said."""
+
+    def __init__(self, service: str, address: str | None = None) -> None:
+        super().__init__(f"{service} refused the request: this address is not allowed by its network rules")
+        self.service = service
+        self.address = address
+
+
 class AdminError(Exception):
     """An HQ operation that cannot be done as asked (unknown partner, duplicate, ...)."""
 
