@@ -175,7 +175,8 @@ def handle(
         if authenticated:
             owner = _authenticate(backend, address, presented)
             partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
-            quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+            limit = access.limit_of(partner, backend.settings.rate_limit_per_minute)
+            quota = access.count_request(backend.storage, partner.partner_id, limit)
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
             access.note_key_use(backend.storage, owner)
