@@ -26,10 +26,11 @@ from hq import (
     poison_queue,
     products,
     reconciliations,
+    smoke,
     stores,
 )
 
-GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue, dashboard)
+GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue, dashboard, smoke)
 
 
 def build_parser() -> argparse.ArgumentParser:
