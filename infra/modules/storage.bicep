@@ -130,14 +130,21 @@ resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-
   }
 }
 
-// Writes and deletes of the host's blobs, the package and the reconciliation queues (who changed what).
-// Not StorageRead: the host's queue polls and lease checks are most of the traffic, idle or not, and tell
-// nothing the alert rules and App Insights do not (README, Cost).
-var storageLogs = [
+// Chosen for what they tell HQ against what they cost (README, Cost; bench/cost_model.py). Queues: messages
+// put and deleted (a close's reconciliation request, a move to the poison queue). Blobs: deletes only (the
+// package, the host's keys): blob writes are mostly the host's lease renewals, about 12 a minute on every
+// running instance, idle or not. No StorageRead anywhere: the host's polls, every 2 s per instance.
+var queueLogs = [
   {
     category: 'StorageWrite'
     enabled: true
   }
+  {
+    category: 'StorageDelete'
+    enabled: true
+  }
+]
+var blobLogs = [
   {
     category: 'StorageDelete'
     enabled: true
@@ -149,7 +156,7 @@ resource blobDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-previ
   scope: blobService
   properties: {
     workspaceId: workspaceId
-    logs: storageLogs
+    logs: blobLogs
   }
 }
 
@@ -158,7 +165,7 @@ resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-prev
   scope: queueService
   properties: {
     workspaceId: workspaceId
-    logs: storageLogs
+    logs: queueLogs
   }
 }
 

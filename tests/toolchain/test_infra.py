@@ -1060,12 +1060,16 @@ def test_diagnostic_settings_send_chosen_categories_to_the_workspace():
     test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
     assert (test["cosmosDataPlaneLogs"], production["cosmosDataPlaneLogs"]) == (True, False)
     storage = _module("storage")
-    assert storage.variables["storageLogs"] == [
+    assert storage.variables["queueLogs"] == [
         {"category": "StorageWrite", "enabled": True},
         {"category": "StorageDelete", "enabled": True},
     ]
-    for setting in _resources_of_type(storage, "Microsoft.Insights/diagnosticSettings"):
-        assert setting.body["properties"]["logs"] == Ref("storageLogs")
+    assert storage.variables["blobLogs"] == [{"category": "StorageDelete", "enabled": True}]
+    logs = {
+        s.body["scope"].path: s.body["properties"]["logs"]
+        for s in _resources_of_type(storage, "Microsoft.Insights/diagnosticSettings")
+    }
+    assert logs == {"blobService": Ref("blobLogs"), "queueService": Ref("queueLogs")}
 
 
 # -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
