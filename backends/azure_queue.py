@@ -44,7 +44,8 @@ from azure.storage.queue import (
     QueueMessage,
 )
 
-from core.ports import AddressNotAllowed, BackendUnavailable
+from backends.storage_firewall import refused_address
+from core.ports import BackendUnavailable
 from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
 
 log = logging.getLogger("pos.queue")
@@ -146,27 +147,13 @@ def _outage(error: AzureError) -> bool:
     return not isinstance(error, HttpResponseError)
 
 
-# Azure Storage names the subsystem that refused a 403 in x-ms-error-code: AuthorizationFailure is the
-# account's network rules (firewall, public access off); a missing data role is AuthorizationPermissionMismatch.
-NETWORK_REFUSAL_CODE = "AuthorizationFailure"
-
-
-def refused_address(error: BaseException) -> AddressNotAllowed | None:
-    """AddressNotAllowed when `error` is the Storage account's firewall refusing this address; else None."""
-    if isinstance(error, HttpResponseError) and error.status_code == 403:
-        if getattr(error, "error_code", None) == NETWORK_REFUSAL_CODE:
-            return AddressNotAllowed("Azure Storage")
-    return None
-
-
 @contextlib.contextmanager
 def _service(what: str) -> Iterator[None]:
     """Transient errors were already retried by the SDK's retry policy; what is left is an outage."""
     try:
         yield
     except AzureError as error:
-        refused = refused_address(error)
-        if refused is not None:
+        if (refused := refused_address(error)) is not None:
             raise refused from error
         if _outage(error):
             # The class name only: messages of authentication errors may name accounts or tenants.

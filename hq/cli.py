@@ -78,14 +78,14 @@ def main(argv: list[str] | None = None) -> int:
 def address_refusal(error: BaseException) -> AddressNotAllowed | None:
     """The firewall refusal behind `error`, if that is what it is: raised as such by the adapters, or the
     SDK's 403 under another BackendUnavailable (the Cosmos DB adapter wraps whatever stops it opening)."""
-    from backends import azure_queue
+    from backends import storage_firewall
     from backends.cosmos import outages
 
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, AddressNotAllowed):
             return seen
-        refused = outages.refused_address(seen) or azure_queue.refused_address(seen)
+        refused = outages.refused_address(seen) or storage_firewall.refused_address(seen)
         if refused is not None:
             return refused
         seen = seen.__cause__ or seen.__context__
