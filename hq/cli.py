@@ -19,6 +19,7 @@ from core.ports import AddressNotAllowed, AdminError, BackendUnavailable
 from core.settings import Settings, load_local_settings
 from hq import (
     batches,
+    cosmos_index,
     dashboard,
     keys,
     partners,
@@ -30,7 +31,19 @@ from hq import (
     stores,
 )
 
-GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue, dashboard, smoke)
+GROUPS = (
+    partners,
+    keys,
+    stores,
+    batches,
+    reconciliations,
+    products,
+    payment_types,
+    poison_queue,
+    dashboard,
+    cosmos_index,
+    smoke,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

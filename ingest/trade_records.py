@@ -55,6 +55,7 @@ from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
+from ingest.stored_size import oversized_records
 from ingest.trade_rules import record_warnings
 from ingest.trade_rules.common import RecordAmounts
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
@@ -354,6 +355,7 @@ def post_trade_records(
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    raise_if_any(oversized_records(rows), body)
     marker = trade_records_marker(partner.partner_id, batch, len(rows), body)
     warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
     saved = []

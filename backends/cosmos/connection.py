@@ -71,10 +71,14 @@ def tls_verification(endpoint: str, verify_tls: bool | None) -> bool:
     return verify_tls
 
 
-def _transport(pool_size: int) -> RequestsTransport:
+def _transport(endpoint: str, pool_size: int) -> RequestsTransport:
     # One connection per concurrent writer (the default pool keeps 10 and would reconnect, paying a
     # TLS handshake, whenever a batch writes with more threads). Retries are the Cosmos SDK's job.
     session = requests.Session()
+    # requests reads the proxy variables of the whole environment on every request (~0.6 ms of CPU each,
+    # a fifth of a batch write's): read them once, for the one endpoint this session talks to.
+    session.trust_env = False
+    session.proxies = requests.utils.get_environ_proxies(endpoint)
     adapter = requests.adapters.HTTPAdapter(
         pool_connections=4,
         pool_maxsize=pool_size,
@@ -118,8 +122,11 @@ def connect(
             endpoint,
             credential,
             connection_verify=verify,
-            transport=_transport(2 * WRITE_CONCURRENCY),
+            transport=_transport(endpoint, 2 * WRITE_CONCURRENCY),
             user_agent_suffix="pos-ingestion",
+            # Item bodies as UTF-8, not with every non-ASCII character escaped (\uXXXX): a name in Japanese
+            # or Thai travels in half the bytes.
+            enable_compact_utf8_item_writes=True,
         )
         return client, _open_containers(client, database_name, definitions, create_containers)
     except (CosmosHttpResponseError, *UNREACHABLE) as error:

@@ -5,12 +5,13 @@ with its marker (markers.py) and ends by committing it."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from backends.cosmos.admission import Admission
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
 from backends.cosmos.masters import Masters
@@ -256,7 +257,7 @@ class CosmosStorage:
 
     @outage_as_unavailable
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        return self._store_days.trade_records_by_payment_id(partner_id, payment_ids)
+        return self._trade_records.index.payment_users(partner_id, payment_ids)
 
     @outage_as_unavailable
     def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
@@ -294,6 +295,13 @@ class CosmosStorage:
     @outage_as_unavailable
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         self._closes.postpone(partner_id, store_id, business_date, due_at)
+
+    # -- one-off migrations -------------------------------------------------------------------------
+
+    @outage_as_unavailable
+    def migrate_record_index(self, progress: Callable[[Migrated], None]) -> Migrated:
+        """Copy the version entries of the layout before the record index into it (index_migration.py)."""
+        return migrate_record_index(self._containers.trade_records, progress)
 
     # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
 

@@ -351,3 +351,17 @@ def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
     result = host.hq(*args)
     assert result.returncode == 2
     assert "usage:" in result.stderr and result.stdout == ""
+
+
+# --- one-off migrations ------------------------------------------------------------------------------
+
+
+def test_the_record_index_migration_runs_on_cosmos_db_and_says_so_elsewhere(host, azure_host):
+    embedded = host.hq("cosmos", "migrate-index")
+    assert "Nothing to migrate" in ok(embedded)
+    migrated = azure_host.hq("cosmos", "migrate-index")
+    assert migrated.returncode == 0, migrated.stderr
+    assert (
+        migrated.stdout.startswith("Record index migrated: ") and "Running it again changes nothing" in migrated.stdout
+    )
+    assert "entries read" in migrated.stderr and "Traceback" not in migrated.stderr  # progress
