@@ -29,7 +29,6 @@ CHAIN_FROM_CAPACITY = {
     "Functions Flex Consumption (upper bound)": 130.0,
     "Storage Queue operations": 0.36,
 }
-CHAIN_DATA_PLANE_REQUESTS = 1.2e9  # Cosmos DB requests a month: 600 M records x 2 requests (docs/performance.md)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +75,11 @@ class Usage:
     metric_rows_per_instance_minute: float = 18.0  # AppMetrics and AppPerformanceCounters (the distro's defaults)
     metric_row_bytes: int = 400
     storage_log_row_bytes: int = 1_500  # StorageQueueLogs, StorageBlobLogs
-    data_plane_row_bytes: int = 1_000  # CDBDataPlaneRequests
+    data_plane_row_bytes: int = 1_000  # CDBDataPlaneRequests: one row per request, a transactional batch one
+    # Cosmos DB requests a store-day makes (docs/performance.md, issue 30): 4 batches of 500 new records at
+    # ~34 requests each (transactional batches of 100) plus ~6 of the batch's own; the close, 3 status reads
+    # and the reconciliation's 8; the key, partner and rate-limit count of each of the 8 requests.
+    cosmos_requests_per_store_day: int = 4 * (34 + 6) + 1 + 3 + 8 + 3 * 8
     chain_requests_per_store_day: int = 8  # 4 batches, 1 close, 3 status reads (docs/performance.md)
     chain_stores: int = 10_000
     days_per_month: int = 30
@@ -104,6 +107,11 @@ def always_ready_instances(parameters: dict, scale_groups: int = 3) -> int:
     return configured
 
 
+def chain_cosmos_requests(usage: Usage = Usage()) -> float:
+    """Cosmos DB requests a month for the chain (each a CDBDataPlaneRequests row, were they logged)."""
+    return usage.chain_stores * usage.days_per_month * usage.cosmos_requests_per_store_day
+
+
 def log_volume_gb(parameters: dict, usage: Usage, *, requests: float, instance_minutes: float) -> dict[str, float]:
     """GB a month by table, from the diagnostic categories infra/ sends (docs/decisions.md, issue 31)."""
     closes = requests / usage.chain_requests_per_store_day if requests else 0.0
@@ -116,7 +124,7 @@ def log_volume_gb(parameters: dict, usage: Usage, *, requests: float, instance_m
         "StorageQueueLogs (writes, deletes)": 2 * closes * usage.storage_log_row_bytes,
     }
     if str(parameters.get("cosmosDataPlaneLogs")).lower() == "true":
-        data_plane = CHAIN_DATA_PLANE_REQUESTS if requests else usage.sweeps_per_month
+        data_plane = chain_cosmos_requests(usage) if requests else usage.sweeps_per_month
         volumes["CDBDataPlaneRequests"] = data_plane * usage.data_plane_row_bytes
     return {table: size / GB for table, size in volumes.items()}
 
@@ -200,7 +208,7 @@ def environment(
 
 def data_plane_logs_cost(prices: Prices = Prices(), usage: Usage = Usage()) -> float:
     """What CDBDataPlaneRequests would add for the chain (cosmosDataPlaneLogs true in production)."""
-    return CHAIN_DATA_PLANE_REQUESTS * usage.data_plane_row_bytes / GB * prices.log_analytics_per_gb
+    return chain_cosmos_requests(usage) * usage.data_plane_row_bytes / GB * prices.log_analytics_per_gb
 
 
 CASES = {

@@ -91,7 +91,7 @@ param cosmosBackupTier string = 'Continuous7Days'
 @description('Optional: the name of an existing Cosmos DB account to use instead of the one this template names, e.g. an account restored to a point in time (README, Restore). Empty: cosmos-pos-<environment>-<token>.')
 param cosmosAccountName string = ''
 
-@description('Log every Cosmos DB data-plane request (CDBDataPlaneRequests, about 1 KB each, two per record): for an investigation or a test environment; in production it would be the largest line of the bill (README, Cost).')
+@description('Log every Cosmos DB data-plane request (CDBDataPlaneRequests, about 1 KB each): for an investigation or a test environment; in production it would be the largest log table by far (README, Cost).')
 param cosmosDataPlaneLogs bool = false
 
 @description('Days a deleted blob (the deployment package, the host\'s keys and leases) or container can be restored from soft delete.')

@@ -75,8 +75,8 @@ def configure_telemetry() -> None:
     ):
         from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
 
-        # Logs and metrics only: with tracing, every Cosmos DB request (two per record) would be exported as a
-        # dependency, about 1.2 billion rows a month for a 10,000-store chain (docs/decisions.md, issue 31).
+        # Logs and metrics only: with tracing, every Cosmos DB request would be exported as a dependency row,
+        # tens of millions a month for a 10,000-store chain (docs/decisions.md, issue 31).
         # The distro reads this variable (its disable_tracing argument is overridden by it); set it to
         # `otlp` or another exporter to trace on purpose.
         os.environ.setdefault("OTEL_TRACES_EXPORTER", "none")
