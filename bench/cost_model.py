@@ -22,11 +22,11 @@ MINUTES_PER_MONTH = 730 * 60
 GB = 1024**3
 
 # docs/performance.md, "Capacity for a 10,000-store chain", the latest run (cost per month, USD), as its
-# table gives them; issue 30 revises the Cosmos DB write path: rerun with --capacity after it.
+# table gives them (issue 30's run on the record index); a later run: --capacity.
 CHAIN_FROM_CAPACITY = {
-    "Cosmos DB autoscale throughput": 528.0,
+    "Cosmos DB autoscale throughput": 527.0,
     "Cosmos DB storage (month 1, average)": 254.0,
-    "Functions Flex Consumption (upper bound)": 130.0,
+    "Functions Flex Consumption (upper bound)": 12.5,
     "Storage Queue operations": 0.36,
 }
 
@@ -77,9 +77,9 @@ class Usage:
     storage_log_row_bytes: int = 1_500  # StorageQueueLogs, StorageBlobLogs
     data_plane_row_bytes: int = 1_000  # CDBDataPlaneRequests: one row per request, a transactional batch one
     # Cosmos DB requests a store-day makes (docs/performance.md, issue 30): 4 batches of 500 new records at
-    # ~34 requests each (transactional batches of 100) plus ~6 of the batch's own; the close, 3 status reads
-    # and the reconciliation's 8; the key, partner and rate-limit count of each of the 8 requests.
-    cosmos_requests_per_store_day: int = 4 * (34 + 6) + 1 + 3 + 8 + 3 * 8
+    # 0.044 requests a record (22: transactional batches of 100) plus ~6 of the batch's own; the close, 3
+    # status reads and the reconciliation's 8; the key, partner and rate-limit count of each of 8 requests.
+    cosmos_requests_per_store_day: int = 4 * (22 + 6) + 1 + 3 + 8 + 3 * 8
     chain_requests_per_store_day: int = 8  # 4 batches, 1 close, 3 status reads (docs/performance.md)
     chain_stores: int = 10_000
     days_per_month: int = 30

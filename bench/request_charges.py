@@ -27,6 +27,7 @@ from azure.cosmos.container import ContainerProxy
 from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosHttpResponseError
 
 from backends.cosmos.connection import CONTAINERS_FILE
+from backends.cosmos.throttling import DATA_CALLS
 
 # Published: item size (KB) -> RU of a point read and of a write (insert), indexing aside.
 _SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
@@ -42,16 +43,7 @@ FAILED_REQUEST_RU = 1.0
 REPLACE_FACTOR = 2.0
 QUERY_BASE_RU = 2.5
 
-_WRAPPED = (
-    "read_item",
-    "create_item",
-    "replace_item",
-    "upsert_item",
-    "patch_item",
-    "delete_item",
-    "query_items",
-    "execute_item_batch",
-)
+_WRAPPED = sorted(DATA_CALLS)  # every data-plane call of the adapter, as throttling injection names them
 # A transactional batch is charged the sum of its operations (learn.microsoft.com, "Transactional batch
 # operations": "the request units consumed ... equal the sum of the individual operations").
 _BATCH_OPERATIONS = {"create": "create_item", "upsert": "upsert_item", "replace": "replace_item", "read": "read_item"}
@@ -204,9 +196,7 @@ class RequestLog:
         """A transactional batch: one request, priced as its operations would be one by one."""
         parts = tuple(
             # the item as stored when the answer carries it, else as sent
-            self._request_of(
-                container, _BATCH_OPERATIONS[operation[0]], answer.get("resourceBody") or operation[1][-1]
-            )
+            self._request_of(container, _BATCH_OPERATIONS[operation[0]], answer.get("resourceBody") or operation[1][-1])
             for operation, answer in zip(operations, answers, strict=True)
         )
         return Request(container.id, "execute_item_batch", 200, 0, 0, operations=parts)

@@ -23,6 +23,7 @@ from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExist
 from urllib3.exceptions import InsecureRequestWarning
 from urllib3.util.retry import Retry
 
+from backends.cosmos import sdk_json
 from backends.cosmos.outages import UNREACHABLE
 from core.ports import BackendUnavailable
 from core.settings import PROJECT_ROOT
@@ -102,6 +103,7 @@ def connect(
     """The client of the account and the database's containers. Credentials: a key when given (the
     emulator), else `credential`, else the managed identity. TLS is verified unless the endpoint is loopback."""
     verify = tls_verification(endpoint, verify_tls)
+    sdk_json.install()
     host = urlsplit(endpoint).hostname or ""
     if key:
         credential = key

@@ -128,7 +128,8 @@ class RecordWrites:
             for row in rows
             for item in (record_item(partner_id, row, _version(row)),)
         ]
-        return [row for row, _ in in_batches(self._trades, self._writers, work, "cosmos.record") if _ is None]
+        done = in_batches(self._trades, self._writers, work, "cosmos.record")
+        return [row for row, answer in done if answer is None]
 
     def save_known(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
         """Rows whose entry most likely exists, in transactional batches: the entries read in one query and
@@ -167,7 +168,7 @@ class RecordWrites:
         outcomes = self._writers.each(lambda one: self._one_by_one(partner_id, batch_id, one), rest)
         for one, outcome in zip(rest, outcomes, strict=True):
             one.result = outcome
-        return [one.result for one in known if one.result is not None]
+        return [_result(one) for one in known]
 
     def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: dict | None) -> _Known:
         mine = _version(row)
@@ -215,7 +216,8 @@ class RecordWrites:
             cleared = {**without_system_properties(entry), "dirty": []}
             operation = ("replace", (entry["id"], cleared), {"if_match_etag": entry["_etag"]})
             work.append((one, operation, len(orjson.dumps(cleared))))
-        refused = [one for one, answer in in_batches(self._trades, self._writers, work, "cosmos.cleanup") if not answer]
+        done = in_batches(self._trades, self._writers, work, "cosmos.cleanup")
+        refused = [one for one, answer in done if answer is None]
         self._writers.each(lambda one: self._clear_one(_written(one)), refused)
 
     def _clear_one(self, written: dict) -> None:
@@ -300,6 +302,11 @@ def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_dat
         "last_modified_us": json_safe_int(mine.modified_us),
         "ttl": TOMBSTONE_TTL_SECONDS,
     }
+
+
+def _result(one: _Known) -> Saved:
+    assert one.result is not None  # every row is decided by the batches or item by item
+    return one.result
 
 
 def _written(one: _Known) -> dict:

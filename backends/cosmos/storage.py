@@ -21,6 +21,7 @@ from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.throttling import ThrottlePlan, refuse_unless_local, throttled
 from backends.cosmos.trade_records import TradeRecords
+from core.clients import ClientInfo, ClientOwner
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -138,6 +139,18 @@ class CosmosStorage:
         return self._admission.list_keys(partner_id)
 
     @outage_as_unavailable
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+        return self._partners.add_client(partner_id, client_id, now)
+
+    @outage_as_unavailable
+    def remove_client(self, partner_id: str, client_id: str) -> None:
+        self._partners.remove_client(partner_id, client_id)
+
+    @outage_as_unavailable
+    def list_clients(self, partner_id: str) -> list[ClientInfo]:
+        return self._partners.list_clients(partner_id)
+
+    @outage_as_unavailable
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         self._partners.register_stores(partner_id, store_ids, now)
 
@@ -166,6 +179,10 @@ class CosmosStorage:
     @outage_as_unavailable
     def find_key(self, key_hash: str) -> KeyOwner | None:
         return self._admission.find_key(key_hash)
+
+    @outage_as_unavailable
+    def find_client(self, client_id: str) -> ClientOwner | None:
+        return self._partners.find_client(client_id)
 
     @outage_as_unavailable
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:

@@ -171,6 +171,7 @@ def test_no_page_shows_a_key_or_its_hash(storage):
     key = onboarding.issue_key(storage, "acme", NOW)
     page = get(storage, "/partners/acme/profile").body
     assert key.key_id in page and key.secret not in page and key.key_hash not in page
+    assert '<table id="clients">' in page and "No OAuth clients: API keys only." in page
     assert 'data-store="S1"' in page and '<figure id="warnings-chart"><svg' in page
     assert 'data-code="PAYMENT_TYPE_UNKNOWN_DIRECTION" data-value="1"' in page
 
@@ -199,3 +200,12 @@ def test_every_page_has_main_and_the_nav_links(storage):
         body = get(storage, target).body
         assert '<a href="/">' in body and '<a href="/operations">' in body and "<main>" in body, target
     assert '<tr data-partner="acme">' in get(storage, "/").body
+
+
+def test_the_partner_page_lists_its_oauth_clients_beside_its_keys(storage):
+    onboarding.add_client(storage, "acme", "5f0c2a7e-9b1d-4e3f-8a6c-2d4b6f8e0a1c", NOW)
+    onboarding.add_client(storage, "acme", 'acme-pos/<prod> & "eu"', NOW)  # escaped, as every value
+    page = get(storage, "/partners/acme/profile").body
+    assert '<tr data-client-id="5f0c2a7e-9b1d-4e3f-8a6c-2d4b6f8e0a1c">' in page
+    assert "acme-pos/&lt;prod&gt; &amp; &quot;eu&quot;" in page and "<prod>" not in page
+    assert page.index('<table id="keys">') < page.index('<table id="clients">') < page.index('<table id="stores">')
