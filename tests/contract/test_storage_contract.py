@@ -175,6 +175,9 @@ def test_a_partner_has_its_own_rate_limit_or_the_services(storage, partner):
     key_hash = uuid.uuid4().hex * 2
     storage.add_key(partner, "key_limit", key_hash, T0)
     assert storage.find_key(key_hash).partner.rate_limit_per_minute == 12_000  # what each request reads
+    client_id = f"app-{uuid.uuid4().hex[:8]}"
+    storage.add_client(partner, client_id, T0)
+    assert storage.find_client(client_id).partner.rate_limit_per_minute == 12_000  # and each bearer token
     assert storage.set_partner_active(partner, False).rate_limit_per_minute == 12_000  # kept by other changes
     assert storage.set_partner_rate_limit(partner, None) == Partner(partner, "Partner", False, T0)
     assert storage.find_key(key_hash).partner.rate_limit_per_minute is None
