@@ -44,6 +44,7 @@ from azure.storage.queue import (
     QueueMessage,
 )
 
+from backends.storage_firewall import refused_address
 from core.ports import BackendUnavailable
 from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
 
@@ -152,6 +153,8 @@ def _service(what: str) -> Iterator[None]:
     try:
         yield
     except AzureError as error:
+        if (refused := refused_address(error)) is not None:
+            raise refused from error
         if _outage(error):
             # The class name only: messages of authentication errors may name accounts or tenants.
             raise BackendUnavailable(f"Azure Storage Queue unavailable ({what}: {type(error).__name__})") from error

@@ -48,6 +48,18 @@ class BackendUnavailable(Exception):
         self.retry_after_seconds = retry_after_seconds
 
 
+class AddressNotAllowed(BackendUnavailable):
+    """The storage account's network rules (its firewall) refused the caller's address: a 403 that no
+    retry cures until the address is allowed or the caller runs inside the virtual network. Still a
+    BackendUnavailable, so the service answers 503 as for any deployment fault; `hq` names the cause.
+    `service`: "Cosmos DB" or "Azure Storage"; `address`: the address the service saw, when it said."""
+
+    def __init__(self, service: str, address: str | None = None) -> None:
+        super().__init__(f"{service} refused the request: this address is not allowed by its network rules")
+        self.service = service
+        self.address = address
+
+
 class AdminError(Exception):
     """An HQ operation that cannot be done as asked (unknown partner, duplicate, ...)."""
 
@@ -57,6 +69,10 @@ class PartnerAdmin(Protocol):
 
     def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner: ...
     def set_partner_active(self, partner_id: str, active: bool) -> Partner: ...
+    def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
+        """The partner's own requests per minute (a positive number), or None for the service's default."""
+        ...
+
     def get_partner(self, partner_id: str) -> Partner | None: ...
     def list_partners(self) -> list[Partner]: ...
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo: ...

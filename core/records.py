@@ -19,6 +19,9 @@ class Partner:
     name: str
     active: bool
     created_at: dt.datetime
+    # Requests a minute HQ allows this partner (`hq partner rate-limit`), sized to its stores; None: the
+    # service's RATE_LIMIT_PER_MINUTE.
+    rate_limit_per_minute: int | None = None
 
 
 @dataclass(frozen=True)

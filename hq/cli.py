@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.ports import AdminError, BackendUnavailable
+from core.ports import AddressNotAllowed, AdminError, BackendUnavailable
 from core.settings import Settings, load_local_settings
 from hq import (
     batches,
@@ -27,6 +27,7 @@ from hq import (
     poison_queue,
     products,
     reconciliations,
+    smoke,
     stores,
 )
 
@@ -41,6 +42,7 @@ GROUPS = (
     poison_queue,
     dashboard,
     cosmos_index,
+    smoke,
 )
 
 
@@ -76,7 +78,37 @@ def main(argv: list[str] | None = None) -> int:
     load_local_settings()
     try:
         args.run(args.opens(Settings.from_env()), args)
-    except (AdminError, BackendUnavailable, ValueError) as error:
+    except BackendUnavailable as error:
+        refused = address_refusal(error)
+        print(f"error: {error if refused is None else not_allowed_message(refused)}", file=sys.stderr)
+        return 1
+    except (AdminError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def address_refusal(error: BaseException) -> AddressNotAllowed | None:
+    """The firewall refusal behind `error`, if that is what it is: raised as such by the adapters, or the
+    SDK's 403 under another BackendUnavailable (the Cosmos DB adapter wraps whatever stops it opening)."""
+    from backends import storage_firewall
+    from backends.cosmos import outages
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, AddressNotAllowed):
+            return seen
+        refused = outages.refused_address(seen) or storage_firewall.refused_address(seen)
+        if refused is not None:
+            return refused
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def not_allowed_message(refused: AddressNotAllowed) -> str:
+    seen = f" ({refused.address})" if refused.address else ""
+    return (
+        f"{refused.service} refused the request: your address{seen} is not allowed by its network rules "
+        "(firewall). Allow it (README, Deploy: HQ's way in: operatorIpRanges / POS_OPERATOR_IP_RANGES, then "
+        "provision again) or run hq from the virtual network."
+    )

@@ -1,4 +1,5 @@
-"""`hq partner`: add, list, activate and deactivate partners; map the OAuth clients that speak for one."""
+"""`hq partner`: add, list, activate and deactivate partners; set a partner's own rate limit; map the OAuth
+clients that speak for one."""
 
 from __future__ import annotations
 
@@ -40,6 +41,25 @@ def add_group(groups) -> None:
     listing = client_actions.add_parser("list", help="the partner's clients (also shown by `hq key list`)")
     listing.add_argument("partner_id")
     listing.set_defaults(run=client_list)
+    limit = sub.add_parser(
+        "rate-limit",
+        help="the partner's own requests per minute (size it to its stores), or --default for RATE_LIMIT_PER_MINUTE",
+    )
+    limit.add_argument("partner_id")
+    value = limit.add_mutually_exclusive_group(required=True)
+    value.add_argument("per_minute", nargs="?", type=_positive, help="requests per minute, 1 or more")
+    value.add_argument("--default", action="store_true", help="use the service's RATE_LIMIT_PER_MINUTE again")
+    limit.set_defaults(run=partner_rate_limit)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of requests per minute, 1 or more")
+    return value
 
 
 def partner_add(backend: Backend, args: argparse.Namespace) -> None:
@@ -70,6 +90,21 @@ def partner_activate(backend: Backend, args: argparse.Namespace) -> None:
     print(f"Partner {args.partner_id} is active.")
 
 
+def partner_rate_limit(backend: Backend, args: argparse.Namespace) -> None:
+    partner = backend.storage.set_partner_rate_limit(args.partner_id, None if args.default else args.per_minute)
+    if partner.rate_limit_per_minute is None:
+        print(
+            f"Partner {partner.partner_id} has the service's rate limit again "
+            f"(RATE_LIMIT_PER_MINUTE, {backend.settings.rate_limit_per_minute} here; 0 is off)."
+        )
+    else:
+        print(f"Partner {partner.partner_id} may send {partner.rate_limit_per_minute} requests a minute.")
+
+
+def _limit_text(partner: Partner) -> str:
+    return "default" if partner.rate_limit_per_minute is None else f"{partner.rate_limit_per_minute}/min"
+
+
 def partner_list(backend: Backend, args: argparse.Namespace) -> None:
     partners = backend.storage.list_partners()
     if not partners:
@@ -77,8 +112,11 @@ def partner_list(backend: Backend, args: argparse.Namespace) -> None:
         return
     print(
         table(
-            ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT"],
-            [[p.partner_id, p.name, "ACTIVE" if p.active else "INACTIVE", to_api_text(p.created_at)] for p in partners],
+            ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT", "RATE_LIMIT"],
+            [
+                [p.partner_id, p.name, "ACTIVE" if p.active else "INACTIVE", to_api_text(p.created_at), _limit_text(p)]
+                for p in partners
+            ],
         )
     )
 

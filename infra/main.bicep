@@ -54,11 +54,17 @@ param httpPerInstanceConcurrency int = 1
 @maxValue(1000)
 param alwaysReadyInstanceCount int = 0
 
-@description('Spread the Flex Consumption plan and the Cosmos DB account over availability zones (the region must offer them).')
+@description('Spread the Flex Consumption plan and the Cosmos DB account over availability zones (the region must offer them). Needs Standard_ZRS storage. With it the platform keeps at least 2 always-ready instances per scale group (http, the queue trigger, the timer: 6 billed instances). Cosmos DB takes it only when the account is created: changing it later fails.')
 param zoneRedundant bool = false
 
-@description('Virtual network: the app integrates with it, Storage (blob, queue) and Cosmos DB are reached through private endpoints and refuse public network access.')
+@description('Virtual network: the app integrates with it, Storage (blob, queue) and Cosmos DB are reached through private endpoints and refuse public network access (except from operatorIpRanges).')
 param vnetEnabled bool = false
+
+@description('HQ\'s way in with vnetEnabled: comma-separated public IPv4 addresses or CIDR ranges (e.g. 203.0.113.7,198.51.100.0/24) that may reach Cosmos DB and the queues from outside the virtual network, for `python -m hq`. Empty: none (public access off). Remove an address and provision again to close it.')
+param operatorIpRanges string = ''
+
+@description('vnetEnabled: resource ids of other virtual networks (peered with this one, e.g. HQ\'s) whose machines resolve the accounts\' private endpoints: the private DNS zones are linked to them too. Comma-separated; empty: none.')
+param operatorVnetIds string = ''
 
 @description('Days Log Analytics (and so Application Insights) keeps logs.')
 @minValue(30)
@@ -74,6 +80,30 @@ param storageSku string = 'Standard_LRS'
 
 @description('Optional: object id of the HQ operator (user or group) who runs `python -m hq` against this environment; gets the Cosmos DB and queue data roles. Empty: none.')
 param operatorPrincipalId string = ''
+
+@description('Cosmos DB continuous backup (point-in-time restore into a new account): Continuous7Days (no charge for the backup storage) or Continuous30Days (billed per GB). Periodic backup is not offered: its restore needs a support request. An account cannot go back from continuous to periodic.')
+@allowed([
+  'Continuous7Days'
+  'Continuous30Days'
+])
+param cosmosBackupTier string = 'Continuous7Days'
+
+@description('Optional: the name of an existing Cosmos DB account to use instead of the one this template names, e.g. an account restored to a point in time (README, Restore). Empty: cosmos-pos-<environment>-<token>.')
+param cosmosAccountName string = ''
+
+@description('Log every Cosmos DB data-plane request (CDBDataPlaneRequests, about 1 KB each): for an investigation or a test environment; in production it would be the largest log table by far (README, Cost).')
+param cosmosDataPlaneLogs bool = false
+
+@description('Days a deleted blob (the deployment package, the host\'s keys and leases) or container can be restored from soft delete.')
+@minValue(1)
+@maxValue(365)
+param blobSoftDeleteDays int = 7
+
+@description('Optional: an e-mail address the alert rules notify (an action group is created for it).')
+param alertEmailAddress string = ''
+
+@description('Optional: resource id of an existing action group the alert rules notify (on-call, Teams, a webhook), besides alertEmailAddress.')
+param alertActionGroupId string = ''
 
 @description('Kind of principal operatorPrincipalId is.')
 @allowed([
@@ -143,7 +173,7 @@ var names = {
   workspace: 'log-pos-${nameSuffix}'
   appInsights: 'appi-pos-${nameSuffix}'
   storage: 'stpos${resourceToken}'
-  cosmos: 'cosmos-pos-${nameSuffix}'
+  cosmos: empty(cosmosAccountName) ? 'cosmos-pos-${nameSuffix}' : cosmosAccountName
   plan: 'plan-pos-${nameSuffix}'
   functionApp: 'func-pos-${nameSuffix}'
   vnet: 'vnet-pos-${nameSuffix}'
@@ -153,8 +183,15 @@ var names = {
 // message when Resource Manager evaluates it (if() evaluates only the branch taken), before the
 // resource that would refuse it is touched.
 var checkedAutoscaleMaxThroughput = cosmosAutoscaleMaxThroughput % 1000 == 0 ? cosmosAutoscaleMaxThroughput : int('cosmosAutoscaleMaxThroughput must be a multiple of 1000')
-var checkedAlwaysReadyInstanceCount = alwaysReadyInstanceCount <= maximumInstanceCount ? alwaysReadyInstanceCount : int('alwaysReadyInstanceCount must not exceed maximumInstanceCount')
-var publicNetworkAccess = vnetEnabled ? 'Disabled' : 'Enabled'
+var checkedAlwaysReadyInstanceCount = alwaysReadyInstanceCount > maximumInstanceCount ? int('alwaysReadyInstanceCount must not exceed maximumInstanceCount') : zoneRedundant && alwaysReadyInstanceCount == 1 ? int('with zoneRedundant, alwaysReadyInstanceCount must be 0 or at least 2 (the platform keeps 2 per scale group anyway)') : alwaysReadyInstanceCount
+var checkedStorageSku = zoneRedundant && storageSku != 'Standard_ZRS' ? int('with zoneRedundant, storageSku must be Standard_ZRS') : storageSku
+// HQ's addresses, only where the accounts are closed to the public (vnetEnabled); without the network the
+// accounts are open to any address that signs in with Entra ID, and rules would close them to all others.
+var operatorIpRules = vnetEnabled && !empty(trim(operatorIpRanges)) ? split(replace(operatorIpRanges, ' ', ''), ',') : []
+var operatorNetworks = vnetEnabled && !empty(trim(operatorVnetIds)) ? split(replace(operatorVnetIds, ' ', ''), ',') : []
+// Public access: open without the network; with it, off, or on for operatorIpRules alone (the accounts'
+// firewalls then refuse every other public address).
+var publicNetworkAccess = !vnetEnabled || !empty(operatorIpRules) ? 'Enabled' : 'Disabled'
 var tags = {
   'azd-env-name': environmentName
   application: 'pos-ingestion'
@@ -184,13 +221,16 @@ module storage 'modules/storage.bicep' = {
     location: location
     tags: tags
     name: names.storage
-    skuName: storageSku
+    skuName: checkedStorageSku
     deploymentContainerName: deploymentContainerName
     queueNames: queueNames
     appPrincipalId: identity.properties.principalId
     operatorPrincipalId: operatorPrincipalId
     operatorPrincipalType: operatorPrincipalType
     publicNetworkAccess: publicNetworkAccess
+    networkRestricted: vnetEnabled
+    allowedIpRanges: operatorIpRules
+    softDeleteDays: blobSoftDeleteDays
     workspaceId: monitoring.outputs.workspaceId
   }
 }
@@ -213,6 +253,9 @@ module cosmos 'modules/cosmos.bicep' = {
     ]
     zoneRedundant: zoneRedundant
     publicNetworkAccess: publicNetworkAccess
+    allowedIpRanges: operatorIpRules
+    backupTier: cosmosBackupTier
+    dataPlaneLogs: cosmosDataPlaneLogs
     workspaceId: monitoring.outputs.workspaceId
   }
 }
@@ -225,6 +268,7 @@ module network 'modules/network.bicep' = if (vnetEnabled) {
     vnetName: names.vnet
     storageAccountId: storage.outputs.id
     cosmosAccountId: cosmos.outputs.id
+    linkedVnetIds: operatorNetworks
   }
 }
 
@@ -272,8 +316,24 @@ module functionApp 'modules/functionapp.bicep' = {
     alwaysReadyHttpInstances: checkedAlwaysReadyInstanceCount
     zoneRedundant: zoneRedundant
     virtualNetworkSubnetId: vnetEnabled ? network.outputs.appSubnetId : ''
-    workspaceId: monitoring.outputs.workspaceId
     appSettings: appSettings
+  }
+}
+
+// Alert rules on what needs HQ (README, "Alerts"): failed requests, poisoned reconciliation requests,
+// overdue closes, Cosmos DB throttling, function errors.
+module alerts 'modules/alerts.bicep' = {
+  name: 'alerts'
+  params: {
+    location: location
+    tags: tags
+    namePrefix: 'pos-${nameSuffix}'
+    workspaceId: monitoring.outputs.workspaceId
+    appInsightsId: monitoring.outputs.id
+    cosmosAccountId: cosmos.outputs.id
+    emailAddress: alertEmailAddress
+    actionGroupId: alertActionGroupId
+    poisonQueueName: queueNames[1]
   }
 }
 
@@ -286,3 +346,4 @@ output COSMOS_DATABASE string = cosmosDatabaseName
 // For a second operator's Cosmos DB data role (README, "A second HQ operator").
 output COSMOS_ACCOUNT_NAME string = cosmos.outputs.name
 output AzureWebJobsStorage__accountName string = storage.outputs.name
+output RESOURCE_GROUP_NAME string = resourceGroup().name

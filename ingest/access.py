@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from core import errors
 from core.clock import utc_now
 from core.ports import Admission, BackendUnavailable
-from core.records import KeyOwner
+from core.records import KeyOwner, Partner
 from ingest.card_numbers import contains_card_number
 from ingest.personal_data import is_email_address
 
@@ -105,6 +105,12 @@ class Quota:
     @property
     def exceeded(self) -> bool:
         return self.used > self.limit
+
+
+def limit_of(partner: Partner, default_per_minute: int) -> int:
+    """The partner's own limit when HQ set one (`hq partner rate-limit`), else the service's default
+    (RATE_LIMIT_PER_MINUTE): a chain of 10,000 stores and a café share no sensible single value."""
+    return default_per_minute if partner.rate_limit_per_minute is None else partner.rate_limit_per_minute
 
 
 def count_request(storage: Admission, partner_id: str, limit_per_minute: int, now: float | None = None) -> Quota | None:

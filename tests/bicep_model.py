@@ -234,6 +234,8 @@ _FUNCTIONS = {
     "take": lambda value, count: value[: max(count, 0)],
     "empty": lambda value: len(value) == 0,
     "length": len,
+    "trim": str.strip,
+    "split": lambda text, separator: text.split(separator),
     "int": _int,
     "string": lambda value: str(value).lower() if isinstance(value, bool) else str(value),
 }
@@ -254,6 +256,8 @@ _OPERATORS = {
 
 def _evaluate(node: Node, values: dict):
     kind = node.type
+    if kind == "string" and not _named(node):
+        return _blank_string(node)
     if kind == "string":
         return "".join(
             str(_evaluate(_named(part)[0], values))
@@ -272,6 +276,9 @@ def _evaluate(node: Node, values: dict):
         return _evaluate(parts[0], values)[_text(parts[-1])]
     if kind == "parenthesized_expression":
         return _evaluate(_named(node)[0], values)
+    if kind == "subscript_expression":
+        target, index = _named(node)
+        return _evaluate(target, values)[_evaluate(index, values)]
     if kind == "array":
         return [_evaluate(item, values) for item in _named(node)]
     if kind == "object":
@@ -319,6 +326,8 @@ def _body(node: Node):
 
 def _value(node: Node):
     kind = node.type
+    if kind == "string" and not _named(node):
+        return _blank_string(node)
     if kind == "string":
         parts = _named(node)
         if any(part.type == "interpolation" for part in parts):
@@ -346,6 +355,11 @@ def _value(node: Node):
     if kind == "member_expression" and re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", _text(node)):
         return Ref(_text(node))
     return Expr(_text(node))
+
+
+def _blank_string(node: Node) -> str:
+    """A string of spaces only ('' or ' '): tree-sitter-bicep gives it no content node, only its quotes."""
+    return _text(node)[1:-1]
 
 
 def _decorators(node: Node) -> dict:

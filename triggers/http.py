@@ -182,7 +182,8 @@ def handle(
             else:
                 partner, owner, client_id = _authenticate_token(backend, address, presented, token)
                 partner_id, key_id = partner.partner_id, None if owner is None else owner.key_id
-            quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
+            limit = access.limit_of(partner, backend.settings.rate_limit_per_minute)
+            quota = access.count_request(backend.storage, partner.partner_id, limit)
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
             if owner is not None:

@@ -75,6 +75,11 @@ def configure_telemetry() -> None:
     ):
         from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
 
+        # Logs and metrics only: with tracing, every Cosmos DB request would be exported as a dependency row,
+        # tens of millions a month for a 10,000-store chain (docs/decisions.md, issue 31).
+        # The distro reads this variable (its disable_tracing argument is overridden by it); set it to
+        # `otlp` or another exporter to trace on purpose.
+        os.environ.setdefault("OTEL_TRACES_EXPORTER", "none")
         configure_azure_monitor(logger_name="pos")
         _azure_monitor_configured = True
         # The worker forwards every record that reaches the root logger to the host, which writes it to

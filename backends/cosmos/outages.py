@@ -1,24 +1,33 @@
 """What the service answers when Cosmos DB cannot serve it: every error that means "not now" becomes
 BackendUnavailable (answered 503, the partner's retry completes the batch, since the marker is written
 last); any other error is a bug and propagates as it is. A 429 the SDK gave up on (docs/decisions.md,
-"Cosmos DB throttling") carries Cosmos DB's own retry-after, so the 503 tells the partner when to retry."""
+"Cosmos DB throttling") carries Cosmos DB's own retry-after, so the 503 tells the partner when to retry.
+A 403 of the account's firewall becomes AddressNotAllowed (a BackendUnavailable), so that `hq` says "your
+address is not allowed" instead of "unavailable"."""
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 
 from azure.core.exceptions import ClientAuthenticationError, ServiceRequestError, ServiceResponseError
 from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosHttpResponseError
 
 from backends.cosmos.conditional import ContentionNotSettled
-from core.ports import BackendUnavailable
+from core.ports import AddressNotAllowed, BackendUnavailable
 
 # A status that means "Cosmos DB cannot serve us now": answered 503, the request may be retried.
 # 401/403 are a credential or firewall problem of this deployment, not of the partner's request.
 OUTAGE_STATUS = {401, 403, 408, 410, 429, 449, 500, 502, 503, 504}
 THROTTLED = 429
 RETRY_AFTER_MS_HEADER = "x-ms-retry-after-ms"  # what Cosmos DB puts on a 429: when the partition has room again
+FORBIDDEN = 403
+# Cosmos DB's 403 for an address its network rules refuse names the path the request came by ("Request
+# originated from client IP 203.0.113.7 through public internet. This is blocked by your Cosmos DB account
+# firewall settings."; docs: Azure Cosmos DB, "Diagnose and troubleshoot forbidden exceptions").
+FIREWALL_MARK = "firewall"
+_CLIENT_ADDRESS = re.compile(r"originated from client IP ([0-9A-Fa-f.:]+)")
 # Raised by the SDK (after its own retries) when the account cannot be reached at all.
 UNREACHABLE = (ServiceRequestError, ServiceResponseError, ClientAuthenticationError, CosmosClientTimeoutError)
 
@@ -39,6 +48,18 @@ def retry_after_seconds(error: CosmosHttpResponseError) -> int | None:
     return max(1, math.ceil(milliseconds / 1000))
 
 
+def refused_address(error: BaseException) -> AddressNotAllowed | None:
+    """AddressNotAllowed when `error` is Cosmos DB's firewall 403 (not a missing data role, which is a 403
+    too, substatus 5301), with the client address Cosmos DB saw when it names one; else None."""
+    if not isinstance(error, CosmosHttpResponseError) or error.status_code != FORBIDDEN:
+        return None
+    text = str(error.message or error)
+    if FIREWALL_MARK not in text.lower():
+        return None
+    address = _CLIENT_ADDRESS.search(text)
+    return AddressNotAllowed("Cosmos DB", address.group(1) if address else None)
+
+
 def outage_as_unavailable(method):
     """A Cosmos DB outage (after the SDK's own retries) becomes BackendUnavailable: answered 503."""
 
@@ -47,6 +68,9 @@ def outage_as_unavailable(method):
         try:
             return method(self, *args, **kwargs)
         except CosmosHttpResponseError as error:
+            refused = refused_address(error)
+            if refused is not None:
+                raise refused from error
             if error.status_code in OUTAGE_STATUS:
                 raise BackendUnavailable(
                     f"Cosmos DB answered {error.status_code}", retry_after_seconds=retry_after_seconds(error)

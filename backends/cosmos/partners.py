@@ -26,7 +26,13 @@ POINT_READS_UP_TO = 3
 
 
 def partner_of(item: dict) -> Partner:
-    return Partner(item["partner_id"], item["name"], bool(item["active"]), from_utc_text(item["created_at"]))
+    return Partner(
+        item["partner_id"],
+        item["name"],
+        bool(item["active"]),
+        from_utc_text(item["created_at"]),
+        item.get("rate_limit_per_minute"),  # absent on partners added before issue 31
+    )
 
 
 def _registration_id(store_id: str) -> str:
@@ -61,11 +67,18 @@ class Partners:
         return Partner(partner_id, name, True, now)
 
     def set_partner_active(self, partner_id: str, active: bool) -> Partner:
+        return self._set(partner_id, "active", active)
+
+    def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
+        return self._set(partner_id, "rate_limit_per_minute", per_minute)
+
+    def _set(self, partner_id: str, field: str, value) -> Partner:
+        """One field of the partner item, patched in place (no read first)."""
         try:
             item = self._partners.patch_item(
                 "partner",
                 partition_key=partner_key(partner_id),
-                patch_operations=[{"op": "set", "path": "/active", "value": active}],
+                patch_operations=[{"op": "set", "path": f"/{field}", "value": value}],
             )
         except CosmosResourceNotFoundError:
             raise AdminError(f"unknown partner {partner_id}") from None

@@ -115,6 +115,10 @@ class CosmosStorage:
         return self._partners.set_partner_active(partner_id, active)
 
     @outage_as_unavailable
+    def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
+        return self._partners.set_partner_rate_limit(partner_id, per_minute)
+
+    @outage_as_unavailable
     def get_partner(self, partner_id: str) -> Partner | None:
         return self._partners.get_partner(partner_id)
 

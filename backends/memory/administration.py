@@ -29,6 +29,12 @@ class MemoryAdministration(MemoryState):
             self._partners[partner_id] = dataclasses.replace(partner, active=active)
             return self._partners[partner_id]
 
+    def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
+        with self._lock:
+            partner = require_partner(self.get_partner, partner_id)
+            self._partners[partner_id] = dataclasses.replace(partner, rate_limit_per_minute=per_minute)
+            return self._partners[partner_id]
+
     def get_partner(self, partner_id: str) -> Partner | None:
         with self._lock:
             return self._partners.get(partner_id)

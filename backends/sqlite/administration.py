@@ -35,7 +35,10 @@ class SqliteAdministration:
     def add_partner(self, partner_id: str, name: str, now: dt.datetime) -> Partner:
         with self.db.write() as db:
             try:
-                db.execute("INSERT INTO partners VALUES (?, ?, 1, ?)", (partner_id, name, to_utc_text(now)))
+                db.execute(
+                    "INSERT INTO partners (partner_id, name, active, created_at) VALUES (?, ?, 1, ?)",
+                    (partner_id, name, to_utc_text(now)),
+                )
             except sqlite3.IntegrityError:
                 raise AdminError(f"partner {partner_id} already exists") from None
         return Partner(partner_id, name, True, now)
@@ -43,6 +46,11 @@ class SqliteAdministration:
     def set_partner_active(self, partner_id: str, active: bool) -> Partner:
         with self.db.write() as db:
             db.execute("UPDATE partners SET active = ? WHERE partner_id = ?", (int(active), partner_id))
+        return require_partner(self.get_partner, partner_id)
+
+    def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
+        with self.db.write() as db:
+            db.execute("UPDATE partners SET rate_limit_per_minute = ? WHERE partner_id = ?", (per_minute, partner_id))
         return require_partner(self.get_partner, partner_id)
 
     def get_partner(self, partner_id: str) -> Partner | None:

@@ -18,7 +18,13 @@ def to_json(value) -> str:
 
 
 def partner_of(row: sqlite3.Row) -> Partner:
-    return Partner(row["partner_id"], row["name"], bool(row["active"]), from_utc_text(row["created_at"]))
+    return Partner(
+        row["partner_id"],
+        row["name"],
+        bool(row["active"]),
+        from_utc_text(row["created_at"]),
+        row["rate_limit_per_minute"],
+    )
 
 
 def store_of(row: sqlite3.Row) -> StoreMaster:

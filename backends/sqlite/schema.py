@@ -13,7 +13,8 @@ from backends.sqlite.database import SqliteDatabase
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS partners (
-    partner_id TEXT PRIMARY KEY, name TEXT NOT NULL, active INTEGER NOT NULL, created_at TEXT NOT NULL);
+    partner_id TEXT PRIMARY KEY, name TEXT NOT NULL, active INTEGER NOT NULL, created_at TEXT NOT NULL,
+    rate_limit_per_minute INTEGER);
 CREATE TABLE IF NOT EXISTS api_keys (
     key_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
     key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT, last_used_at TEXT);
@@ -128,6 +129,7 @@ INDEX_RECORD_PAYMENT_IDS = (
 
 # Columns added after a release, as (table, column, declaration): a database made before gets them on open.
 ADDED_COLUMNS = [
+    ("partners", "rate_limit_per_minute", "INTEGER"),
     ("api_keys", "last_used_at", "TEXT"),
     ("batches", "changes", "TEXT"),
     ("batches", "warnings", "TEXT"),

@@ -25,6 +25,16 @@ param zoneRedundant bool
   'Disabled'
 ])
 param publicNetworkAccess string
+@description('Public addresses (IPv4 or CIDR) allowed through the firewall while publicNetworkAccess is Enabled; empty: every address (no IP rule).')
+param allowedIpRanges array = []
+@description('Continuous backup tier: Continuous7Days or Continuous30Days.')
+@allowed([
+  'Continuous7Days'
+  'Continuous30Days'
+])
+param backupTier string
+@description('Send every data-plane request to the workspace (CDBDataPlaneRequests).')
+param dataPlaneLogs bool
 @description('Log Analytics workspace of the diagnostic settings.')
 param workspaceId string
 
@@ -58,6 +68,17 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
     publicNetworkAccess: publicNetworkAccess
+    // With rules, Cosmos DB's firewall admits these public addresses only (and the private endpoint).
+    ipRules: [for range in allowedIpRanges: {
+      ipAddressOrRange: range
+    }]
+    // Point-in-time restore into a new account, by HQ (az cosmosdb restore), no support request.
+    backupPolicy: {
+      type: 'Continuous'
+      continuousModeProperties: {
+        tier: backupTier
+      }
+    }
   }
 }
 
@@ -101,8 +122,11 @@ resource dataContributors 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignme
   }
 }]
 
-// Data-plane requests (every read, write and query, with its status and request charge) and control-plane
-// changes, in resource-specific tables (CDBDataPlaneRequests, CDBControlPlaneRequests).
+// Control-plane changes (keys, firewall, throughput, containers: who changed the account), always; data-plane
+// requests (one row per request: read, write, query, transactional batch) only when asked: for a 10,000-store
+// chain they would be the workspace's largest table by far, ~5 times every other log together (README, Cost).
+// Throttling and request counts come from the account's platform metrics (free), which the alert rules read.
+// Resource-specific tables.
 resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   name: 'to-log-analytics'
   scope: account
@@ -111,12 +135,12 @@ resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' 
     logAnalyticsDestinationType: 'Dedicated'
     logs: [
       {
-        category: 'DataPlaneRequests'
+        category: 'ControlPlaneRequests'
         enabled: true
       }
       {
-        category: 'ControlPlaneRequests'
-        enabled: true
+        category: 'DataPlaneRequests'
+        enabled: dataPlaneLogs
       }
     ]
   }

@@ -22,8 +22,6 @@ param alwaysReadyHttpInstances int
 param zoneRedundant bool
 @description('Subnet the app integrates with (outbound traffic through the virtual network); empty: none.')
 param virtualNetworkSubnetId string
-@description('Log Analytics workspace of the diagnostic settings.')
-param workspaceId string
 @description('App settings (name: value); no secrets.')
 param appSettings object
 
@@ -102,6 +100,8 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
 resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
   parent: site
   name: 'scm'
+  // As the Azure Verified Module (avm/res/web/site) sets it: deployments without it are reported to fail.
+  location: location
   properties: {
     allow: false
   }
@@ -110,6 +110,7 @@ resource scmBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@20
 resource ftpBasicAuth 'Microsoft.Web/sites/basicPublishingCredentialsPolicies@2024-04-01' = {
   parent: site
   name: 'ftp'
+  location: location
   properties: {
     allow: false
   }
@@ -121,19 +122,9 @@ resource settings 'Microsoft.Web/sites/config@2024-04-01' = {
   properties: appSettings
 }
 
-resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
-  name: 'to-log-analytics'
-  scope: site
-  properties: {
-    workspaceId: workspaceId
-    logs: [
-      {
-        categoryGroup: 'allLogs'
-        enabled: true
-      }
-    ]
-  }
-}
+// No diagnostic setting on the site: its one category, FunctionAppLogs, repeats what the host and the app
+// already send to Application Insights (the same workspace's AppTraces, AppRequests, AppExceptions), which
+// would bill every log line twice.
 
 output name string = site.name
 output defaultHostName string = site.properties.defaultHostName

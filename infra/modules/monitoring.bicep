@@ -51,5 +51,6 @@ resource metricsPublisher 'Microsoft.Authorization/roleAssignments@2022-04-01' =
 }
 
 output workspaceId string = workspace.id
+output id string = appInsights.id
 output connectionString string = appInsights.properties.ConnectionString
 output name string = appInsights.name

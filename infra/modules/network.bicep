@@ -12,6 +12,8 @@ param vnetName string
 param storageAccountId string
 @description('Resource id of the Cosmos DB account.')
 param cosmosAccountId string
+@description('Other virtual networks (HQ\'s, peered) whose machines resolve the private endpoints: each private DNS zone is linked to them too.')
+param linkedVnetIds array = []
 
 var privateEndpointSubnetName = 'private-endpoints'
 var appSubnetName = 'app'
@@ -51,9 +53,7 @@ resource vnet 'Microsoft.Network/virtualNetworks@2024-05-01' = {
       {
         name: privateEndpointSubnetName
         properties: {
-          addressPrefixes: [
-            '10.0.1.0/24'
-          ]
+          addressPrefix: '10.0.1.0/24'
           privateEndpointNetworkPolicies: 'Disabled'
           privateLinkServiceNetworkPolicies: 'Enabled'
         }
@@ -61,9 +61,7 @@ resource vnet 'Microsoft.Network/virtualNetworks@2024-05-01' = {
       {
         name: appSubnetName
         properties: {
-          addressPrefixes: [
-            '10.0.2.0/24'
-          ]
+          addressPrefix: '10.0.2.0/24'
           delegations: [
             {
               name: 'flex-consumption'
@@ -95,6 +93,23 @@ resource zoneLinks 'Microsoft.Network/privateDnsZones/virtualNetworkLinks@2024-0
     registrationEnabled: false
     virtualNetwork: {
       id: vnet.id
+    }
+  }
+}]
+
+// Every zone linked to every network of linkedVnetIds: one loop over the pairs (Bicep has no nested loops),
+// zone i / n and network i % n.
+resource operatorZoneLinks 'Microsoft.Network/privateDnsZones/virtualNetworkLinks@2024-06-01' = [for i in range(0, length(endpoints) * length(linkedVnetIds)): {
+  name: '${endpoints[i / length(linkedVnetIds)].zone}/operator-${i % length(linkedVnetIds)}'
+  location: 'global'
+  tags: tags
+  dependsOn: [
+    zones
+  ]
+  properties: {
+    registrationEnabled: false
+    virtualNetwork: {
+      id: linkedVnetIds[i % length(linkedVnetIds)]
     }
   }
 }]

@@ -19,6 +19,12 @@ param operatorPrincipalType string = 'User'
   'Disabled'
 ])
 param publicNetworkAccess string
+@description('Deny every network but the private endpoints (and allowedIpRanges): vnetEnabled.')
+param networkRestricted bool
+@description('Public IPv4 addresses or CIDR ranges allowed through the firewall when networkRestricted (HQ).')
+param allowedIpRanges array = []
+@description('Days deleted blobs and containers are kept by soft delete.')
+param softDeleteDays int
 @description('Log Analytics workspace of the diagnostic settings.')
 param workspaceId string
 
@@ -43,10 +49,15 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     minimumTlsVersion: 'TLS1_2'
     supportsHttpsTrafficOnly: true
     publicNetworkAccess: publicNetworkAccess
-    // Private: deny everything but the private endpoints (as the Flex Consumption azd sample does).
-    networkAcls: publicNetworkAccess == 'Disabled' ? {
+    // Private: deny everything but the private endpoints (as the Flex Consumption azd sample does) and HQ's
+    // addresses, if any.
+    networkAcls: networkRestricted ? {
       defaultAction: 'Deny'
       bypass: 'None'
+      ipRules: [for range in allowedIpRanges: {
+        value: range
+        action: 'Allow'
+      }]
     } : {
       defaultAction: 'Allow'
       bypass: 'AzureServices'
@@ -54,9 +65,21 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   }
 }
 
+// Soft delete: a deleted blob (the deployment package, the host's keys and leases) or container can be
+// restored for softDeleteDays.
 resource blobService 'Microsoft.Storage/storageAccounts/blobServices@2023-05-01' = {
   parent: account
   name: 'default'
+  properties: {
+    deleteRetentionPolicy: {
+      enabled: true
+      days: softDeleteDays
+    }
+    containerDeleteRetentionPolicy: {
+      enabled: true
+      days: softDeleteDays
+    }
+  }
 }
 
 resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
@@ -107,18 +130,33 @@ resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-
   }
 }
 
-// Reads, writes and deletes of the host's blobs, the package and the reconciliation queues.
+// Chosen for what they tell HQ against what they cost (README, Cost; bench/cost_model.py). Queues: messages
+// put and deleted (a close's reconciliation request, a move to the poison queue). Blobs: deletes only (the
+// package, the host's keys): blob writes are mostly the host's lease renewals, about 12 a minute on every
+// running instance, idle or not. No StorageRead anywhere: the host's polls, every 2 s per instance.
+var queueLogs = [
+  {
+    category: 'StorageWrite'
+    enabled: true
+  }
+  {
+    category: 'StorageDelete'
+    enabled: true
+  }
+]
+var blobLogs = [
+  {
+    category: 'StorageDelete'
+    enabled: true
+  }
+]
+
 resource blobDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {
   name: 'to-log-analytics'
   scope: blobService
   properties: {
     workspaceId: workspaceId
-    logs: [
-      {
-        categoryGroup: 'allLogs'
-        enabled: true
-      }
-    ]
+    logs: blobLogs
   }
 }
 
@@ -127,12 +165,7 @@ resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-prev
   scope: queueService
   properties: {
     workspaceId: workspaceId
-    logs: [
-      {
-        categoryGroup: 'allLogs'
-        enabled: true
-      }
-    ]
+    logs: queueLogs
   }
 }
 

@@ -166,6 +166,37 @@ def test_a_partner_is_deactivated_and_reactivated(storage, partner):
         storage.set_partner_active("nobody", False)
 
 
+def test_a_partner_has_its_own_rate_limit_or_the_services(storage, partner):
+    """Issue 31: a limit per partner, sized to its stores; None is the service's RATE_LIMIT_PER_MINUTE."""
+    assert storage.get_partner(partner).rate_limit_per_minute is None
+    assert storage.set_partner_rate_limit(partner, 12_000) == Partner(partner, "Partner", True, T0, 12_000)
+    assert storage.get_partner(partner).rate_limit_per_minute == 12_000
+    assert [p for p in storage.list_partners() if p.partner_id == partner][0].rate_limit_per_minute == 12_000
+    key_hash = uuid.uuid4().hex * 2
+    storage.add_key(partner, "key_limit", key_hash, T0)
+    assert storage.find_key(key_hash).partner.rate_limit_per_minute == 12_000  # what each request reads
+    client_id = f"app-{uuid.uuid4().hex[:8]}"
+    storage.add_client(partner, client_id, T0)
+    assert storage.find_client(client_id).partner.rate_limit_per_minute == 12_000  # and each bearer token
+    assert storage.set_partner_active(partner, False).rate_limit_per_minute == 12_000  # kept by other changes
+    assert storage.set_partner_rate_limit(partner, None) == Partner(partner, "Partner", False, T0)
+    assert storage.find_key(key_hash).partner.rate_limit_per_minute is None
+    with pytest.raises(AdminError, match="^unknown partner nobody$"):
+        storage.set_partner_rate_limit("nobody", 10)
+    assert storage.get_partner("nobody") is None
+
+
+def test_a_sqlite_database_made_before_partner_limits_gets_the_column_on_open(tmp_path):
+    import sqlite3
+
+    SqliteStorage(tmp_path).add_partner("acme", "Acme", T0)
+    with sqlite3.connect(tmp_path / "pos.sqlite3") as db:  # as a database of the previous release
+        db.execute("ALTER TABLE partners DROP COLUMN rate_limit_per_minute")
+    storage = SqliteStorage(tmp_path)
+    assert storage.get_partner("acme") == Partner("acme", "Acme", True, T0)
+    assert storage.set_partner_rate_limit("acme", 90).rate_limit_per_minute == 90
+
+
 def test_keys_are_found_by_hash_listed_and_revoked(storage, partner):
     other = new_id()
     storage.add_partner(other, "Other", T0)

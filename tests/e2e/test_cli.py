@@ -51,7 +51,7 @@ def test_partner_add_then_list(host):
     partner_id = new_id()
     assert f"Added partner {partner_id} (Burger Co)" in ok(host.hq("partner", "add", partner_id, "--name", "Burger Co"))
     listed = ok(host.hq("partner", "list"))
-    assert listed.splitlines()[0].split() == ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT"]
+    assert listed.splitlines()[0].split() == ["PARTNER_ID", "NAME", "STATUS", "CREATED_AT", "RATE_LIMIT"]
     row = next(line for line in listed.splitlines() if line.startswith(partner_id + " "))
     assert "Burger Co" in row and "ACTIVE" in row and "INACTIVE" not in row
 
@@ -94,10 +94,10 @@ def test_a_partner_id_follows_the_store_id_rule(host, partner_id):
 def test_deactivate_and_activate(partner):
     hq = partner.host.hq
     assert "PARTNER_INACTIVE" in ok(hq("partner", "deactivate", partner.partner_id))
-    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-2] == "INACTIVE"
+    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-3] == "INACTIVE"
     problem_of(partner.get("mappings/transaction-types"), 403, "PARTNER_INACTIVE")
     ok(hq("partner", "activate", partner.partner_id))
-    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-2] == "ACTIVE"
+    assert rows_of(ok(hq("partner", "list")))[partner.partner_id][-3] == "ACTIVE"
     assert partner.get("mappings/transaction-types").status_code == 200
 
 

@@ -4,6 +4,7 @@ rate limit (spec 1, 7, 8)."""
 import json
 import re
 import time
+import uuid
 
 import pytest
 import requests
@@ -253,3 +254,46 @@ def test_no_quota_headers_without_a_known_partner_or_without_a_limit(tmp_path, p
         limited_host.stop()
     unlimited = partner.get("reference/order-types")  # the session host runs with RATE_LIMIT_PER_MINUTE=0
     assert unlimited.status_code == 200 and "RateLimit" not in unlimited.headers
+
+
+# --- a partner's own rate limit (issue 31) ------------------------------------------------------------
+
+
+def test_a_partners_own_rate_limit_replaces_the_services(tmp_path):
+    """`hq partner rate-limit` gives one partner its own quota; others keep RATE_LIMIT_PER_MINUTE (here
+    6); `--default` gives it back. The window is counted as before: only the quota differs."""
+    limited_host = start_host(tmp_path, RATE_LIMIT_PER_MINUTE="6")
+    try:
+        small, other = make_partner(limited_host), make_partner(limited_host)
+        said = limited_host.hq("partner", "rate-limit", small.partner_id, "2")
+        assert said.returncode == 0 and "2 requests a minute" in said.stdout, said.stderr
+        listed = limited_host.hq("partner", "list").stdout
+        assert any(line.startswith(small.partner_id + " ") and line.endswith("2/min") for line in listed.splitlines())
+        statuses = []
+        for _ in range(6):  # a window may turn over once during the loop: 6 requests still see 3 in one window
+            answer = small.get("reference/order-types")
+            statuses.append(answer.status_code)
+            assert answer.headers["RateLimit-Policy"] == '"default";q=2;w=60'
+        assert 429 in statuses and set(statuses) == {200, 429}, statuses
+        problem_of(small.get("reference/order-types"), 429, "RATE_LIMITED")
+        assert other.get("reference/order-types").headers["RateLimit-Policy"] == '"default";q=6;w=60'
+
+        back = limited_host.hq("partner", "rate-limit", small.partner_id, "--default")
+        assert back.returncode == 0 and "RATE_LIMIT_PER_MINUTE, 6 here" in back.stdout, back.stderr
+        assert small.get("reference/order-types").headers["RateLimit-Policy"] == '"default";q=6;w=60'
+    finally:
+        limited_host.stop()
+
+
+@pytest.mark.parametrize("arguments", [["0"], ["-5"], ["ten"], ["2.5"], [], ["3", "--default"]])
+def test_a_partner_rate_limit_is_a_positive_whole_number_or_default(host, arguments):
+    partner_id = f"limit-{uuid.uuid4().hex[:8]}"
+    assert host.hq_in_process("partner", "add", partner_id).returncode == 0
+    result = host.hq("partner", "rate-limit", partner_id, *arguments)
+    assert result.returncode == 2, (result.stdout, result.stderr)  # a usage error: nothing changed
+    assert host.storage().get_partner(partner_id).rate_limit_per_minute is None
+
+
+def test_a_rate_limit_for_an_unknown_partner_is_refused(host):
+    result = host.hq("partner", "rate-limit", "nobody-at-all", "5")
+    assert result.returncode == 1 and "unknown partner nobody-at-all" in result.stderr

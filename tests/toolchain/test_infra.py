@@ -324,9 +324,15 @@ def test_azd_defaults_are_the_test_environment_and_every_size_is_an_azd_variable
     }
 
 
+def _readme_production_block() -> str:
+    """The README's code block that sets up production with azd (after "For production")."""
+    after = README.read_text(encoding="utf-8").split("For production", 1)[1]
+    return after.split("```sh", 1)[1].split("```", 1)[0]
+
+
 def test_readme_azd_production_settings_are_the_production_file():
     """The README's `azd env set POS_...` lines for production give the production file's values."""
-    readme_settings = dict(re.findall(r"azd env set (POS_\w+) (\S+)", README.read_text(encoding="utf-8")))
+    readme_settings = dict(re.findall(r"azd env set (POS_\w+) (\S+)", _readme_production_block()))
     variables = _azd_variables()
     production = _parameter_values(ENVIRONMENT_FILES["production"])
     azd_defaults = _azd_values({})
@@ -874,7 +880,7 @@ NAME_RULES = {
 
 def _names_for(environment_name: str) -> dict:
     main = _model()
-    values = {"environmentName": environment_name, "resourceToken": "abcdefghijklm"}  # uniqueString: 13
+    values = {"environmentName": environment_name, "resourceToken": "abcdefghijklm", "cosmosAccountName": ""}
     for variable in ("environmentSlug", "nameSuffix"):
         values[variable] = bicep_model.evaluate(main.variables[variable].text, values)
     return {
@@ -930,9 +936,10 @@ def test_flex_instance_counts_are_within_what_the_plan_accepts():
     params = _model().params
     assert params["maximumInstanceCount"].decorators["minValue"] == [40]
     assert params["maximumInstanceCount"].decorators["maxValue"] == [1000]
-    assert _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=2, maximumInstanceCount=40) == 2
+    counts = {"maximumInstanceCount": 40, "zoneRedundant": False}
+    assert _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=2, **counts) == 2
     with pytest.raises(bicep_model.DeploymentFailure, match="must not exceed maximumInstanceCount"):
-        _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=41, maximumInstanceCount=40)
+        _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=41, **counts)
 
 
 # -- issue 21: capacity -------------------------------------------------------------------------------
@@ -979,8 +986,10 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
     test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
     assert (test["vnetEnabled"], production["vnetEnabled"]) == (False, True)
     assert main.modules["network"].condition == Expr("(vnetEnabled)")
-    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, {"vnetEnabled": True}) == "Disabled"
-    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, {"vnetEnabled": False}) == "Enabled"
+    closed = {"vnetEnabled": True, "operatorIpRules": []}
+    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, closed) == "Disabled"
+    opened = {"vnetEnabled": False, "operatorIpRules": []}
+    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, opened) == "Enabled"
     for module in ("storage", "cosmos"):
         assert main.modules[module].body["params"]["publicNetworkAccess"] == Ref("publicNetworkAccess")
         (account,) = [
@@ -1002,7 +1011,7 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
         "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
         "Microsoft.Network/privateEndpoints/privateDnsZoneGroups",
     ):
-        (resource,) = _resources_of_type(network, resource_type)
+        resource = next(r for r in _resources_of_type(network, resource_type) if r.name != "operatorZoneLinks")
         assert re.match(r"\[for \(?endpoint\b.* in endpoints:", resource.loop.text), resource_type
     passed = main.modules["functionApp"].body["params"]["virtualNetworkSubnetId"]
     assert passed == Expr("vnetEnabled ? network.outputs.appSubnetId : ''")
@@ -1025,19 +1034,42 @@ def test_zone_redundancy_for_the_plan_and_cosmos_is_a_parameter_on_in_production
     ]
 
 
-def test_diagnostic_settings_send_cosmos_storage_and_app_logs_to_the_workspace():
+def test_diagnostic_settings_send_chosen_categories_to_the_workspace():
+    """Issue 31: categories chosen for their use and volume (docs/decisions.md; bench/cost_model.py models
+    them): Cosmos DB control-plane always and data-plane only by parameter (off in production); Storage
+    writes and deletes, not reads (the host's polls); no site setting (FunctionAppLogs repeats what
+    Application Insights already holds in the same workspace)."""
     main = _model()
     assert _module("monitoring").outputs["workspaceId"] == Ref("workspace.id")
-    expected_scopes = {"cosmos": {"account"}, "storage": {"blobService", "queueService"}, "functionApp": {"site"}}
+    expected_scopes = {"cosmos": {"account"}, "storage": {"blobService", "queueService"}}
     for module, scopes in expected_scopes.items():
         assert main.modules[module].body["params"]["workspaceId"] == Ref("monitoring.outputs.workspaceId")
         settings = _resources_of_type(_module(module), "Microsoft.Insights/diagnosticSettings")
         assert {setting.body["scope"].path for setting in settings} == scopes, module
         for setting in settings:
             assert setting.body["properties"]["workspaceId"] == Ref("workspaceId")
-            assert all(log["enabled"] is True for log in setting.body["properties"]["logs"])
+    assert _resources_of_type(_module("functionApp"), "Microsoft.Insights/diagnosticSettings") == []
+    assert "workspaceId" not in main.modules["functionApp"].body["params"]
     (cosmos_setting,) = _resources_of_type(_module("cosmos"), "Microsoft.Insights/diagnosticSettings")
-    assert {"category": "DataPlaneRequests", "enabled": True} in cosmos_setting.body["properties"]["logs"]
+    assert cosmos_setting.body["properties"]["logs"] == [
+        {"category": "ControlPlaneRequests", "enabled": True},
+        {"category": "DataPlaneRequests", "enabled": Ref("dataPlaneLogs")},
+    ]
+    assert main.modules["cosmos"].body["params"]["dataPlaneLogs"] == Ref("cosmosDataPlaneLogs")
+    assert main.params["cosmosDataPlaneLogs"].default is False
+    test, production = (_parameter_values(path) for path in ENVIRONMENT_FILES.values())
+    assert (test["cosmosDataPlaneLogs"], production["cosmosDataPlaneLogs"]) == (True, False)
+    storage = _module("storage")
+    assert storage.variables["queueLogs"] == [
+        {"category": "StorageWrite", "enabled": True},
+        {"category": "StorageDelete", "enabled": True},
+    ]
+    assert storage.variables["blobLogs"] == [{"category": "StorageDelete", "enabled": True}]
+    logs = {
+        s.body["scope"].path: s.body["properties"]["logs"]
+        for s in _resources_of_type(storage, "Microsoft.Insights/diagnosticSettings")
+    }
+    assert logs == {"blobService": Ref("blobLogs"), "queueService": Ref("queueLogs")}
 
 
 # -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
@@ -1087,3 +1119,260 @@ def test_both_tools_ship_the_same_files_of_the_repository():
     assert {path for path in listed if core_tools.accepts(path)} - azd == set()
     assert azd - {path for path in listed if core_tools.accepts(path)} == set()
     assert RUN_TIME_FILES <= azd
+
+
+# -- issue 31: production on day one ------------------------------------------------------------------
+
+
+def test_subnets_use_the_single_address_prefix_of_the_flex_samples():
+    """The Flex Consumption samples declare `addressPrefix` (a string); the Container Apps environment that
+    Flex integration delegates to has refused array-form subnets elsewhere."""
+    (vnet,) = _resources_of_type(_module("network"), "Microsoft.Network/virtualNetworks")
+    for subnet in vnet.body["properties"]["subnets"]:
+        assert isinstance(subnet["properties"]["addressPrefix"], str), subnet["name"]
+        assert "addressPrefixes" not in subnet["properties"], subnet["name"]
+
+
+def test_publishing_credentials_policies_carry_a_location():
+    for policy in _resources_of_type(_module("functionApp"), "Microsoft.Web/sites/basicPublishingCredentialsPolicies"):
+        assert policy.body["location"] == Ref("location"), policy.name
+
+
+def test_zone_redundancy_guards_always_ready_instances_and_storage_redundancy():
+    counts = {"maximumInstanceCount": 200, "zoneRedundant": True}
+    assert _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=0, **counts) == 0
+    assert _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=2, **counts) == 2
+    with pytest.raises(bicep_model.DeploymentFailure, match="zoneRedundant, alwaysReadyInstanceCount must be 0 or at"):
+        _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=1, **counts)
+    assert (
+        _guard(
+            "checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=1, maximumInstanceCount=40, zoneRedundant=False
+        )
+        == 1
+    )
+    assert _guard("checkedStorageSku", zoneRedundant=True, storageSku="Standard_ZRS") == "Standard_ZRS"
+    assert _guard("checkedStorageSku", zoneRedundant=False, storageSku="Standard_LRS") == "Standard_LRS"
+    with pytest.raises(bicep_model.DeploymentFailure, match="storageSku must be Standard_ZRS"):
+        _guard("checkedStorageSku", zoneRedundant=True, storageSku="Standard_LRS")
+    main = _model()
+    assert main.modules["storage"].body["params"]["skuName"] == Ref("checkedStorageSku")
+    description = main.params["zoneRedundant"].decorators["description"][0]
+    assert "6 billed instances" in description and "only when the account is created" in description
+    for values in [_parameter_values(path) for path in ENVIRONMENT_FILES.values()] + [_azd_values({})]:
+        if values["zoneRedundant"]:
+            assert values["storageSku"] == "Standard_ZRS" and values["alwaysReadyInstanceCount"] != 1
+
+
+@pytest.mark.parametrize(
+    "vnet, ranges, rules, access",
+    [
+        (False, "", [], "Enabled"),  # test: public, Entra ID only
+        (False, "203.0.113.7", [], "Enabled"),  # no network: rules would close the accounts to everyone else
+        (True, "", [], "Disabled"),  # production without a way in
+        (True, "  ", [], "Disabled"),
+        (True, "203.0.113.7", ["203.0.113.7"], "Enabled"),  # HQ's address only, through each firewall
+        (True, "203.0.113.7, 198.51.100.0/24", ["203.0.113.7", "198.51.100.0/24"], "Enabled"),
+    ],
+)
+def test_hq_gets_a_way_in_through_its_own_addresses_only(vnet, ranges, rules, access):
+    main = _model()
+    values = {"vnetEnabled": vnet, "operatorIpRanges": ranges}
+    values["operatorIpRules"] = bicep_model.evaluate(main.variables["operatorIpRules"].text, values)
+    assert values["operatorIpRules"] == rules
+    assert bicep_model.evaluate(main.variables["publicNetworkAccess"].text, values) == access
+
+
+def test_the_accounts_firewalls_admit_the_operator_ranges():
+    main = _model()
+    for module in ("storage", "cosmos"):
+        assert main.modules[module].body["params"]["allowedIpRanges"] == Ref("operatorIpRules")
+    assert main.modules["storage"].body["params"]["networkRestricted"] == Ref("vnetEnabled")
+    (account,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
+    assert re.fullmatch(
+        r"\[for (\w+) in allowedIpRanges: \{\s*ipAddressOrRange: \1\s*\}\]", account.body["properties"]["ipRules"].text
+    )
+    (storage,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts")
+    acls = storage.body["properties"]["networkAcls"].text
+    assert acls.startswith("networkRestricted ? {") and "defaultAction: 'Deny'" in acls and "bypass: 'None'" in acls
+    assert re.search(r"ipRules: \[for (\w+) in allowedIpRanges: \{\s*value: \1\s*action: 'Allow'", acls)
+    assert _azd_variables()["operatorIpRanges"] == "POS_OPERATOR_IP_RANGES"
+
+
+def test_private_dns_zones_can_be_linked_to_hqs_network():
+    main = _model()
+    assert main.modules["network"].body["params"]["linkedVnetIds"] == Ref("operatorNetworks")
+    values = {"vnetEnabled": True, "operatorVnetIds": "/subscriptions/s/vnet-a, /subscriptions/s/vnet-b"}
+    assert bicep_model.evaluate(main.variables["operatorNetworks"].text, values) == [
+        "/subscriptions/s/vnet-a",
+        "/subscriptions/s/vnet-b",
+    ]
+    network = _module("network")
+    (links,) = [r for r in network.resources.values() if r.name == "operatorZoneLinks"]
+    assert "range(0, length(endpoints) * length(linkedVnetIds))" in links.loop.text
+    endpoints = [{"zone": f"zone-{n}"} for n in range(3)]
+    vnets = ["vnet-a", "vnet-b"]
+    pairs = set()
+    for i in range(len(endpoints) * len(vnets)):  # every zone with every network, once
+        values = {"i": i, "endpoints": endpoints, "linkedVnetIds": vnets}
+        name = bicep_model.evaluate(links.body["name"].text, values)
+        network_id = bicep_model.evaluate("linkedVnetIds[i % length(linkedVnetIds)]", values)
+        pairs.add((name.split("/")[0], network_id))
+    assert pairs == {(endpoint["zone"], vnet) for endpoint in endpoints for vnet in vnets}
+
+
+def test_cosmos_takes_continuous_backup_and_blobs_soft_delete():
+    main = _model()
+    (account,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
+    assert account.body["properties"]["backupPolicy"] == {
+        "type": "Continuous",
+        "continuousModeProperties": {"tier": Ref("backupTier")},
+    }
+    assert main.modules["cosmos"].body["params"]["backupTier"] == Ref("cosmosBackupTier")
+    assert main.params["cosmosBackupTier"].decorators["allowed"][0] == ["Continuous7Days", "Continuous30Days"]
+    (blobs,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts/blobServices")
+    for policy in ("deleteRetentionPolicy", "containerDeleteRetentionPolicy"):
+        assert blobs.body["properties"][policy] == {"enabled": True, "days": Ref("softDeleteDays")}
+    assert main.modules["storage"].body["params"]["softDeleteDays"] == Ref("blobSoftDeleteDays")
+    assert main.variables["names"]["cosmos"] == Expr(
+        "empty(cosmosAccountName) ? 'cosmos-pos-${nameSuffix}' : cosmosAccountName"
+    )
+    assert _names_for("pos-test")["cosmos"] == "cosmos-pos-postest-abcdefghijklm"
+
+
+def _alerts() -> bicep_model.BicepFile:
+    return _module("alerts")
+
+
+def test_alert_rules_cover_what_needs_hq_and_notify_the_action_groups():
+    main = _model()
+    passed = main.modules["alerts"].body["params"]
+    assert passed["emailAddress"] == Ref("alertEmailAddress")
+    assert passed["actionGroupId"] == Ref("alertActionGroupId")
+    assert passed["poisonQueueName"] == Expr("queueNames[1]")
+    assert main.variables["queueNames"][1] == f"{RECONCILE_QUEUE}-poison"
+    alerts = _alerts()
+    rules = {rule["name"]: rule for rule in alerts.variables["logRules"]}
+    assert set(rules) == {"failed-requests", "poisoned-reconciliations", "overdue-closes"}
+    metric_rules = _resources_of_type(alerts, "Microsoft.Insights/metricAlerts")
+    assert {rule.name for rule in metric_rules} == {"cosmosThrottling", "functionErrors"}
+    (log_alerts,) = _resources_of_type(alerts, "Microsoft.Insights/scheduledQueryRules")
+    assert log_alerts.body["properties"]["actions"] == {"actionGroups": Ref("actionGroupIds")}
+    assert log_alerts.body["properties"]["scopes"] == [Ref("workspaceId")]
+    for rule in metric_rules:
+        assert re.fullmatch(
+            r"\[for (\w+) in actionGroupIds: \{\s*actionGroupId: \1\s*\}\]", rule.body["properties"]["actions"].text
+        )
+    (group,) = _resources_of_type(alerts, "Microsoft.Insights/actionGroups")
+    assert group.condition == Expr("(!empty(emailAddress))")
+    assert len(group.body["properties"]["groupShortName"]) <= 12  # the service's limit
+    throttling = next(rule for rule in metric_rules if rule.name == "cosmosThrottling")
+    (criterion,) = throttling.body["properties"]["criteria"]["allOf"]
+    assert (criterion["metricName"], criterion["dimensions"][0]["values"]) == ("TotalRequests", ["429"])
+
+
+def test_log_alert_queries_read_what_the_app_and_the_host_write():
+    """The queries match the log lines as the code writes them, so a renamed line cannot silence a rule."""
+    rules = {rule["name"]: rule for rule in _alerts().variables["logRules"]}
+    telemetry_source = (ROOT / "triggers" / "telemetry.py").read_text(encoding="utf-8")
+    assert '"event": "http_request"' in telemetry_source and '"status": status' in telemetry_source
+    assert 'Properties.event) == "http_request"' in rules["failed-requests"]["query"]
+    sweep = (ROOT / "reconcile" / "service.py").read_text(encoding="utf-8")
+    assert 'log.warning("sweep re-enqueued %d overdue reconciliations"' in sweep
+    assert 'startswith "sweep re-enqueued"' in rules["overdue-closes"]["query"]
+    worker = (ROOT / "triggers" / "reconciliation.py").read_text(encoding="utf-8")
+    assert "moved to the poison queue" in worker
+    poison = rules["poisoned-reconciliations"]["query"].text
+    # The host logs "Message has reached MaxDequeueCount of 5. Moving message to queue '<poison queue>'."
+    # (azure-webjobs-sdk QueueProcessor) at Warning, which host.json lets through.
+    assert 'Message has "${poisonQueueName}"' in poison and '"moved to the poison queue"' in poison
+    host = json.loads((ROOT / "host.json").read_text(encoding="utf-8"))
+    assert host["logging"]["logLevel"]["default"] in ("Warning", "Information")
+
+
+def test_the_preprovision_hook_is_wired_in_azure_yaml():
+    document = yaml.safe_load((ROOT / "azure.yaml").read_text(encoding="utf-8"))
+    hook = document["hooks"]["preprovision"]["posix"]
+    assert hook["run"] == "./infra/hooks/preprovision.sh" and hook["continueOnError"] is False
+    script = ROOT / "infra" / "hooks" / "preprovision.sh"
+    assert os.access(script, os.X_OK)
+    assert subprocess.run(["sh", "-n", str(script)], capture_output=True).returncode == 0
+
+
+# A stand-in for the az CLI (no Azure account here): it logs its arguments and answers the hook's three
+# questions from environment variables, as az would print them with -o tsv.
+FAKE_AZ = r"""#!/bin/sh
+echo "$*" >> "$AZ_LOG"
+case "$*" in
+  *"list-flexconsumption-locations --zone-redundant=true"*) printf '%s\n' $FAKE_ZONE_REGIONS ;;
+  *list-flexconsumption-locations*) printf '%s\n' $FAKE_REGIONS ;;
+  "provider show"*) echo "$FAKE_APP_STATE" ;;
+  "provider register"*) ;;
+  "cosmosdb show"*) [ -n "$FAKE_COSMOS" ] || exit 3; printf '%s\t%s\n' $FAKE_COSMOS ;;
+  *) echo "unexpected: $*" >&2; exit 2 ;;
+esac
+"""
+
+
+def _run_hook(tmp_path, **environment: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "az").write_text(FAKE_AZ, encoding="utf-8")
+    (bin_dir / "az").chmod(0o755)
+    log = tmp_path / "az.log"
+    log.write_text("", encoding="utf-8")
+    env = {
+        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "AZ_LOG": str(log),
+        "FAKE_REGIONS": "swedencentral eastus",
+        "FAKE_ZONE_REGIONS": "swedencentral",
+        "FAKE_APP_STATE": "NotRegistered",
+        "FAKE_COSMOS": "",
+        "AZURE_LOCATION": "swedencentral",
+        **environment,
+    }
+    result = subprocess.run(
+        ["sh", str(ROOT / "infra" / "hooks" / "preprovision.sh")], env=env, capture_output=True, text=True, timeout=60
+    )
+    return result, log.read_text(encoding="utf-8").splitlines()
+
+
+def test_the_hook_lets_a_test_environment_through_without_touching_providers(tmp_path):
+    result, calls = _run_hook(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert calls == ["functionapp list-flexconsumption-locations --query [].name -o tsv"]
+
+
+def test_the_hook_refuses_a_region_without_flex_or_without_zone_redundant_flex(tmp_path):
+    result, _ = _run_hook(tmp_path, AZURE_LOCATION="westindia")
+    assert result.returncode == 1 and "westindia does not offer Flex Consumption" in result.stderr
+    result, _ = _run_hook(tmp_path, AZURE_LOCATION="eastus", POS_ZONE_REDUNDANT="true")
+    assert result.returncode == 1 and "does not offer zone-redundant Flex Consumption" in result.stderr
+    assert "--zone-redundant=true" in result.stderr
+
+
+def test_the_hook_registers_microsoft_app_for_the_virtual_network(tmp_path):
+    result, calls = _run_hook(tmp_path, POS_VNET_ENABLED="true", POS_ZONE_REDUNDANT="true")
+    assert result.returncode == 0, result.stderr
+    assert "provider register --namespace Microsoft.App --wait" in calls
+    result, calls = _run_hook(tmp_path, POS_VNET_ENABLED="true", FAKE_APP_STATE="Registered")
+    assert result.returncode == 0 and not any(call.startswith("provider register") for call in calls)
+
+
+@pytest.mark.parametrize(
+    "existing, settings, refused",
+    [
+        ("False True", {}, None),  # the test account as created
+        ("False True", {"POS_ZONE_REDUNDANT": "true"}, "cannot change it"),
+        ("True False", {"POS_ZONE_REDUNDANT": "true", "POS_COSMOS_THROUGHPUT_MODE": "autoscale"}, None),
+        ("True False", {"POS_ZONE_REDUNDANT": "true"}, "chosen when the account is created"),
+    ],
+)
+def test_the_hook_stops_a_change_cosmos_db_cannot_make(tmp_path, existing, settings, refused):
+    result, calls = _run_hook(
+        tmp_path, FAKE_COSMOS=existing, COSMOS_ACCOUNT_NAME="cosmos-pos-x", AZURE_RESOURCE_GROUP="rg-pos", **settings
+    )
+    assert any(call.startswith("cosmosdb show --resource-group rg-pos --name cosmos-pos-x") for call in calls)
+    if refused is None:
+        assert result.returncode == 0, result.stderr
+    else:
+        assert result.returncode == 1 and refused in result.stderr, result.stderr

@@ -64,6 +64,7 @@ print(json.dumps({
     "otel_handlers_on_pos": sum(type(h).__name__ == "LoggingHandler" for h in pos.handlers),
     "otel_handlers_on_root": sum(type(h).__name__ == "LoggingHandler" for h in logging.getLogger().handlers),
     "propagate": pos.propagate,
+    "tracer_provider": type(__import__("opentelemetry.trace").trace.get_tracer_provider()).__name__,
 }), flush=True)
 """
 
@@ -95,6 +96,8 @@ def test_each_request_line_is_exported_once_with_the_fields_the_queries_read(tmp
     # Not also handed to the worker, whose host would write it again without its fields.
     assert seen["forwarded_to_worker"] == [] and seen["propagate"] is False
     assert seen["otel_handlers_on_pos"] == 1 and seen["otel_handlers_on_root"] == 0
+    # No traces: the SDK's calls would each become an exported dependency (issue 31, Log Analytics volume).
+    assert seen["tracer_provider"] != "TracerProvider", seen["tracer_provider"]
 
 
 def test_the_app_leaves_azure_monitor_to_the_worker_when_the_worker_configures_it(tmp_path):
