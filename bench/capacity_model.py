@@ -234,7 +234,7 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
             peak_requests_s * 60,
             chain.rate_limit_per_minute,
             "requests/min",
-            "a limit per partner sized to its stores (for this chain >= 1,500/min); the setting is one value today",
+            "this partner's own limit sized to its stores: hq partner rate-limit PARTNER 1500 (or more)",
         ),
         _part(
             "Cosmos DB serverless, RU/s per container",
