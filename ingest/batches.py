@@ -52,6 +52,7 @@ RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
 BATCH_ID_REUSED = "BATCH_ID_REUSED"
 BATCH_SEQ_REPEATED = "BATCH_SEQ_REPEATED"
 UNKNOWN_MEMBER_IGNORED = "UNKNOWN_MEMBER_IGNORED"
+EMPTY_VALUE_READ_AS_ABSENT = "EMPTY_VALUE_READ_AS_ABSENT"
 BATCH_WARNING_CODES = {
     RESEND_BODY_IGNORED: "this batch_id was already received with a different body; the new body was ignored",
     BATCH_ID_REUSED: "this batch_id was first used on another endpoint; this request was ignored",
@@ -59,6 +60,8 @@ BATCH_WARNING_CODES = {
     "batch_seq; the records are stored, but reconciliation counts batches by batch_seq",
     UNKNOWN_MEMBER_IGNORED: "a member name the service does not know was ignored with its value (a misspelled "
     "field, or one of a later version of the interface)",
+    EMPTY_VALUE_READ_AS_ABSENT: 'a timestamp, amount, listed code or card_last4 was sent as an empty string (""), '
+    "which is no value of its form; it was read as absent, as if omitted",
 }
 
 
@@ -291,13 +294,17 @@ def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
     return warnings
 
 
-def _unknown_member(location: tuple) -> BatchWarning:
-    # A member of a record (an entry of one of the body's lists) is located at the record, as every
-    # warning is; a member of the body itself at "$".
+def record_location(location: tuple) -> tuple[str, tuple]:
+    """The path of the record holding a member location, and the location of the member's object inside it.
+    A member of a record (an entry of one of the body's lists) is located at the record, as every warning
+    is; a member of the body itself at "$"."""
     if len(location) > 2 and isinstance(location[1], int):
-        path, inside = json_path(location[:2]), location[:-1][2:]
-    else:
-        path, inside = "$", location[:-1]
+        return json_path(location[:2]), location[:-1][2:]
+    return "$", location[:-1]
+
+
+def _unknown_member(location: tuple) -> BatchWarning:
+    path, inside = record_location(location)
     name = location[-1]
     holder = json_path(inside) if inside else None
     if is_field_name(name):

@@ -13,7 +13,14 @@ from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.batches import (
+    BatchOutcome,
+    accept,
+    known_batch,
+    new_marker,
+    unknown_member_warnings,
+)
+from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
@@ -114,7 +121,7 @@ def put_products(
         storage,
         marker,
         lambda m: storage.save_products(m, products, groups),
-        unknown_member_warnings(unknown),
+        empty_value_warnings(warned_empty_values(ProductsBatch, body)) + unknown_member_warnings(unknown),
         sent_batch_id=batch.batch_id,
         validate_only=validate_only,
     )

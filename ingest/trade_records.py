@@ -51,6 +51,7 @@ from ingest.batches import (
     unknown_member_warnings,
 )
 from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
+from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
@@ -355,7 +356,10 @@ def post_trade_records(
     warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
     marker = trade_records_marker(partner.partner_id, batch, len(rows), body)
-    warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
+    warnings += repeated_batch_seq(storage, marker)
+    if exact is None:  # the fast path refuses "" where the answer warns: only the slow way meets one
+        warnings += empty_value_warnings(warned_empty_values(TradeRecordsBatch, body))
+    warnings += unknown_member_warnings(unknown)
     saved = []
 
     def save(marker: BatchMarker) -> BatchMarker | None:
