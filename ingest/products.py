@@ -20,6 +20,7 @@ from ingest.batches import (
     new_marker,
     unknown_member_warnings,
 )
+from ingest.body_digests import meaning_of_body
 from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
@@ -102,7 +103,7 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
 def put_products(
     storage: PutProductsStorage, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
+    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey, meaning_of_body(ProductsBatch))
     if resent is not None:
         return resent
     batch, unknown = parse(ProductsBatch, body, _readable_problems)
