@@ -10,6 +10,8 @@ import re
 from collections.abc import Callable, Iterable
 from uuid import UUID
 
+import orjson
+
 from core import errors
 from ingest.parsing import parse
 from ingest.wire.requests import WriteBatch
@@ -95,7 +97,8 @@ def meaning_digest(batch: WriteBatch, parts: Iterable[bytes | str] = ()) -> str:
     of content, not of bytes); an optional field sent as "" is the same as one left out."""
     digest = hashlib.sha256(batch.batch_key.encode())
     if not parts:
-        digest.update(batch.model_dump_json(exclude={"batch_id"}).encode())
+        # keys sorted: the languages of a localized name are members too, whose order says nothing
+        digest.update(orjson.dumps(batch.model_dump(mode="json", exclude={"batch_id"}), option=orjson.OPT_SORT_KEYS))
     for part in parts:
         digest.update(b"\n")
         digest.update(part.encode() if isinstance(part, str) else part)
