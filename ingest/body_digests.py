@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from uuid import UUID
 
 import orjson
@@ -89,19 +89,18 @@ def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
     return None
 
 
-def meaning_digest(batch: WriteBatch, parts: Iterable[bytes | str] = ()) -> str:
-    """SHA-256 of what a batch says, as the service read it: its batch_id's UUID, then the model's fields in
-    their declared order (`parts` in place of them, for a batch that gives its own: trade records give their
-    stored documents, which the fast path writes as the slow way does). Whitespace, member order, escapes
-    and members the service does not know make no difference (issue 32: RESEND_BODY_IGNORED tells a change
-    of content, not of bytes); an optional field sent as "" is the same as one left out."""
+def meaning_digest(batch: WriteBatch, said: str | None = None) -> str:
+    """SHA-256 of what a batch says, as the service read it: its batch_id's UUID, then the model's values
+    (`said` in their place, for a batch that gives its own text: trade records give their stored documents,
+    which the fast path writes as the slow way does). Whitespace, member order, escapes and members the
+    service does not know make no difference (issue 32: RESEND_BODY_IGNORED tells a change of content, not
+    of bytes); an optional field sent as "" is the same as one left out."""
     digest = hashlib.sha256(batch.batch_key.encode())
-    if not parts:
+    if said is None:
         # keys sorted: the languages of a localized name are members too, whose order says nothing
         digest.update(orjson.dumps(batch.model_dump(mode="json", exclude={"batch_id"}), option=orjson.OPT_SORT_KEYS))
-    for part in parts:
-        digest.update(b"\n")
-        digest.update(part.encode() if isinstance(part, str) else part)
+    else:
+        digest.update(said.encode())  # one update: a thousand small ones cost a tenth of a millisecond more
     return digest.hexdigest()
 
 

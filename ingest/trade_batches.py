@@ -77,11 +77,11 @@ def finish_resent(
 
 
 def trade_records_meaning(batch: TradeRecordsBatch, documents: list[str]) -> str:
-    """What a batch of trade records says (ingest/batches.py `meaning_digest`): its store-day and batch_seq,
-    then its records as stored, which the fast path and the slow way write alike (and the accept writes
-    anyway: hashing them costs about a tenth of writing them)."""
-    header = orjson.dumps([batch.store_id, batch.business_date.isoformat(), batch.batch_seq])
-    return meaning_digest(batch, [header, *documents])
+    """What a batch of trade records says (ingest/body_digests.py `meaning_digest`): its store-day and
+    batch_seq, then its records as stored, which the fast path and the slow way write alike (and the accept
+    writes anyway: hashing them costs about a tenth of writing them)."""
+    header = orjson.dumps([batch.store_id, batch.business_date.isoformat(), batch.batch_seq]).decode()
+    return meaning_digest(batch, "\n".join([header, *documents]))
 
 
 def resent_meaning(body: bytes) -> str | None:
