@@ -35,9 +35,7 @@ GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_ty
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="hq", description="HQ operations for the partner POS ingestion service."
-    )
+    parser = argparse.ArgumentParser(prog="hq", description="HQ operations for the partner POS ingestion service.")
     groups = parser.add_subparsers(dest="group", required=True)
     for group in GROUPS:
         group.add_group(groups)
