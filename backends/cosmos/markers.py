@@ -148,5 +148,7 @@ class Markers:
             record_count=earlier["record_count"],
             body_digest=earlier["body_digest"],
             received_at=from_utc_text(earlier["received_at"]),
+            answer=None,  # issue 32: a receipt keeps neither the first answer nor what the body said
+            meaning_digest=None,
         )
         return self.restore(received)
