@@ -86,8 +86,9 @@ openapi: $(STAMP)
 
 # Benchmarks against the floor of the same work (docs/performance.md): prints a table and writes
 # bench/results/latest.json. BENCH_REPEAT=N sets the repetitions (default 15); BENCH_ARGS="--quick",
-# "--profile" or "--only accept,reconcile" pass options to bench/run.py.
-bench: $(STAMP)
+# "--profile" or "--only accept,reconcile" pass options to bench/run.py. "azure" (bench/azure_accept.py) runs
+# on the Cosmos DB and Azurite emulators, hence `install`.
+bench: install
 	$(PY) -m bench.run $(BENCH_ARGS)
 
 # docs/dashboard-overview.png and docs/dashboard-store-day.png (shown in the README): the HQ dashboard on

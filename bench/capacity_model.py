@@ -148,10 +148,10 @@ class Costs:
 
 
 def _record_ru(step: dict) -> float:
-    """RU of the requests made per record: point reads and writes in trade-records, but the batch entry
-    (an upsert) and the queries, which are per batch."""
+    """RU of the requests made per record: point reads, writes and transactional batches (priced as their
+    operations) in trade-records, but the batch entry (an upsert) and the queries, which are per batch."""
     by = step["ru_by_operation"]
-    operations = ("read_item", "create_item", "replace_item", "delete_item")
+    operations = ("read_item", "create_item", "replace_item", "delete_item", "execute_item_batch")
     return sum(by.get(f"trade-records {operation}", 0.0) for operation in operations)
 
 

@@ -248,6 +248,11 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
                 f"< {pages['target_ms']} ms",
                 page["met"],
             )
+    azure = results.get("azure")
+    if azure:
+        from bench.azure_accept import report_rows  # imported here: bench/azure_accept.py imports this module
+
+        rows += report_rows(azure)
     return rows
 
 

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 
 import orjson
 from azure.cosmos.container import ContainerProxy
-from azure.cosmos.exceptions import CosmosHttpResponseError
+from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosHttpResponseError
 
 from backends.cosmos.connection import CONTAINERS_FILE
+from backends.cosmos.throttling import DATA_CALLS
 
 # Published: item size (KB) -> RU of a point read and of a write (insert), indexing aside.
 _SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
@@ -42,7 +43,10 @@ FAILED_REQUEST_RU = 1.0
 REPLACE_FACTOR = 2.0
 QUERY_BASE_RU = 2.5
 
-_WRAPPED = ("read_item", "create_item", "replace_item", "upsert_item", "patch_item", "delete_item", "query_items")
+_WRAPPED = sorted(DATA_CALLS)  # every data-plane call of the adapter, as throttling injection names them
+# A transactional batch is charged the sum of its operations (learn.microsoft.com, "Transactional batch
+# operations": "the request units consumed ... equal the sum of the individual operations").
+_BATCH_OPERATIONS = {"create": "create_item", "upsert": "upsert_item", "replace": "replace_item", "read": "read_item"}
 _TYPE_FILTER = re.compile(r"c\.type\s*=\s*'([^']+)'")
 
 
@@ -102,11 +106,14 @@ class Request:
     terms: int  # indexed terms of the item written
     loaded: int = 0  # documents a query loaded
     emulator_charge: float = 0.0
+    operations: tuple[Request, ...] = ()  # of a transactional batch
 
     @property
     def ru(self) -> float:
         if self.status >= 400:
             return FAILED_REQUEST_RU
+        if self.operation == "execute_item_batch":
+            return sum(operation.ru for operation in self.operations)
         if self.operation == "read_item":
             return read_ru(self.size)
         if self.operation in ("create_item", "upsert_item", "delete_item"):
@@ -151,9 +158,10 @@ class RequestLog:
     def written_bytes(self, container: str) -> int:
         """Bytes of the items created or upserted in a container (what it stores more)."""
         return sum(
-            request.size
+            part.size
             for request in self.requests
-            if request.container == container and request.operation in ("create_item", "upsert_item")
+            for part in (request.operations or (request,))
+            if part.container == container and part.operation in ("create_item", "upsert_item")
         )
 
     def _wrapper(self, name: str, original):
@@ -162,11 +170,14 @@ class RequestLog:
         def wrapped(container, *args, **kwargs):
             try:
                 answer = original(container, *args, **kwargs)
-            except CosmosHttpResponseError as error:
+            except (CosmosHttpResponseError, CosmosBatchOperationError) as error:
                 log._add(Request(container.id, name, int(error.status_code or 0), 0, 0))
                 raise
             if name == "query_items":
                 return log._counted_query(container, args, kwargs, answer)
+            if name == "execute_item_batch":
+                log._add(log._batch_of(container, args[0] if args else kwargs["batch_operations"], answer))
+                return answer
             log._add(log._request_of(container, name, answer))
             return answer
 
@@ -180,6 +191,15 @@ class RequestLog:
             with self._lock:
                 self._sizes[(container.id, str(item.get("type")))].append(size)
         return Request(container.id, name, 200, size, terms, emulator_charge=_emulator_charge(container))
+
+    def _batch_of(self, container, operations, answers) -> Request:
+        """A transactional batch: one request, priced as its operations would be one by one."""
+        parts = tuple(
+            # the item as stored when the answer carries it, else as sent
+            self._request_of(container, _BATCH_OPERATIONS[operation[0]], answer.get("resourceBody") or operation[1][-1])
+            for operation, answer in zip(operations, answers, strict=True)
+        )
+        return Request(container.id, "execute_item_batch", 200, 0, 0, operations=parts)
 
     def _counted_query(self, container, args, kwargs, pages):
         """The query's rows as it yields them; logged once read to the end. A row of a projection is priced

@@ -4,8 +4,8 @@ Every benchmark is a median over repeated runs and a ratio to its floor (bench/f
 same data; runs of the service and of its floor alternate, so that a noisy neighbour slows both.
 Prints a table and writes bench/results/latest.json (machine, date, settings, every figure and
 every sample). One module per benchmark (bench/accept.py, over_http.py, large_body.py,
-reconciliation.py, cold_import.py, dashboard.py); measuring in bench/measure.py, the table and the file in
-bench/report.py, the profiles in bench/profiles.py.
+reconciliation.py, cold_import.py, dashboard.py, azure_accept.py); measuring in bench/measure.py, the table
+and the file in bench/report.py, the profiles in bench/profiles.py.
 
     python -m bench.run                 # the full run (BENCH_REPEAT=15 repetitions by default)
     python -m bench.run --quick         # one repetition, small sizes: a smoke test
@@ -30,6 +30,7 @@ import orjson
 from bench import (
     ROOT,
     accept,
+    azure_accept,
     cold_import,
     dashboard,
     generate,
@@ -52,6 +53,7 @@ BENCHMARKS = {
     "import": cold_import.run,
     "workers": worker_processes.run,
     "dashboard": dashboard.run,
+    "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (issue 30)
 }
 
 

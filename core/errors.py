@@ -46,6 +46,32 @@ def unauthorized() -> ApiError:
     return ApiError(401, "UNAUTHORIZED", "A valid API key is required in the x-functions-key header.")
 
 
+# RFC 6750 section 3: a bearer token refused, for whatever reason, is `invalid_token`; a request with no
+# credentials at all gets the bare challenge (the service accepts API keys too, so it is not an error).
+BEARER_CHALLENGE = "Bearer"
+INVALID_TOKEN_CHALLENGE = 'Bearer error="invalid_token"'
+
+
+def invalid_token() -> ApiError:
+    # One message for every refused token (malformed, expired, not yet valid, wrong issuer or audience, bad
+    # signature, unknown key or client): like a key, the answer does not say which check failed.
+    return ApiError(
+        401,
+        "UNAUTHORIZED",
+        "A valid bearer token is required in the Authorization header (or an API key in x-functions-key).",
+        headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
+    )
+
+
+def credentials_disagree() -> ApiError:
+    return ApiError(
+        401,
+        "UNAUTHORIZED",
+        "The API key and the bearer token belong to different partners; send one of them.",
+        headers={"WWW-Authenticate": INVALID_TOKEN_CHALLENGE},
+    )
+
+
 def partner_inactive() -> ApiError:
     return ApiError(403, "PARTNER_INACTIVE", "The partner account is not active; contact HQ.")
 

@@ -16,6 +16,7 @@ import datetime as dt
 from collections.abc import Collection
 from typing import Protocol, TypeVar
 
+from core.clients import ClientInfo, ClientOwner, SigningKey
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -61,6 +62,16 @@ class PartnerAdmin(Protocol):
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo: ...
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo: ...
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]: ...
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+        """Let the OAuth client's tokens speak for the partner; AdminError when the client already speaks
+        for a partner (this one or another): a client is one partner's."""
+        ...
+
+    def remove_client(self, partner_id: str, client_id: str) -> None:
+        """AdminError when the client does not speak for this partner."""
+        ...
+
+    def list_clients(self, partner_id: str) -> list[ClientInfo]: ...
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None: ...
     def unregister_stores(self, partner_id: str, store_ids: list[str]) -> None: ...
     def registered_stores(self, partner_id: str) -> list[str]: ...
@@ -75,6 +86,10 @@ class Admission(Protocol):
     the partner's rate limit."""
 
     def find_key(self, key_hash: str) -> KeyOwner | None: ...
+    def find_client(self, client_id: str) -> ClientOwner | None:
+        """The partner an OAuth client speaks for (read only for requests that carry a bearer token)."""
+        ...
+
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         """Note that the key was used in the hour starting at `hour`; an earlier hour than the one stored
         changes nothing. Callers write only when find_key's last_used_at is older, so a key costs at most
@@ -83,6 +98,16 @@ class Admission(Protocol):
 
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
     def count_request(self, partner_id: str, window_start: int) -> int: ...
+
+
+class SigningKeys(Protocol):
+    """The identity providers' public keys, from each issuer's OpenID configuration and JWKS."""
+
+    def signing_key(self, issuer: str, key_id: str | None) -> SigningKey | None:
+        """The issuer's key named `key_id` (None: the issuer's only key), fetching the issuer's keys again
+        when it is unknown, at most as often as the adapter allows; None when there is no such key.
+        BackendUnavailable when the issuer's keys could never be read."""
+        ...
 
 
 class Reachable(Protocol):

@@ -7,11 +7,13 @@ do; a variable already set in the environment wins over the file.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
@@ -136,6 +138,40 @@ def _bool(name: str, default: bool) -> bool:
     return raw in ("1", "true", "yes", "on")
 
 
+def is_loopback_url(url: str) -> bool:
+    """Whether the URL's host is this machine (127.0.0.0/8, ::1 or localhost): the only place plain http
+    may reach an identity provider (the tests' and the local host's)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_issuer_url(url: str) -> bool:
+    """https with a host, or http on a loopback address: signing keys must not come over plain http."""
+    parts = urlsplit(url)
+    if not parts.hostname or parts.query or parts.fragment:
+        return False
+    return parts.scheme == "https" or (parts.scheme == "http" and is_loopback_url(url))
+
+
+def _comma_separated(raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _oauth_issuers(raw: str, audiences: tuple[str, ...]) -> tuple[str, ...]:
+    issuers = _comma_separated(raw)
+    for issuer in issuers:
+        if not allowed_issuer_url(issuer):
+            raise ValueError(f"setting OAUTH_ISSUER: {issuer!r} is not an https URL (http only on a loopback address)")
+    if issuers and not audiences:
+        raise ValueError("setting OAUTH_AUDIENCE is required with OAUTH_ISSUER")
+    return issuers
+
+
 @dataclass(frozen=True)
 class Settings:
     backend: str  # "sqlite" (embedded) or "azure" (Cosmos DB + Storage Queue)
@@ -154,6 +190,12 @@ class Settings:
     log_level: str
     # Tests only: Cosmos DB 429s injected on chosen calls (backends/cosmos/throttling.py); "" = off.
     cosmos_inject_throttling: str = ""
+    # OAuth 2.0 bearer tokens beside the API keys (ingest/bearer_tokens.py): the identity providers trusted
+    # (none: bearer tokens are refused), the audiences a token must name, and the fewest seconds between
+    # two fetches of an issuer's keys for an unknown key id.
+    oauth_issuers: tuple[str, ...] = ()
+    oauth_audiences: tuple[str, ...] = ()
+    oauth_keys_refresh_seconds: int = 300
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -176,4 +218,9 @@ class Settings:
             batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
             cosmos_inject_throttling=os.environ.get("COSMOS_INJECT_THROTTLING", "").strip(),
+            oauth_issuers=_oauth_issuers(
+                os.environ.get("OAUTH_ISSUER", ""), _comma_separated(os.environ.get("OAUTH_AUDIENCE", ""))
+            ),
+            oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
+            oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
         )

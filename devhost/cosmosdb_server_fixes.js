@@ -7,6 +7,10 @@
 // 2. The emulator closes the connection after every response, so each request pays a new TLS
 //    handshake (~40 ms on loopback, ~15x the request itself). Keep connections alive, as Cosmos DB
 //    does, for longer than the client keeps an idle connection.
+// 3. A replace or upsert inside a transactional batch looks for a partition key in the operation itself,
+//    which the SDKs do not send (the batch's request carries it), and answers 500. Take it from the
+//    item, as the partition key path of the adapter's containers (/pk) says. What the emulator still does
+//    not do: roll back a batch that an operation refused (Cosmos DB writes none of its operations).
 "use strict";
 
 const readDocument = require("@vercel/cosmosdb-server/lib/handler/read-document");
@@ -34,6 +38,17 @@ readDocument.default = (account, req, res, params) => {
   }
   return readExisting(account, req, res, params);
 };
+
+const batchOperations = require("@vercel/cosmosdb-server/lib/handler/_document-operations");
+for (const name of ["replaceOperation", "upsertOperation"]) {
+  const operation = batchOperations[name];
+  batchOperations[name] = (collection, input) => {
+    if (input && input.partitionKey === undefined && input.resourceBody && "pk" in input.resourceBody) {
+      input.partitionKey = JSON.stringify([input.resourceBody.pk]);
+    }
+    return operation(collection, input);
+  };
+}
 
 // Required only now: its route table takes the read handler when it loads.
 const server = require("@vercel/cosmosdb-server");

@@ -21,6 +21,7 @@ from core.ports import AdminError, BackendUnavailable
 from core.settings import Settings, load_local_settings
 from hq import (
     batches,
+    cosmos_index,
     dashboard,
     keys,
     partners,
@@ -31,7 +32,18 @@ from hq import (
     stores,
 )
 
-GROUPS = (partners, keys, stores, batches, reconciliations, products, payment_types, poison_queue, dashboard)
+GROUPS = (
+    partners,
+    keys,
+    stores,
+    batches,
+    reconciliations,
+    products,
+    payment_types,
+    poison_queue,
+    dashboard,
+    cosmos_index,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

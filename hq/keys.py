@@ -29,7 +29,9 @@ def add_group(groups) -> None:
     revoke.add_argument("partner_id")
     revoke.add_argument("key_id", help="the KEY_ID column of `key list` (key_...), not the key itself")
     revoke.set_defaults(run=key_revoke)
-    listing = sub.add_parser("list", help="key ids, dates and the hour each was last used (never the keys)")
+    listing = sub.add_parser(
+        "list", help="key ids, dates and the hour each was last used (never the keys), then the OAuth clients"
+    )
     listing.add_argument("partner_id")
     listing.set_defaults(run=key_list)
 
@@ -68,9 +70,17 @@ def key_revoke(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def key_list(backend: Backend, args: argparse.Namespace) -> None:
-    keys = backend.storage.list_keys(args.partner_id)
+    from hq.partners import clients_table
+
+    _print_keys(backend, args.partner_id)
+    print()  # the clients whose bearer tokens speak for the partner, beside its keys
+    print(clients_table(backend, args.partner_id))
+
+
+def _print_keys(backend: Backend, partner_id: str) -> None:
+    keys = backend.storage.list_keys(partner_id)
     if not keys:
-        print(f"Partner {args.partner_id} has no keys. Issue one with: python -m hq key issue {args.partner_id}")
+        print(f"Partner {partner_id} has no keys. Issue one with: python -m hq key issue {partner_id}")
         return
     print(
         table(

@@ -1,4 +1,4 @@
-"""`hq partner`: add, list, activate and deactivate partners."""
+"""`hq partner`: add, list, activate and deactivate partners; map the OAuth clients that speak for one."""
 
 from __future__ import annotations
 
@@ -27,6 +27,19 @@ def add_group(groups) -> None:
         command.add_argument("partner_id")
         command.set_defaults(run=run)
     sub.add_parser("list", help="list partners").set_defaults(run=partner_list)
+    client = sub.add_parser("client", help="the OAuth clients whose bearer tokens speak for a partner")
+    client_actions = client.add_subparsers(dest="client_action", required=True)
+    for name, text, run in (
+        ("add", "let the client's tokens (its azp or appid) speak for the partner", client_add),
+        ("remove", "refuse the client's tokens from now on (401)", client_remove),
+    ):
+        command = client_actions.add_parser(name, help=text)
+        command.add_argument("partner_id")
+        command.add_argument("client_id", help="the application (client) id the identity provider assigned")
+        command.set_defaults(run=run)
+    listing = client_actions.add_parser("list", help="the partner's clients (also shown by `hq key list`)")
+    listing.add_argument("partner_id")
+    listing.set_defaults(run=client_list)
 
 
 def partner_add(backend: Backend, args: argparse.Namespace) -> None:
@@ -68,3 +81,29 @@ def partner_list(backend: Backend, args: argparse.Namespace) -> None:
             [[p.partner_id, p.name, "ACTIVE" if p.active else "INACTIVE", to_api_text(p.created_at)] for p in partners],
         )
     )
+
+
+def client_add(backend: Backend, args: argparse.Namespace) -> None:
+    from ingest.onboarding import add_client
+
+    add_client(backend.storage, args.partner_id, args.client_id, utc_now())
+    print(f"Client {args.client_id} now speaks for partner {args.partner_id}: its bearer tokens are accepted.")
+
+
+def client_remove(backend: Backend, args: argparse.Namespace) -> None:
+    backend.storage.remove_client(args.partner_id, args.client_id)
+    print(f"Removed client {args.client_id} of partner {args.partner_id}: its bearer tokens now get 401.")
+
+
+def client_list(backend: Backend, args: argparse.Namespace) -> None:
+    print(clients_table(backend, args.partner_id))
+
+
+def clients_table(backend: Backend, partner_id: str) -> str:
+    clients = backend.storage.list_clients(partner_id)
+    if not clients:
+        return (
+            f"Partner {partner_id} has no OAuth clients. "
+            f"Add one with: python -m hq partner client add {partner_id} CLIENT_ID"
+        )
+    return table(["CLIENT_ID", "ADDED_AT"], [[client.client_id, to_api_text(client.added_at)] for client in clients])

@@ -104,6 +104,12 @@ param reconcileSweepGraceSeconds int = 300
 @minValue(0)
 param batchMarkerTtlDays int = 0
 
+@description('OAUTH_ISSUER: identity providers whose bearer tokens are accepted beside API keys, comma-separated (Entra ID: https://login.microsoftonline.com/TENANT_ID/v2.0); empty: API keys only (README, bearer tokens).')
+param oauthIssuer string = ''
+
+@description('OAUTH_AUDIENCE: what a token\'s aud may name, comma-separated (Entra ID: the API\'s application id, and its api:// URI for v1 tokens); required with oauthIssuer.')
+param oauthAudience string = ''
+
 @description('LOG_LEVEL of the app\'s own loggers.')
 @allowed([
   'DEBUG'
@@ -242,6 +248,9 @@ var appSettings = {
   BATCH_MARKER_TTL_DAYS: string(batchMarkerTtlDays)
   RATE_LIMIT_PER_MINUTE: string(rateLimitPerMinute)
   AUTH_FAILURES_PER_MINUTE: '60' // failed authentications per client address per minute, each instance (triggers/auth_failures.py)
+  OAUTH_ISSUER: oauthIssuer
+  OAUTH_AUDIENCE: oauthAudience
+  OAUTH_KEYS_REFRESH_SECONDS: '300' // fewest seconds between two fetches of an issuer's keys (backends/openid_keys.py)
   RECONCILE_DELAY_SECONDS: string(reconcileDelaySeconds)
   RECONCILE_SWEEP_SCHEDULE: reconcileSweepSchedule
   RECONCILE_SWEEP_GRACE_SECONDS: string(reconcileSweepGraceSeconds)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import orjson
+
 from core import faults
 from core.clock import UTC
 from core.errors import ApiError, FieldProblem
@@ -18,6 +20,7 @@ from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
+from ingest.stored_size import oversized
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import MappingResponse, answer
@@ -69,6 +72,15 @@ def _replace_mapping(
             errors=unknown,
         )
     entries = [m.model_dump(mode="json") for m in batch.mappings]
+    raise_if_any(
+        oversized(
+            "mappings",
+            len(orjson.dumps(entries)),
+            "mapping",
+            "the mapping is stored whole; send the codes your stores use",
+        ),
+        body,
+    )
     marker = new_marker(partner.partner_id, batch, "mappings", len(entries), body)
     before = storage.get_mapping(partner.partner_id).standard_code_of()
     outcome = accept(

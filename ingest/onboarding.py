@@ -1,4 +1,5 @@
-"""HQ's onboarding use cases: add a partner, issue and revoke its keys, register its stores.
+"""HQ's onboarding use cases: add a partner, issue and revoke its keys, map its OAuth clients, register its
+stores.
 
 `python -m hq` calls these (tests may call them without the command line). A refusal is an AdminError;
 the two that the command line words with more help carry what it needs (PartnerExists, NotAKeyId).
@@ -11,12 +12,14 @@ import datetime as dt
 
 from pydantic import TypeAdapter, ValidationError
 
+from core.clients import ClientInfo
 from core.ports import AdminError, Storage
 from core.records import KeyOwner, Partner
 from ingest.access import NewKey, hash_key, is_key_id, new_key
 from ingest.wire.scalars import StoreId
 
 REGISTER_ATTEMPTS = 3  # a concurrent registration of the same store makes the port refuse: look again
+MAX_CLIENT_ID_CHARS = 255
 
 
 class PartnerExists(AdminError):
@@ -84,6 +87,21 @@ def revoke_key(storage: Storage, partner_id: str, key_id: str, now: dt.datetime)
     if not is_key_id(key_id):
         raise NotAKeyId(storage.find_key(hash_key(key_id)))
     storage.revoke_key(partner_id, key_id, now)
+
+
+def add_client(storage: Storage, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+    """Let the OAuth client's bearer tokens speak for the partner. A client id is whatever the identity
+    provider assigned (Entra ID: the application's GUID), kept exactly as given: checked only for what
+    cannot be one (empty, too long, control characters, surrounding spaces)."""
+    check_client_id(client_id)
+    return storage.add_client(partner_id, client_id, now)
+
+
+def check_client_id(client_id: str) -> None:
+    if not client_id or len(client_id) > MAX_CLIENT_ID_CHARS:
+        raise AdminError(f"invalid client id: 1 to {MAX_CLIENT_ID_CHARS} characters")
+    if client_id != client_id.strip() or not client_id.isprintable():
+        raise AdminError("invalid client id: no control characters, nor spaces around it")
 
 
 def register_stores(storage: Storage, partner_id: str, store_ids: list[str], now: dt.datetime) -> list[str]:

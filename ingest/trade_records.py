@@ -50,6 +50,7 @@ from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
 from ingest.record_documents import document_json
+from ingest.stored_size import oversized_records
 from ingest.trade_batches import (
     finish_resent,
     moved_warnings,
@@ -284,6 +285,7 @@ def post_trade_records(
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
     rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    raise_if_any(oversized_records(rows), body)
     marker = trade_records_marker(
         partner.partner_id, batch, len(rows), body, trade_records_meaning(batch, [row.document_json for row in rows])
     )

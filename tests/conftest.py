@@ -25,7 +25,7 @@ from devhost.processes import free_port, stop_process, wait_until_serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytest_plugins = ["tests.emulators"]
+pytest_plugins = ["tests.emulators", "tests.identity_provider"]
 
 
 @dataclass

@@ -76,6 +76,30 @@ answers = {
 }
 stored = storage.get_store(partner_id, body["stores"][0]["store_id"])
 
+# Bearer tokens on the package's own PyJWT and cryptography: a JWKS read and a token checked by the app's code.
+import time  # noqa: E402
+
+import jwt  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import rsa  # noqa: E402
+
+from backends.openid_keys import signing_keys_of  # noqa: E402
+from ingest.bearer_tokens import BearerTokens  # noqa: E402
+
+signer = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+jwk = {**json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(signer.public_key())), "kid": "k1", "use": "sig"}
+published = signing_keys_of({"keys": [jwk]})
+
+
+class PublishedKeys:
+    def signing_key(self, issuer: str, key_id: str | None):
+        return published.get(key_id)
+
+
+issuer = "https://login.microsoftonline.com/0c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5/v2.0"
+claims = {"iss": issuer, "aud": "api://pos", "exp": int(time.time()) + 600, "azp": "client-1"}
+token = jwt.encode(claims, signer, algorithm="RS256", headers={"kid": "k1"})
+bearer_client = BearerTokens([issuer], ["api://pos"], PublishedKeys()).client_of(token).client_id
+
 stdlib = sysconfig.get_paths()
 allowed = [str(Path(root).resolve()) + os.sep for root in (package, sys.prefix, stdlib["stdlib"], stdlib["platstdlib"])]
 foreign = sorted(
@@ -91,6 +115,7 @@ print(
             "functions": {name: json.loads(function.get_function_json()) for name, function in functions.items()},
             "answers": answers,
             "stored_store_name": stored.document.get("store_name") if stored else None,
+            "bearer_client": bearer_client,
             "foreign_modules": foreign,
             "top_level_modules": sorted({name.split(".")[0] for name in sys.modules}),
             "prefix": sys.prefix,

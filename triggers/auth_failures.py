@@ -1,7 +1,8 @@
 """Failed authentications limited per client address, in memory on each instance (issue 21, part 3).
 
 Every function is anonymous to the Functions host; the app checks x-functions-key itself, and each
-unknown key costs a storage read (Cosmos DB in Azure). An address that sent more than the limit of
+unknown key costs a storage read (Cosmos DB in Azure). Bearer tokens count the same way (a refused token is
+a failure; an accepted one is known by its hash, like an accepted key). An address that sent more than the limit of
 bad keys within a minute is answered 429 RATE_LIMITED before anything is read, until its minute ends.
 A key this instance has already accepted still goes through (and is still read and checked): a
 partner sharing an address with a flood keeps working. docs/decisions.md says why.
@@ -95,8 +96,9 @@ class FailureLimiter:
         self._known_keys: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def check(self, address: str, presented: str | None) -> None:
-        """Raise 429 if the address is over the limit and the key is not one this instance accepted."""
+    def check(self, address: str, presented: str | None, token: str | None = None) -> None:
+        """Raise 429 if the address is over the limit, unless every credential presented (API key, bearer
+        token) is one this instance accepted."""
         if self.limit <= 0:
             return
         now = self.clock()
@@ -104,19 +106,23 @@ class FailureLimiter:
             window = self._current(address, now)
             if window is None or window.failures < self.limit:
                 return
-            if presented and hash_key(presented) in self._known_keys:
+            credentials = [credential for credential in (presented, token) if credential]
+            if credentials and all(hash_key(credential) in self._known_keys for credential in credentials):
                 return
             retry_after = max(1, int(window.started + WINDOW_SECONDS - now + 0.999))
         raise rate_limited(retry_after)
 
-    def failed(self, address: str, presented: str | None) -> None:
-        """A missing, unknown or revoked key from `address` (a revoked key is no longer known)."""
+    def failed(self, address: str, presented: str | None, token: str | None = None) -> None:
+        """A missing, unknown or revoked key, or a refused token, from `address` (what was presented is no
+        longer known)."""
         if self.limit <= 0:
             return
         now = self.clock()
         with self._lock:
-            if presented and self._known_keys:
-                self._known_keys.pop(hash_key(presented), None)
+            if self._known_keys:
+                for credential in (presented, token):
+                    if credential:
+                        self._known_keys.pop(hash_key(credential), None)
             window = self._current(address, now)
             if window is None:
                 window = self._windows[address] = _Window(now, 0)
@@ -125,13 +131,16 @@ class FailureLimiter:
             window.failures += 1
             self._windows.move_to_end(address)
 
-    def accepted(self, key_hash: str) -> None:
-        """The key (by its stored hash) authenticated: remembered, so that it passes an address's limit."""
+    def accepted(self, key_hash: str | None, token_hash: str | None = None) -> None:
+        """The key (by its stored hash) and/or token (by hash_key of it) authenticated: remembered, so that
+        they pass an address's limit."""
         if self.limit <= 0:
             return
         with self._lock:
-            self._known_keys[key_hash] = None
-            self._known_keys.move_to_end(key_hash)
+            for credential_hash in (key_hash, token_hash):
+                if credential_hash is not None:
+                    self._known_keys[credential_hash] = None
+                    self._known_keys.move_to_end(credential_hash)
             while len(self._known_keys) > self.max_known_keys:
                 self._known_keys.popitem(last=False)
 

@@ -10,8 +10,22 @@ import functools
 
 from backends.factory import Backend, open_backend
 from core.settings import Settings
+from ingest.bearer_tokens import BearerTokens
 
 
 @functools.cache
 def current_backend() -> Backend:
     return open_backend(Settings.from_env())
+
+
+@functools.cache
+def current_bearer_tokens() -> BearerTokens | None:
+    """What checks bearer tokens, with this instance's cache of the issuers' keys; None while OAUTH_ISSUER
+    is not set (bearer tokens are then refused)."""
+    settings = current_backend().settings
+    if not settings.oauth_issuers:
+        return None
+    from backends.openid_keys import OpenIdSigningKeys  # PyJWT: imported only where tokens are accepted
+
+    keys = OpenIdSigningKeys(settings.oauth_issuers, settings.oauth_keys_refresh_seconds)
+    return BearerTokens(settings.oauth_issuers, settings.oauth_audiences, keys)

@@ -13,7 +13,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, overload
 from urllib.parse import unquote
 
@@ -24,11 +24,12 @@ from backends.factory import Backend
 from core import errors
 from core.errors import ApiError
 from core.ports import BackendUnavailable
-from core.records import Partner
+from core.records import KeyOwner, Partner
 from ingest import access
+from ingest.bearer_tokens import TokenRefused, authenticate_token, bearer_token
 from ingest.data_protection import redacted
 from triggers import auth_failures, telemetry
-from triggers.composition import current_backend
+from triggers.composition import current_backend, current_bearer_tokens
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"
@@ -161,7 +162,7 @@ def handle(
 ) -> func.HttpResponse:
     request_id = _request_id(req)
     started = time.perf_counter()
-    partner_id = key_id = None
+    partner_id = key_id = client_id = refused = None
     quota: access.Quota | None = None
     body: object = None
     error_code = None
@@ -170,22 +171,31 @@ def handle(
         if authenticated:
             # Before the backend is even opened: a flood of bad keys from one address costs no storage read.
             address, presented = auth_failures.client_address(req.headers), req.headers.get("x-functions-key")
-            auth_failures.limiter().check(address, presented)
+            token = bearer_token(req.headers.get("authorization"))
+            auth_failures.limiter().check(address, presented, token)
         backend = current_backend()
         if authenticated:
-            owner = _authenticate(backend, address, presented)
-            partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
+            owner: KeyOwner | None
+            if token is None:  # the API key alone, as before bearer tokens: nothing more is read or built
+                owner = _authenticate(backend, address, presented)
+                partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
+            else:
+                partner, owner, client_id = _authenticate_token(backend, address, presented, token)
+                partner_id, key_id = partner.partner_id, None if owner is None else owner.key_id
             quota = access.count_request(backend.storage, partner.partner_id, backend.settings.rate_limit_per_minute)
             if quota is not None and quota.exceeded:
                 raise errors.rate_limited(quota.reset_seconds)
-            access.note_key_use(backend.storage, owner)
+            if owner is not None:
+                access.note_key_use(backend.storage, owner)
         call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
         status, body, *extra = action(call)
         headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
         response = json_response(status, body, headers)
     except ApiError as error:
         error_code = error.code
-        response = problem_response(error, request_id)
+        if isinstance(error, TokenRefused):
+            refused, client_id = error.reason, error.client_id
+        response = problem_response(_challenged(error), request_id)
     except BackendUnavailable as error:
         # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
         telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
@@ -214,6 +224,8 @@ def handle(
         duration_ms=(time.perf_counter() - started) * 1000,
         partner_id=partner_id,
         key_id=key_id,
+        client_id=client_id,
+        token_refused=refused,
         body=body,
         error_code=error_code,
     )
@@ -247,7 +259,7 @@ def rate_limit_headers(quota: access.Quota) -> dict[str, str]:
     }
 
 
-def _authenticate(backend: Backend, address: str, presented: str | None):
+def _authenticate(backend: Backend, address: str, presented: str | None) -> KeyOwner:
     """The key's owner; a 401 counts against the client address's failed authentications."""
     try:
         owner = access.authenticate(backend.storage, presented)
@@ -257,6 +269,38 @@ def _authenticate(backend: Backend, address: str, presented: str | None):
         raise
     auth_failures.limiter().accepted(owner.key_hash)
     return owner
+
+
+def _authenticate_token(
+    backend: Backend, address: str, presented: str | None, token: str
+) -> tuple[Partner, KeyOwner | None, str | None]:
+    """The partner, the key's owner (when a key is sent) and the token's client id (None while OAuth is not
+    configured and a key is sent: the key alone decides, as before). The token's client must be mapped to a
+    partner, and a key sent beside it must be that partner's. A 401 counts against the client address's
+    failed authentications."""
+    tokens = current_bearer_tokens()
+    if tokens is None and presented:
+        by_key = _authenticate(backend, address, presented)
+        return by_key.partner, by_key, None
+    try:
+        client = authenticate_token(backend.storage, tokens, token)
+        owner = access.authenticate(backend.storage, presented) if presented else None
+        if owner is not None and owner.partner.partner_id != client.partner.partner_id:
+            raise errors.credentials_disagree()
+    except ApiError as error:
+        if error.status == 401:
+            auth_failures.limiter().failed(address, presented, token)
+        raise
+    auth_failures.limiter().accepted(None if owner is None else owner.key_hash, access.hash_key(token))
+    return client.partner, owner, client.client_id
+
+
+def _challenged(error: ApiError) -> ApiError:
+    """A 401 carries WWW-Authenticate (RFC 9110 section 11.6.1): a refused token says invalid_token
+    (RFC 6750 section 3.1); any other 401, while bearer tokens are accepted, the bare Bearer challenge."""
+    if error.status != 401 or "WWW-Authenticate" in error.headers or current_bearer_tokens() is None:
+        return error
+    return replace(error, headers={**error.headers, "WWW-Authenticate": errors.BEARER_CHALLENGE})
 
 
 def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:

@@ -53,7 +53,7 @@ ERRORS = {
     ),
     "BATCH_TOO_LARGE": (400, "More items than the batch limit (500)."),
     "UNKNOWN_STANDARD_CODE": (400, "A standard_code is not in the standard transaction type list."),
-    "UNAUTHORIZED": (401, "API key missing, unknown or revoked."),
+    "UNAUTHORIZED": (401, "API key missing, unknown or revoked; bearer token refused; key and token of two partners."),
     "STORE_NOT_ALLOWED": (403, "A store_id is not registered for the partner."),
     "PARTNER_INACTIVE": (403, "The partner account is not active."),
     "NOT_FOUND": (404, "No such resource (for example an unknown code_type)."),
@@ -201,6 +201,17 @@ def _ref(model: type[BaseModel]) -> dict:
 _HEADERS = {
     "x-request-id": {"description": "Id of this request; quote it to HQ support.", "schema": {"type": "string"}},
 }
+_CHALLENGE_TEXT = 'RFC 6750: `Bearer error="invalid_token"` for a refused token; else `Bearer` if tokens are on.'
+_CHALLENGE = {"description": _CHALLENGE_TEXT, "schema": {"type": "string"}}
+# Either credential opens an operation; given both, they must name the same partner.
+SECURITY: list[dict[str, list[str]]] = [{"FunctionsKey": []}, {"BearerToken": []}]
+_KEY_SCHEME = {"type": "apiKey", "in": "header", "name": "x-functions-key", "description": "The partner's API key."}
+_BEARER_TEXT = (
+    "An OAuth 2.0 access token (client credentials) of a client HQ mapped to the partner, from the identity provider "
+    "HQ names (Entra ID: token URL https://login.microsoftonline.com/{tenant}/oauth2/v2.0/token, scope "
+    "api://{API application id}/.default); sent as `Authorization: Bearer <token>` instead of, or beside, the key."
+)
+_BEARER_SCHEME = {"type": "http", "scheme": "bearer", "bearerFormat": "JWT", "description": _BEARER_TEXT}
 # The partner's rate limit (draft-ietf-httpapi-ratelimit-headers-11), on every answer once the key and
 # partner are accepted; absent when the limit is off, and on the per-address 429 for bad keys.
 _RATE_LIMIT_HEADERS = {
@@ -261,7 +272,7 @@ def _responses(op: Operation) -> dict:
     for status, codes in sorted(by_status.items()):
         # A 401 comes before the partner is known and counted: no rate-limit headers (documented as optional
         # on the 403 and 429 that share a status with a partner's own problems).
-        headers = dict(_HEADERS) if status == 401 else dict(common)
+        headers = {**_HEADERS, "WWW-Authenticate": _CHALLENGE} if status == 401 else dict(common)
         if status in (429, 503):
             headers["Retry-After"] = {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}
         responses[str(status)] = {
@@ -281,7 +292,7 @@ def _operation(name: str, op: Operation, template: str) -> dict:
     operation: dict = {"operationId": name, "summary": op.summary, "responses": _responses(op)}
     if op.description:
         operation["description"] = op.description
-    operation["security"] = [{"FunctionsKey": []}] if op.authenticated else []
+    operation["security"] = SECURITY if op.authenticated else []
     parameters = [
         {
             "name": param,
@@ -357,17 +368,10 @@ def build_document(functions) -> dict:
             f"does not name are ignored and reported as {UNKNOWN_MEMBER_IGNORED} warnings.",
         },
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
-        "security": [{"FunctionsKey": []}],
+        "security": SECURITY,
         "paths": paths,
         "components": {
-            "securitySchemes": {
-                "FunctionsKey": {
-                    "type": "apiKey",
-                    "in": "header",
-                    "name": "x-functions-key",
-                    "description": "The partner's API key, issued by HQ.",
-                }
-            },
+            "securitySchemes": {"FunctionsKey": _KEY_SCHEME, "BearerToken": _BEARER_SCHEME},
             "schemas": _schemas(),
         },
     }

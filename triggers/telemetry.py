@@ -182,9 +182,12 @@ def record_request(
     body: object,
     error_code: str | None,
     key_id: str | None = None,
+    client_id: str | None = None,
+    token_refused: str | None = None,
 ) -> None:
     """Log one completed request and count what it did. The key is named by its id (`hq key list`),
-    never by the key itself."""
+    never by the key itself; a bearer token by its client id, and a refused one by why (`expired`,
+    `audience`, ...), never by the token or any part of it."""
     fields: dict = {
         "event": "http_request",
         "function": function,
@@ -197,6 +200,10 @@ def record_request(
         "partner_id": partner_id,
         "key_id": key_id,
     }
+    if client_id is not None:
+        fields["client_id"] = client_id
+    if token_refused is not None:
+        fields["token_refused"] = token_refused
     if error_code:
         fields["code"] = error_code
         REJECTED.add(1, {"code": error_code, "function": function})

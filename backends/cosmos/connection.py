@@ -17,13 +17,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
-from azure.core.pipeline.transport import RequestsTransport
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExistsError, CosmosResourceNotFoundError
 from urllib3.exceptions import InsecureRequestWarning
-from urllib3.util.retry import Retry
 
+from backends.cosmos import sdk_json
 from backends.cosmos.outages import UNREACHABLE
+from backends.cosmos.transport import Urllib3Transport
 from core.ports import BackendUnavailable
 from core.settings import PROJECT_ROOT
 
@@ -34,7 +34,7 @@ BATCHES = "batches"  # batch markers, one logical partition each
 TRADE_RECORDS = "trade-records"  # store-day partitions, and one version entry per trade record
 CLOSES = "daily-closes"  # daily closes and their results, one partition per partner
 
-# Items of one batch are written concurrently: a batch of 1,000 records is ~3,000 requests.
+# The transactional batches of a batch of records are written concurrently (16 index buckets, then its store-day).
 WRITE_CONCURRENCY = 16
 _LOOPBACK_NAMES = {"localhost", "localhost.localdomain"}
 
@@ -71,18 +71,11 @@ def tls_verification(endpoint: str, verify_tls: bool | None) -> bool:
     return verify_tls
 
 
-def _transport(pool_size: int) -> RequestsTransport:
-    # One connection per concurrent writer (the default pool keeps 10 and would reconnect, paying a
-    # TLS handshake, whenever a batch writes with more threads). Retries are the Cosmos SDK's job.
-    session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(
-        pool_connections=4,
-        pool_maxsize=pool_size,
-        max_retries=Retry(total=False, redirect=False, raise_on_status=False),
-    )
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return RequestsTransport(session=session, session_owner=True)
+def _transport(endpoint: str, pool_size: int, verify: bool) -> Urllib3Transport:
+    # One connection per concurrent writer (a smaller pool would reconnect, paying a TLS handshake, whenever
+    # a batch writes with more threads). The proxy variables are read once, for the one endpoint.
+    proxy = requests.utils.get_environ_proxies(endpoint).get(urlsplit(endpoint).scheme or "https")
+    return Urllib3Transport(pool_size=pool_size, verify=verify, proxy_url=proxy)
 
 
 def connect(
@@ -98,6 +91,7 @@ def connect(
     """The client of the account and the database's containers. Credentials: a key when given (the
     emulator), else `credential`, else the managed identity. TLS is verified unless the endpoint is loopback."""
     verify = tls_verification(endpoint, verify_tls)
+    sdk_json.install()
     host = urlsplit(endpoint).hostname or ""
     if key:
         credential = key
@@ -118,8 +112,11 @@ def connect(
             endpoint,
             credential,
             connection_verify=verify,
-            transport=_transport(2 * WRITE_CONCURRENCY),
+            transport=_transport(endpoint, 2 * WRITE_CONCURRENCY, verify),
             user_agent_suffix="pos-ingestion",
+            # Item bodies as UTF-8, not with every non-ASCII character escaped (\uXXXX): a name in Japanese
+            # or Thai travels in half the bytes.
+            enable_compact_utf8_item_writes=True,
         )
         return client, _open_containers(client, database_name, definitions, create_containers)
     except (CosmosHttpResponseError, *UNREACHABLE) as error:

@@ -4,14 +4,16 @@ integers kept exact in JSON, and the version an item holds."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from core.versions import Version
 
-# Ids per parameterised query (ARRAY_CONTAINS): keeps the query text well under its size limit.
-IDS_PER_QUERY = 500
+# Ids per parameterised query (ARRAY_CONTAINS), and their characters: a query with its parameters stays well
+# under Cosmos DB's limit on a query's length (a 500-record batch's payment ids fit in one query).
+IDS_PER_QUERY = 1000
+ID_CHARACTERS_PER_QUERY = 100_000
 # Cosmos DB numbers are IEEE doubles: integers beyond 2**53 (epoch microseconds after year 2255,
 # huge minor-unit amounts) are stored as decimal strings so that nothing is rounded.
 _SAFE_INT = 2**53
@@ -74,6 +76,16 @@ def query(container, sql: str, partition_key: str | None = None, **parameters) -
     return list(stream(container, sql, partition_key, **parameters))
 
 
-def chunks(values: list[str]) -> Iterable[list[str]]:
-    """`values` in slices of IDS_PER_QUERY, one parameterised query each."""
-    return (values[start : start + IDS_PER_QUERY] for start in range(0, len(values), IDS_PER_QUERY))
+def chunks(values: list[str]) -> Iterator[list[str]]:
+    """`values` in slices of at most IDS_PER_QUERY values and ID_CHARACTERS_PER_QUERY characters (a value
+    longer than that alone), one parameterised query each."""
+    chunk: list[str] = []
+    characters = 0
+    for value in values:
+        if chunk and (len(chunk) == IDS_PER_QUERY or characters + len(value) > ID_CHARACTERS_PER_QUERY):
+            yield chunk
+            chunk, characters = [], 0
+        chunk.append(value)
+        characters += len(value)
+    if chunk:
+        yield chunk

@@ -1,6 +1,8 @@
 """HQ's administration of partners in container `partners` (one logical partition per partner): the
 partner itself, its registered stores and the payment directions HQ recorded for its custom payment
-types. API keys, which live there too, are in admission.py; master data in masters.py."""
+types; and the OAuth clients that speak for it (each in its own logical partition, keyed by its client id,
+so a bearer token's client is one point read away, as a key is). API keys, which live there too, are in
+admission.py; master data in masters.py."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from backends.cosmos.conditional import update_item
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key, partner_key
+from core.clients import ClientInfo, ClientOwner
 from core.clock import from_utc_text, to_utc_text
 from core.ports import AdminError
 from core.records import Partner
@@ -28,6 +31,11 @@ def partner_of(item: dict) -> Partner:
 
 def _registration_id(store_id: str) -> str:
     return compound_key("registration", store_id)
+
+
+def _client_key(client_id: str) -> str:
+    """The partition of one OAuth client (id "client")."""
+    return compound_key("client", client_id)
 
 
 class Partners:
@@ -142,6 +150,55 @@ class Partners:
             )
             found.update(item["store_id"] for item in items)
         return found
+
+    # -- OAuth clients ----------------------------------------------------------------------------
+
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+        self.require_partner(partner_id)
+        try:
+            self._partners.create_item(
+                {
+                    "id": "client",
+                    "pk": _client_key(client_id),
+                    "type": "client",
+                    "client_id": client_id,
+                    "partner_id": partner_id,
+                    "added_at": to_utc_text(now),
+                }
+            )
+        except CosmosResourceExistsError:
+            known = read_or_none(self._partners, "client", _client_key(client_id))
+            owner = known["partner_id"] if known else "another partner"
+            raise AdminError(f"client {client_id} already speaks for partner {owner}") from None
+        return ClientInfo(client_id, partner_id, now)
+
+    def remove_client(self, partner_id: str, client_id: str) -> None:
+        self.require_partner(partner_id)
+        known = read_or_none(self._partners, "client", _client_key(client_id))
+        if known is None or known["partner_id"] != partner_id:
+            raise AdminError(f"partner {partner_id} has no client {client_id}")
+        try:
+            self._partners.delete_item("client", partition_key=_client_key(client_id))
+        except CosmosResourceNotFoundError:
+            pass  # a concurrent remove did it
+
+    def list_clients(self, partner_id: str) -> list[ClientInfo]:
+        self.require_partner(partner_id)
+        # HQ only: cross-partition, as the partner's keys are listed.
+        items = query(
+            self._partners,
+            "SELECT c.client_id, c.partner_id, c.added_at FROM c WHERE c.type = 'client' AND c.partner_id = @partner",
+            partner=partner_id,
+        )
+        clients = [ClientInfo(item["client_id"], item["partner_id"], from_utc_text(item["added_at"])) for item in items]
+        return sorted(clients, key=lambda client: (client.added_at, client.client_id))
+
+    def find_client(self, client_id: str) -> ClientOwner | None:
+        client = read_or_none(self._partners, "client", _client_key(client_id))
+        if client is None:
+            return None
+        partner = read_or_none(self._partners, "partner", partner_key(client["partner_id"]))
+        return None if partner is None else ClientOwner(partner_of(partner), client_id)
 
     # -- payment directions -----------------------------------------------------------------------
 

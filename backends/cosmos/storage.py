@@ -5,12 +5,13 @@ with its marker (markers.py) and ends by committing it."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from backends.cosmos.admission import Admission
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
 from backends.cosmos.masters import Masters
@@ -20,6 +21,7 @@ from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.throttling import ThrottlePlan, refuse_unless_local, throttled
 from backends.cosmos.trade_records import TradeRecords
+from core.clients import ClientInfo, ClientOwner
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -133,6 +135,18 @@ class CosmosStorage:
         return self._admission.list_keys(partner_id)
 
     @outage_as_unavailable
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+        return self._partners.add_client(partner_id, client_id, now)
+
+    @outage_as_unavailable
+    def remove_client(self, partner_id: str, client_id: str) -> None:
+        self._partners.remove_client(partner_id, client_id)
+
+    @outage_as_unavailable
+    def list_clients(self, partner_id: str) -> list[ClientInfo]:
+        return self._partners.list_clients(partner_id)
+
+    @outage_as_unavailable
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         self._partners.register_stores(partner_id, store_ids, now)
 
@@ -161,6 +175,10 @@ class CosmosStorage:
     @outage_as_unavailable
     def find_key(self, key_hash: str) -> KeyOwner | None:
         return self._admission.find_key(key_hash)
+
+    @outage_as_unavailable
+    def find_client(self, client_id: str) -> ClientOwner | None:
+        return self._partners.find_client(client_id)
 
     @outage_as_unavailable
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
@@ -252,7 +270,7 @@ class CosmosStorage:
 
     @outage_as_unavailable
     def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        return self._store_days.trade_records_by_payment_id(partner_id, payment_ids)
+        return self._trade_records.index.payment_users(partner_id, payment_ids)
 
     @outage_as_unavailable
     def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
@@ -290,6 +308,13 @@ class CosmosStorage:
     @outage_as_unavailable
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         self._closes.postpone(partner_id, store_id, business_date, due_at)
+
+    # -- one-off migrations -------------------------------------------------------------------------
+
+    @outage_as_unavailable
+    def migrate_record_index(self, progress: Callable[[Migrated], None]) -> Migrated:
+        """Copy the version entries of the layout before the record index into it (index_migration.py)."""
+        return migrate_record_index(self._containers.trade_records, progress)
 
     # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
 

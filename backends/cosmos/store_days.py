@@ -1,14 +1,14 @@
 """Reading a store-day's trade records (container `trade-records`, one logical partition per store-day)
-for reconciliation: narrow projections of the top-level fields, summed or listed as the pages arrive;
-and the one cross-partition look-up, records by payment id. Request units: docs/decisions.md."""
+for reconciliation: narrow projections of the top-level fields, summed or listed as the pages arrive.
+Request units: docs/decisions.md."""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 
-from backends.cosmos.items import chunks, query, stream
-from backends.cosmos.keys import day_key, payment_key
+from backends.cosmos.items import query, stream
+from backends.cosmos.keys import day_key
 from core.clock import from_epoch_micros
 from core.records import StoreDayTotals, TradeRecordRow, UnknownProduct
 
@@ -87,21 +87,6 @@ class StoreDays:
             seq=batch_seq,
         )
         return [item["batch_id"] for item in items]
-
-    def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        # One query per 500 ids across the store-day partitions, served by the index on /payment_keys/[]:
-        # it loads only the records that use one of the ids (none, usually); docs/decisions.md counts the RU.
-        payment_id_of = {payment_key(partner_id, payment_id): payment_id for payment_id in set(payment_ids)}
-        users: dict[str, set[str]] = {}
-        for keys in chunks(sorted(payment_id_of)):
-            for item in stream(
-                self._trades,
-                "SELECT c.trade_record_id, k AS payment_key FROM c "
-                "JOIN k IN c.payment_keys WHERE c.type = 'record' AND ARRAY_CONTAINS(@keys, k)",
-                keys=keys,
-            ):
-                users.setdefault(payment_id_of[item["payment_key"]], set()).add(item["trade_record_id"])
-        return users
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         pk = day_key(partner_id, store_id, business_date.isoformat())

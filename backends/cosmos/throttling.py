@@ -33,7 +33,16 @@ from backends.cosmos.outages import RETRY_AFTER_MS_HEADER, THROTTLED
 SETTING = "COSMOS_INJECT_THROTTLING"
 REQUEST_RATE_TOO_LARGE = 3200  # the sub-status of a 429 for request units exhausted
 DATA_CALLS = frozenset(
-    {"read_item", "create_item", "replace_item", "upsert_item", "patch_item", "delete_item", "query_items"}
+    {
+        "read_item",
+        "create_item",
+        "replace_item",
+        "upsert_item",
+        "patch_item",
+        "delete_item",
+        "query_items",
+        "execute_item_batch",
+    }
 )
 log = logging.getLogger("pos.cosmos")
 

@@ -1,38 +1,30 @@
 """Writing trade records (container `trade-records`): the latest version of each record for the whole
-partner, kept by its version entry, the record in its store-day's partition, tombstones where a record
-moved from, and the batch entry batch_seqs reads. docs/decisions.md ("Cosmos DB", "Latest version across
-store-days") says why it is built this way."""
+partner, kept by its entry in the record index (record_index.py), the record in its store-day's partition,
+tombstones where a record moved from, and the batch entry batch_seqs reads. New records (first versions) are
+written in transactional batches, entries then records; anything else, and whatever a batch refused, goes
+record by record. docs/decisions.md ("Cosmos DB", "The record index on Cosmos DB") says why."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection
 
-import orjson
-from azure.core import MatchConditions
-from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
+from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
-from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.items import json_safe_int, read_or_none, stored_version, without_system_properties
-from backends.cosmos.keys import compound_key, day_key, partner_date, payment_key, record_id, version_key
+from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
+from backends.cosmos.record_index import RecordIndex
+from backends.cosmos.record_writes import RecordWrites, Saved
 from core import faults
 from core.clock import to_utc_text
 from core.records import (
     BatchMarker,
     RecordChanges,
-    RecordMove,
     SavedTradeRecords,
-    StoreDay,
     StoredVersion,
     TradeRecordRow,
 )
 from core.versions import Version, trade_record_replaces
-
-# A tombstone only has to outlive a write already in flight when its record moved (seconds to
-# minutes); a day is far beyond any request or retry.
-TOMBSTONE_TTL_SECONDS = 86_400
 
 
 def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
@@ -77,11 +69,11 @@ class TradeRecords:
         self._trades = container
         self._writers = writers
         self._markers = markers
+        self.index = RecordIndex(container, writers)
+        self.writes = RecordWrites(container, writers, self.index)
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        saved = self._writers.each(
-            lambda row: self._save_trade_record(marker.partner_id, marker.batch_id, row), latest_of_each(rows)
-        )
+        saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows))
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
         marker = marker.with_changes(changes)
@@ -95,18 +87,26 @@ class TradeRecords:
         return SavedTradeRecords(stored, changes)
 
     def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
-        """The version entries of the records (point reads, concurrently): the latest version and its day."""
-        entries = self._writers.each(
-            lambda trade_record_id: read_or_none(self._trades, "version", version_key(partner_id, trade_record_id)),
-            sorted(set(trade_record_ids)),
+        return self.index.versions(partner_id, trade_record_ids)
+
+    def _save_rows(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
+        """What each row changed: (1, its move or None) when it is newer than the version stored, else (0, None).
+
+        First versions, nearly every record, are most likely new: their entries are created in transactional
+        batches per index bucket without a read, then the records in batches in their store-day. An entry
+        created here makes the record this batch's to write, and nothing older can exist, so the record is
+        simply created (a refused records batch: each record decided on what is stored). A refused entries
+        batch (an entry exists: a resend under a new batch_id, a retry after a crash, a concurrent writer)
+        sends its rows, with the later versions, to the path that reads their entries first."""
+        firsts = [row for row in rows if row.version == 1]
+        refused = self.index.create_entries(partner_id, batch_id, firsts)
+        left = {id(row) for row in refused}
+        created = [row for row in firsts if id(row) not in left]
+        self._writers.each(
+            lambda row: self.writes.put_new_record(partner_id, row), self.writes.create_records(partner_id, created)
         )
-        return {
-            entry["trade_record_id"]: StoredVersion(
-                stored_version(entry), StoreDay(entry["store_id"], dt.date.fromisoformat(entry["business_date"]))
-            )
-            for entry in entries
-            if entry is not None
-        }
+        known = refused + [row for row in rows if row.version != 1]
+        return [(1, None)] * len(created) + (self.writes.save_known(partner_id, batch_id, known) if known else [])
 
     def _settle_batch_entry(self, ours: dict, stored: BatchMarker) -> None:
         """A twin with the same batch_id won: its entry is the one that counts."""
@@ -118,120 +118,3 @@ class TradeRecords:
             self._trades.delete_item(ours["id"], partition_key=ours["pk"])
         except CosmosResourceNotFoundError:
             pass
-
-    def _save_trade_record(self, partner_id: str, batch_id: str, row: TradeRecordRow) -> tuple[int, RecordMove | None]:
-        """Keep the latest version of a trade record for the whole partner.
-
-        Its version entry (own logical partition, keyed by partner and trade_record_id) says which
-        version is the latest and in which store-day it lives; it changes only by ETag-conditioned
-        writes, so of concurrent writers exactly one moves it forward at a time. The record itself
-        lives in its store-day's partition. A record that moves to another store or date leaves a
-        tombstone where it was, so that a slower writer of an older version cannot bring it back; the
-        store-days still to bury stay listed in the version entry ("dirty") until that is done, so
-        a crash in between is completed by the retry or by the next version.
-
-        Returns (1, the move or None) when this version is newer than the one stored, else (0, None). The
-        entry names the batch that wrote it and the store-day of the version it replaced ("previous"), so a
-        retry of the same batch (same version, found already written) reports what its first attempt did.
-        """
-        version_pk = version_key(partner_id, row.trade_record_id)
-        mine = Version.of(row.version, row.last_modified_at)
-        here = [row.store_id, row.business_date.isoformat()]
-        # No "type": nothing queries entries (each is read by id in its own partition), and an indexed
-        # property costs every write of the entry (~0.2 RU).
-        entry = {
-            "id": "version",
-            "pk": version_pk,
-            "partner_id": partner_id,
-            "trade_record_id": row.trade_record_id,
-            "version": row.version,
-            "last_modified_us": json_safe_int(mine.modified_us),
-            "store_id": here[0],
-            "business_date": here[1],
-            "batch_id": batch_id,
-            "previous": None,
-        }
-
-        def moved_forward(current: dict | None) -> dict | None:
-            if current is None:
-                return {**entry, "dirty": []}
-            if not trade_record_replaces(mine, stored_version(current)):
-                return None
-            there = [current["store_id"], current["business_date"]]
-            dirty = sorted({tuple(day) for day in current["dirty"] + [there] if day != here})
-            return {**entry, "previous": there, "dirty": [list(day) for day in dirty]}
-
-        # A first version (the usual case) most likely has no entry yet: create it without the read that
-        # would find nothing (1 RU saved); a conflict (409) falls back to read and decide, as for later versions.
-        update = update_item(self._trades, "version", version_pk, moved_forward, create_first=row.version == 1)
-        before = update.before
-        there = None if before is None else [before["store_id"], before["business_date"]]
-        if update.after is not None:
-            written, was_here = update.after, there == here
-            faults.point("cosmos.version_entry")
-        elif before is not None and stored_version(before) == mine and there == here:
-            written, was_here = before, True  # a resend or a retry: complete what it may have left undone
-        else:
-            return 0, None  # a later version (or the same version first received elsewhere) stays
-
-        self._put_record(partner_id, row, mine, expected=was_here)
-        faults.point("cosmos.record")
-        dirty = written["dirty"]
-        for store_id, business_date in dirty:
-            self._bury(partner_id, row.trade_record_id, store_id, business_date, mine)
-            faults.point("cosmos.tombstone")
-        if dirty:
-            try:
-                self._trades.replace_item(
-                    "version",
-                    {**without_system_properties(written), "dirty": []},
-                    etag=written["_etag"],
-                    match_condition=MatchConditions.IfNotModified,
-                )
-            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
-                pass  # a newer version took over, and with it the days still to bury
-            faults.point("cosmos.cleanup")
-        if written.get("batch_id") != batch_id:
-            return 0, None  # the same version, written by another batch: a resend under a new batch_id
-        previous = written.get("previous")
-        if previous is None or previous == here:
-            return 1, None
-        return 1, RecordMove(
-            row.trade_record_id,
-            StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
-            StoreDay(row.store_id, row.business_date),
-        )
-
-    def _put_record(self, partner_id: str, row: TradeRecordRow, mine: Version, expected: bool) -> None:
-        # The narrow fields reconciliation reads are top-level properties (a projection reads them);
-        # the record as received goes under "document", which no index covers.
-        item = {
-            "id": record_id(row.trade_record_id),
-            "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
-            "type": "record",
-            "trade_record_id": row.trade_record_id,
-            "version": row.version,
-            "last_modified_us": json_safe_int(mine.modified_us),
-            "source_type": row.source_transaction_type,
-            "item_rows": row.item_rows,
-            "payment_rows": row.payment_rows,
-            "total_minor": json_safe_int(row.total_minor),
-            "tax_minor": json_safe_int(row.tax_minor),
-            "tip_minor": json_safe_int(row.tip_minor),
-            "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
-            "payment_keys": [payment_key(partner_id, payment_id) for payment_id in row.payment_ids],
-            "product_lines": row.product_lines,
-            "document": orjson.loads(row.document_json) if row.document_json else None,
-        }
-        write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
-
-    def _bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
-        tombstone = {
-            "id": record_id(trade_record_id),
-            "pk": day_key(partner_id, store_id, business_date),
-            "type": "tombstone",
-            "version": mine.number,
-            "last_modified_us": json_safe_int(mine.modified_us),
-            "ttl": TOMBSTONE_TTL_SECONDS,
-        }
-        write_if_replaces(self._trades, tombstone, mine, trade_record_replaces)

@@ -8,6 +8,7 @@ import datetime as dt
 import threading
 from collections import defaultdict
 
+from core.clients import ClientInfo
 from core.records import (
     BatchMarker,
     ClosedDay,
@@ -47,6 +48,7 @@ class MemoryState:
         self._lock = threading.RLock()
         self._partners: dict[str, Partner] = {}
         self._keys: dict[str, StoredKey] = {}  # by key_hash
+        self._clients: dict[str, ClientInfo] = {}  # by client_id
         self._stores_registered: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
         self._directions: dict[str, dict[str, int]] = defaultdict(dict)
         self._request_counts: dict[tuple[str, int], int] = {}

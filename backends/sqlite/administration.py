@@ -1,5 +1,5 @@
-"""HQ's administration tables (partners, their API keys, registered stores, payment directions), as the
-`hq` command line changes and lists them."""
+"""HQ's administration tables (partners, their API keys and OAuth clients, registered stores, payment
+directions), as the `hq` command line changes and lists them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import sqlite3
 from backends.admin_rules import require_partner
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import in_chunks, partner_of
+from core.clients import ClientInfo
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
 from core.ports import AdminError
 from core.records import ApiKeyInfo, Partner
@@ -93,6 +94,34 @@ class SqliteAdministration:
             )
             for r in rows
         ]
+
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            row = db.execute("SELECT partner_id FROM partner_clients WHERE client_id = ?", (client_id,)).fetchone()
+            if row is not None:
+                raise AdminError(f"client {client_id} already speaks for partner {row[0]}")
+            db.execute("INSERT INTO partner_clients VALUES (?, ?, ?)", (client_id, partner_id, to_utc_text(now)))
+        return ClientInfo(client_id, partner_id, now)
+
+    def remove_client(self, partner_id: str, client_id: str) -> None:
+        require_partner(self.get_partner, partner_id)
+        with self.db.write() as db:
+            cursor = db.execute(
+                "DELETE FROM partner_clients WHERE client_id = ? AND partner_id = ?", (client_id, partner_id)
+            )
+            if cursor.rowcount != 1:
+                raise AdminError(f"partner {partner_id} has no client {client_id}")
+
+    def list_clients(self, partner_id: str) -> list[ClientInfo]:
+        require_partner(self.get_partner, partner_id)
+        with self.db.read() as db:
+            rows = db.execute(
+                "SELECT client_id, partner_id, added_at FROM partner_clients WHERE partner_id = ? "
+                "ORDER BY added_at, client_id",
+                (partner_id,),
+            ).fetchall()
+        return [ClientInfo(r["client_id"], r["partner_id"], from_utc_text(r["added_at"])) for r in rows]
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         require_partner(self.get_partner, partner_id)

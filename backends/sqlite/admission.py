@@ -1,5 +1,5 @@
-"""What each partner request reads or counts before its use case runs: the key that signs it, the stores
-it names, the rate-limit window it falls in; and the health probe's ping."""
+"""What each partner request reads or counts before its use case runs: the key (or the token's client) that
+signs it, the stores it names, the rate-limit window it falls in; and the health probe's ping."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import datetime as dt
 from backends.sqlite.administration import registered_among
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import partner_of
+from core.clients import ClientOwner
 from core.clock import from_utc_text_or_none, to_utc_text
 from core.records import KeyOwner
 
@@ -31,6 +32,15 @@ class SqliteAdmission:
             row["revoked_at"] is not None,
             from_utc_text_or_none(row["last_used_at"]),
         )
+
+    def find_client(self, client_id: str) -> ClientOwner | None:
+        with self.db.read() as db:
+            row = db.execute(
+                "SELECT c.client_id, p.* FROM partner_clients c JOIN partners p ON p.partner_id = c.partner_id "
+                "WHERE c.client_id = ?",
+                (client_id,),
+            ).fetchone()
+        return None if row is None else ClientOwner(partner_of(row), row["client_id"])
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:
         with self.db.write() as db:

@@ -18,6 +18,11 @@ CREATE TABLE IF NOT EXISTS api_keys (
     key_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
     key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT, last_used_at TEXT);
 CREATE INDEX IF NOT EXISTS api_keys_by_partner ON api_keys(partner_id);
+-- The OAuth 2.0 clients whose bearer tokens speak for a partner (`hq partner client add`): one partner each.
+CREATE TABLE IF NOT EXISTS partner_clients (
+    client_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
+    added_at TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS partner_clients_by_partner ON partner_clients(partner_id);
 CREATE TABLE IF NOT EXISTS registered_stores (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, registered_at TEXT NOT NULL,
     PRIMARY KEY (partner_id, store_id)) WITHOUT ROWID;

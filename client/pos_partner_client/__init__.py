@@ -15,6 +15,7 @@ from pos_partner_client.models import (
     Mapping,
     MappingSet,
 )
+from pos_partner_client.tokens import ClientCredentials, TokenError, TokenSource
 from pos_partner_client.transport import RetryPolicy, Wait
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "BatchOutcome",
     "BatchResult",
     "BatchWarning",
+    "ClientCredentials",
     "Code",
     "CodeList",
     "ControlTotals",
@@ -35,5 +37,7 @@ __all__ = [
     "PosClient",
     "ProblemItem",
     "RetryPolicy",
+    "TokenError",
+    "TokenSource",
     "Wait",
 ]

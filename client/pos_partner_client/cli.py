@@ -6,8 +6,10 @@
     pos-partner codes [LIST] [--format table|json]
 
 The service's address comes from --base-url or POS_BASE_URL, the key from POS_API_KEY only (a flag would show
-it in the process list); it is never printed. Exit codes (for schedulers) are EXIT_* below. Tables fit the
-terminal; `--format json` writes one JSON document on stdout instead (output.py).
+it in the process list); it is never printed. A partner HQ moved to OAuth 2.0 sets POS_TOKEN_URL, POS_CLIENT_ID,
+POS_CLIENT_SECRET and POS_SCOPE instead (client credentials; with POS_API_KEY too, both are sent and must name the
+same partner). Exit codes (for schedulers) are EXIT_* below. Tables fit the terminal; `--format json` writes one
+JSON document on stdout instead (output.py).
 """
 
 from __future__ import annotations
@@ -31,11 +33,12 @@ from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_fold
 from pos_partner_client.errors import PosApiError
 from pos_partner_client.models import BatchOutcome, BatchResult, BatchWarning, DayStatus
 from pos_partner_client.output import FORMATS, console, table, write_json
+from pos_partner_client.tokens import ClientCredentials
 from pos_partner_client.transport import RetryPolicy, Wait
 
 EXIT_OK = 0  # everything sent (and, when waited for, every day MATCHED)
 EXIT_MISMATCHED = 1  # a day reconciled MISMATCHED: compare the POS's totals with HQ's (`status`)
-EXIT_USAGE = 2  # wrong arguments, no key, or a folder that cannot be read
+EXIT_USAGE = 2  # wrong arguments, no key (nor client credentials), or a folder that cannot be read
 EXIT_REFUSED = 3  # the service refused a request (4xx problem): fix the data, the key or the store registration
 EXIT_UNAVAILABLE = 4  # the service stayed unreachable or busy through every retry: run again later, it is safe
 EXIT_PENDING = 5  # a day is not reconciled yet (still RECEIVED at the timeout): ask `status` later
@@ -65,10 +68,34 @@ class Report:
         return next((code for code in EXIT_PRECEDENCE if code in self.codes), EXIT_OK)
 
 
+CREDENTIAL_SETTINGS = ("POS_TOKEN_URL", "POS_CLIENT_ID", "POS_CLIENT_SECRET", "POS_SCOPE")
+
+
+def _credentials() -> ClientCredentials | None:
+    """Client credentials from the environment; None when none of their settings is set."""
+    values = {name: os.environ.get(name, "") for name in CREDENTIAL_SETTINGS}
+    if not any(values.values()):
+        return None
+    missing = [name for name, value in values.items() if not value]
+    if missing:
+        raise SystemExit(_usage(f"OAuth client credentials need {', '.join(missing)} as well"))
+    return ClientCredentials(
+        token_url=values["POS_TOKEN_URL"],
+        client_id=values["POS_CLIENT_ID"],
+        client_secret=values["POS_CLIENT_SECRET"],
+        scope=values["POS_SCOPE"],
+    )
+
+
 def _client(args: argparse.Namespace, console: Console, *, validate_only: bool = False) -> PosClient:
     key = os.environ.get("POS_API_KEY", "")
-    if not key:
-        raise SystemExit(_usage("set POS_API_KEY to the key HQ gave you"))
+    credentials = _credentials()
+    if not key and credentials is None:
+        raise SystemExit(
+            _usage(
+                "set POS_API_KEY to the key HQ gave you (or POS_TOKEN_URL, POS_CLIENT_ID, POS_CLIENT_SECRET, POS_SCOPE)"
+            )
+        )
     if not args.base_url:
         raise SystemExit(_usage("give --base-url or set POS_BASE_URL (https://HOST/pos/v1)"))
 
@@ -78,7 +105,13 @@ def _client(args: argparse.Namespace, console: Console, *, validate_only: bool =
 
     policy = RetryPolicy(max_elapsed_seconds=args.give_up_after)
     return PosClient(
-        args.base_url, key, namespace=args.namespace, retry=policy, on_wait=said, validate_only=validate_only
+        args.base_url,
+        key or None,
+        credentials=credentials,
+        namespace=args.namespace,
+        retry=policy,
+        on_wait=said,
+        validate_only=validate_only,
     )
 
 

@@ -1,6 +1,7 @@
 """PosClient: one method per endpoint of the service, push_day for a whole store-day, wait_for_result.
 
     client = PosClient("https://pos.example.com/pos/v1", key=os.environ["POS_API_KEY"])
+    # or, once HQ moved the partner to OAuth 2.0: PosClient(base_url, credentials=ClientCredentials(...))
     pushed = client.push_day("NYC-001", "2026-11-20", records, close)
     result = client.wait_for_result("NYC-001", "2026-11-20", timeout=1200)
 
@@ -20,6 +21,7 @@ from typing import Any
 
 from pos_partner_client.batching import DEFAULT_NAMESPACE, Batch, close_body, encode, plan_batches, write_body
 from pos_partner_client.models import BatchOutcome, BatchResult, CodeList, DayPush, DayStatus, MappingSet
+from pos_partner_client.tokens import TokenSource
 from pos_partner_client.transport import RetryPolicy, Transport, Wait
 
 REFERENCE_LISTS = ("order-types", "order-sources", "payment-methods", "payment-types", "tax-categories")
@@ -27,7 +29,8 @@ CODE_LISTS = ("transaction-types", *REFERENCE_LISTS)
 
 
 class PosClient:
-    """The service at `base_url` (ending in /pos/v1) as one partner, by its key.
+    """The service at `base_url` (ending in /pos/v1) as one partner, by its key or by the access tokens of its
+    `credentials` (tokens.ClientCredentials, or any TokenSource); given both, every request carries both.
 
     `namespace`: the partner's own UUID namespace for the batch_ids the client derives (keep it; change it only
     to have the same data stored again as new batches). `on_wait` hears of every pause (429, 503, pacing).
@@ -38,8 +41,9 @@ class PosClient:
     def __init__(
         self,
         base_url: str,
-        key: str,
+        key: str | None = None,
         *,
+        credentials: TokenSource | None = None,
         namespace: uuid.UUID = DEFAULT_NAMESPACE,
         retry: RetryPolicy | None = None,
         timeout_seconds: float = 60.0,
@@ -50,7 +54,11 @@ class PosClient:
         self.namespace = namespace
         self.validate_only = validate_only
         self.sleep = sleep
-        self.transport = Transport(base_url, key, retry or RetryPolicy(), timeout_seconds, on_wait, sleep)
+        if not key and credentials is None:
+            raise ValueError("give the partner's key or its OAuth client credentials")
+        self.transport = Transport(
+            base_url, key or None, retry or RetryPolicy(), timeout_seconds, on_wait, sleep, credentials=credentials
+        )
 
     # --- reads -----------------------------------------------------------------------------------------------
 

@@ -7,6 +7,9 @@ caller), so a write the service did receive before the cut is answered ALREADY_R
 
 The client also paces itself by the RateLimit header (IETF draft): when nothing is left of the window, the next
 request waits for the window's end instead of drawing a 429.
+
+With OAuth client credentials (tokens.py) a request carries `Authorization: Bearer <token>`; a 401 gets one
+immediate resend with a new token (the one held may have been revoked or expired early), not a retry.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pos_partner_client.errors import PosApiError, ProblemItem
+from pos_partner_client.tokens import TokenError, TokenSource
 
 USER_AGENT = "pos-partner-client/0.1.0"
 RETRIED_STATUSES = frozenset({429, 502, 503, 504})
@@ -89,15 +93,17 @@ _OPENER = urllib.request.build_opener(_NoRedirect)
 
 @dataclass
 class Transport:
-    """Sends requests to `base_url` with the partner's key; one per call of `request`, retried as above."""
+    """Sends requests to `base_url` with the partner's key or its access tokens (or both: the service then
+    checks that they name the same partner); one per call of `request`, retried as above."""
 
     base_url: str
-    key: str
+    key: str | None
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     timeout_seconds: float = 60.0
     on_wait: Callable[[Wait], None] | None = None
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
+    credentials: TokenSource | None = None
     _resume_at: float = 0.0
 
     def request(self, method: str, path: str, body: bytes | None = None) -> Response:
@@ -121,6 +127,12 @@ class Transport:
         """One send: the answer, or what to retry; raises the failure that must not be retried."""
         try:
             response = self._send_once(method, path, body)
+            if response.status == 401 and self.credentials is not None:
+                response = self._send_once(method, path, body, renew_token=True)
+        except TokenError as refused:
+            if refused.retryable:
+                return _Retry(refused)
+            raise
         except (urllib.error.URLError, http.client.HTTPException, OSError) as error:
             cause = getattr(error, "reason", error)
             return _Retry(PosApiError("UNREACHABLE", f"{method} {self._url(path)}: {type(cause).__name__}: {cause}"))
@@ -138,8 +150,12 @@ class Transport:
     def _url(self, path: str) -> str:
         return f"{self.base_url.rstrip('/')}/{path.lstrip('/')}"
 
-    def _send_once(self, method: str, path: str, body: bytes | None) -> Response:
-        headers = {"x-functions-key": self.key, "Accept": "application/json", "User-Agent": USER_AGENT}
+    def _send_once(self, method: str, path: str, body: bytes | None, *, renew_token: bool = False) -> Response:
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.key is not None:
+            headers["x-functions-key"] = self.key
+        if self.credentials is not None:
+            headers["Authorization"] = "Bearer " + self.credentials.token(renew=renew_token)
         if body is not None:
             headers["Content-Type"] = "application/json"
         request = urllib.request.Request(self._url(path), data=body, headers=headers, method=method)

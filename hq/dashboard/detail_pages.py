@@ -90,6 +90,10 @@ def profile_page(profile: Profile) -> str:
         + f"<td>{'never' if key.last_used_at is None else key.last_used_at.strftime('%Y-%m-%dT%H:00Z')}</td></tr>"
         for key in profile.keys
     ]
+    clients = [
+        f'<tr data-client-id="{text(client.client_id)}">' + cells(client.client_id, when(client.added_at)) + "</tr>"
+        for client in profile.clients
+    ]
     stores = []
     for row in profile.stores:
         master = row.master
@@ -125,6 +129,9 @@ def profile_page(profile: Profile) -> str:
         f" ({'active' if profile.partner.active else 'inactive'})</h1>"
         '<h2>Keys</h2><p class="note">Key ids only: a key is shown once, when issued, and only its hash is stored.</p>'
         + table("keys", ["key_id", "Status", "Created", "Revoked", "Last used (hour)"], keys, "No keys.")
+        + '<h2>OAuth clients</h2><p class="note">Applications whose bearer tokens speak for the partner '
+        "(<code>hq partner client add</code>).</p>"
+        + table("clients", ["client_id", "Added"], clients, "No OAuth clients: API keys only.")
         + "<h2>Stores</h2>"
         + table(
             "stores",

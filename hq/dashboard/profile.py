@@ -1,4 +1,5 @@
-"""The partner page's read model: keys (ids and dates, never a key or its hash), registered stores with
+"""The partner page's read model: keys (ids and dates, never a key or its hash) and the OAuth clients whose
+bearer tokens speak for the partner, registered stores with
 their master data, the transaction type mapping, the payment-type directions, and the warnings the
 partner's trade record batches carried, by code per business date (from batch markers)."""
 
@@ -9,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Protocol
 
+from core.clients import ClientInfo
 from core.ports import MasterReads, Overview, PartnerAdmin
 from core.records import ApiKeyInfo, Mapping, Partner, StoreMaster
 from hq.dashboard.overview import DateRange, NotFound, default_range
@@ -30,6 +32,7 @@ class StoreRow:
 class Profile:
     partner: Partner
     keys: list[ApiKeyInfo]
+    clients: list[ClientInfo]
     stores: list[StoreRow]
     mapping: Mapping
     directions: list[operations.Direction]
@@ -58,6 +61,7 @@ def profile(storage: ProfileStorage, partner_id: str, today: dt.date) -> Profile
     return Profile(
         partner,
         storage.list_keys(partner_id),
+        storage.list_clients(partner_id),
         stores,
         storage.get_mapping(partner_id),
         operations.directions(storage, partner),

@@ -230,8 +230,11 @@ def test_no_page_shows_a_key_a_member_id_or_card_digits(host, dashboard, page):
         assert partner.key not in dom and key_hash not in dom, url
         assert MEMBER_ID not in dom, url
         assert not card_digits.search(dom), url
-    page.goto(pages[-2])  # the profile lists the key by its id only
+    client_id = "5f0c2a7e-9b1d-4e3f-8a6c-" + partner.partner_id[-10:].rjust(12, "0")
+    assert host.hq_in_process("partner", "client", "add", partner.partner_id, client_id).returncode == 0
+    page.goto(pages[-2])  # the profile lists the key by its id only, and the OAuth clients beside it
     assert page.locator("#keys").inner_text().count(partner.key_id) == 1
+    assert page.locator(f'#clients tr[data-client-id="{client_id}"]').count() == 1
 
 
 # --- store_ids that need percent-encoding -----------------------------------------------------------------

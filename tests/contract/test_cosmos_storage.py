@@ -8,20 +8,22 @@ from __future__ import annotations
 import threading
 import uuid
 
+import orjson
 import pytest
-import requests
-from azure.core.pipeline.transport import RequestsTransportResponse
+import urllib3
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
-from backends.cosmos import keys, markers, outages, trade_records
+from backends.cosmos import keys, markers, outages, record_writes, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
 from backends.cosmos.throttling import ThrottlePlan
+from backends.cosmos.transport import Urllib3Response, Urllib3Transport
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
+from core.versions import Version
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
 from tests.contract.test_storage_contract import (
     DAY,
@@ -62,14 +64,14 @@ class Crash(Exception):
     pass
 
 
-def crash_once(monkeypatch, storage, name: str) -> None:
-    """The adapter step `name` fails once, as if the process died there."""
+def crash_once(monkeypatch, storage, name: str, skip: int = 0) -> None:
+    """The adapter step `name` fails once, at its call after `skip` others, as if the process died there."""
     step = getattr(storage, name)
-    crashed = []
+    calls = []
 
     def failing(*args, **kwargs):
-        if not crashed:
-            crashed.append(True)
+        calls.append(True)
+        if len(calls) == skip + 1:
             raise Crash(name)
         return step(*args, **kwargs)
 
@@ -195,21 +197,30 @@ def test_a_crash_before_the_marker_is_completed_by_the_retry(storage, partner, m
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
 
 
-def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner, monkeypatch):
+@pytest.mark.parametrize(
+    "step, skip",
+    [("_write_with_rule", 0), ("_write_with_rule", 1), ("_clear_days_to_bury", 0)],
+    ids=["before-the-record", "before-the-tombstone", "before-the-clean-up"],
+)
+def test_a_crash_while_a_record_moves_is_completed_by_the_retry(storage, partner, monkeypatch, step, skip):
     save_records(storage, partner, record("T1", 1))
     moved = record("T1", 2, store_id="S2", business_date=NEXT_DAY)
     batch = marker(partner, "trade-records", store_id="S2", business_date=NEXT_DAY, seq=1)
-    crash_once(monkeypatch, storage._trade_records, "_put_record")  # the version entry already says v2 in S2
+    crash_once(monkeypatch, storage._trade_records.writes, step, skip)  # the version entry already says v2 in S2
     with pytest.raises(Crash):
         storage.save_trade_records(batch, [moved])
-    assert storage.save_trade_records(batch, [moved]).existing is None
+    saved = storage.save_trade_records(batch, [moved])
+    assert saved.existing is None and saved.changes.newer == 1
+    assert [(move.left.store_id, move.to.store_id) for move in saved.changes.moves] == [("S1", "S2")]
     assert day_rows(storage, partner) == {}
     assert day_rows(storage, partner, "S2", NEXT_DAY) == {"T1": moved}
+    entry = storage._trade_records.index.entries(partner, ["T1"])["T1"]
+    assert entry["dirty"] == [] and entry["version"] == 2
 
 
 def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(storage, partner, monkeypatch):
     save_records(storage, partner, record("T1", 1))
-    crash_once(monkeypatch, storage._trade_records, "_bury")  # v2 written in S2, v1 still in S1
+    crash_once(monkeypatch, storage._trade_records.writes, "_write_with_rule", 1)  # v2 in S2, v1 still in S1
     with pytest.raises(Crash):
         save_records(storage, partner, record("T1", 2, store_id="S2"))
     third = record("T1", 3, store_id="S2")  # not a move any more, yet S1 is cleaned
@@ -219,17 +230,27 @@ def test_a_crash_before_the_old_day_is_cleaned_is_completed_by_the_next_version(
 
 
 def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading.Event]:
-    """Make the writer of `version` stop just before it writes its record, until released."""
+    """Make the writer of `version` stop just before it writes its record, until released: a first version
+    in the batch path (its entry created, its record not), any other in the item-by-item path."""
     reached, release = threading.Event(), threading.Event()
-    put = storage._trade_records._put_record
+    writes = storage._trade_records.writes
+    put, create = writes.put_record, writes.create_records
 
-    def slow(partner_id, row, mine, expected):
-        if row.version == version:
+    def wait_if_mine(rows):
+        if any(row.version == version for row in rows):
             reached.set()
             assert release.wait(30)
+
+    def slow_put(partner_id, row, mine, expected):
+        wait_if_mine([row])
         return put(partner_id, row, mine, expected)
 
-    monkeypatch.setattr(storage._trade_records, "_put_record", slow)
+    def slow_create(partner_id, rows):
+        wait_if_mine(rows)
+        return create(partner_id, rows)
+
+    monkeypatch.setattr(writes, "put_record", slow_put)
+    monkeypatch.setattr(writes, "create_records", slow_create)
     return reached, release
 
 
@@ -332,24 +353,25 @@ def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
 # -- throttling (429) -----------------------------------------------------------------------------
 
 
-class ThrottlingTransport(cosmos_connection.RequestsTransport):
-    """The SDK's own transport, answering document writes 429 with a retry-after of 1 ms, as an
+class ThrottlingTransport(Urllib3Transport):
+    """The adapter's own transport, answering document writes 429 with a retry-after of 1 ms, as an
     account whose partition is out of request units does: the request never reaches the database."""
 
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+    def __init__(self) -> None:
+        super().__init__(pool_size=4, verify=False)
         self.throttled = 0
 
     def send(self, request, **kwargs):
         if request.method == "POST" and request.url.rstrip("/").endswith("/docs"):
             self.throttled += 1
-            answer = requests.Response()
-            answer.status_code, answer.reason, answer.url = 429, "Too Many Requests", request.url
-            answer.headers.update(
-                {"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"}
+            answer = urllib3.HTTPResponse(
+                body=b'{"code": "TooManyRequests", "message": "Request rate is large"}',
+                headers={"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"},
+                status=429,
+                reason="Too Many Requests",
+                preload_content=True,
             )
-            answer._content = b'{"code": "TooManyRequests", "message": "Request rate is large"}'
-            return RequestsTransportResponse(request, answer)
+            return Urllib3Response(request, answer)
         return super().send(request, **kwargs)
 
 
@@ -357,7 +379,7 @@ def test_the_sdk_retries_a_429_nine_times_then_the_adapter_answers_unavailable_w
     storage, cosmos_emulator, database_name, monkeypatch
 ):
     transport = ThrottlingTransport()
-    monkeypatch.setattr(cosmos_connection, "_transport", lambda pool_size: transport)
+    monkeypatch.setattr(cosmos_connection, "_transport", lambda endpoint, pool_size, verify: transport)
     throttled = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key)
     partner_id = new_id()
     with pytest.raises(BackendUnavailable) as raised:
@@ -451,3 +473,170 @@ def test_the_setting_throttles_the_calls_it_names_reads_and_queries_included(
     with pytest.raises(BackendUnavailable):
         throttled.trade_record_versions("p", ["T1"])
     throttled.close()
+
+
+# -- new records in transactional batches (trade_records._save_rows, record_index.py) ----------------
+# The emulator applies a transactional batch's operations up to the one it refuses and keeps them (Cosmos DB
+# writes none of them): the tests below pass either way, because a refused batch's rows are decided again one
+# by one on what is stored. That Cosmos DB itself writes nothing of a refused batch is not shown here.
+
+
+def batch_of(partner: str, rows: list, batch_id: str | None = None):
+    first = rows[0]
+    return marker(
+        partner,
+        "trade-records",
+        len(rows),
+        batch_id=batch_id,
+        store_id=first.store_id,
+        business_date=first.business_date,
+        seq=1,
+    )
+
+
+def test_new_records_are_written_in_transactional_batches(storage, partner, monkeypatch):
+    rows = [record(f"T{n}", payment_ids=(f"P{n}",)) for n in range(250)]
+    calls = []
+    batch = storage._containers.trade_records.execute_item_batch
+
+    def counted(operations, **kwargs):
+        calls.append(len(operations))
+        return batch(operations, **kwargs)
+
+    monkeypatch.setattr(storage._containers.trade_records, "execute_item_batch", counted)
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.existing is None and saved.changes.newer == 250
+    assert max(calls) <= 100 and sum(calls) == 500  # an entry and a record each, at most 100 a batch
+    assert len(calls) <= keys.INDEX_BUCKETS + 3  # entries: a batch per bucket; records: 250 in 3
+    assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
+    assert storage.trade_record_versions(partner, ["T0", "T249", "T250"]).keys() == {"T0", "T249"}
+    assert storage.trade_records_by_payment_id(partner, ["P7", "P8", "P999"]) == {"P7": {"T7"}, "P8": {"T8"}}
+
+
+def test_a_batch_mixing_stored_and_new_first_versions_counts_only_the_new(storage, partner):
+    stored = [record(f"T{n}") for n in range(0, 150, 10)]  # one in most buckets
+    storage.save_trade_records(batch_of(partner, stored), stored)
+    rows = [record(f"T{n}", total=2000 if n % 10 else 1000) for n in range(150)]
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.changes.newer == 135 and saved.changes.moves == ()
+    assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
+
+
+def test_a_record_stored_where_a_batch_creates_keeps_the_version_rule(storage, partner):
+    # T5 version 2 lives in S2; a batch of first versions in S1 includes T5: its entry is found (refused),
+    # and the rest of the batch is written.
+    storage.save_trade_records(batch_of(partner, [record("T5", 2, store_id="S2")]), [record("T5", 2, store_id="S2")])
+    rows = [record(f"T{n}") for n in range(10)]
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.changes.newer == 9
+    assert set(day_rows(storage, partner)) == {f"T{n}" for n in range(10) if n != 5}
+    assert set(day_rows(storage, partner, "S2")) == {"T5"}
+
+
+def test_a_record_item_found_by_a_records_batch_is_decided_one_by_one(storage, partner):
+    # A tombstone of version 3 (the record moved away, and a writer of its entry is behind): the records
+    # batch that creates T3 is refused, and T3 version 1 must not come back; the others are written.
+    storage._trade_records.writes.bury(partner, "T3", "S1", DAY.isoformat(), Version(3, 0))
+    rows = [record(f"T{n}") for n in range(6)]
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.changes.newer == 6  # every entry was this batch's to create
+    assert set(day_rows(storage, partner)) == {"T0", "T1", "T2", "T4", "T5"}
+
+
+def test_a_crash_between_the_entries_and_the_records_is_completed_by_the_retry(storage, partner, monkeypatch):
+    rows = [record(f"T{n}", payment_ids=(f"P{n}",)) for n in range(120)]
+    batch = batch_of(partner, rows)
+    crash_once(monkeypatch, storage._trade_records.writes, "create_records")
+    with pytest.raises(Crash):
+        storage.save_trade_records(batch, rows)
+    assert day_rows(storage, partner) == {}  # entries written, records not, no marker
+    saved = storage.save_trade_records(batch, rows)
+    assert saved.existing is None and saved.changes.newer == 120
+    assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
+    assert storage.find_batch(partner, batch.batch_id) is not None
+
+
+def test_the_payment_id_look_up_reads_only_the_partners_own_index(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    storage.save_trade_records(
+        batch_of(other, [record("T1", payment_ids=("1001",))]), [record("T1", payment_ids=("1001",))]
+    )
+    assert storage.trade_records_by_payment_id(partner, ["1001"]) == {}
+    mine = record("T9", payment_ids=("1001", "1002"))
+    storage.save_trade_records(batch_of(partner, [mine]), [mine])
+    assert storage.trade_records_by_payment_id(partner, ["1001", "1002"]) == {"1001": {"T9"}, "1002": {"T9"}}
+    # a next version that drops a payment_id is no longer found by it
+    newer = record("T9", 2, payment_ids=("1002",))
+    storage.save_trade_records(batch_of(partner, [newer]), [newer])
+    assert storage.trade_records_by_payment_id(partner, ["1001", "1002"]) == {"1002": {"T9"}}
+
+
+def test_the_proxy_is_read_once_for_the_endpoint(monkeypatch):
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "cosmos.internal")
+    proxied = cosmos_connection._transport("https://account.documents.azure.com:443/", 4, True)
+    assert isinstance(proxied._pool, urllib3.ProxyManager)
+    assert proxied._pool.proxy.host == "proxy.example"
+    direct = cosmos_connection._transport("https://cosmos.internal/", 4, True)
+    assert not isinstance(direct._pool, urllib3.ProxyManager)
+
+
+# -- the layout before the record index (index_migration.py, `hq cosmos migrate-index`) ----------------
+
+
+def write_old_layout(storage, partner: str, row) -> None:
+    """A record and its version entry as the adapter wrote them before the record index."""
+    mine = Version.of(row.version, row.last_modified_at)
+    item = record_writes.record_item(partner, row, mine)
+    storage._containers.trade_records.create_item({**item, "document": {"payments": [{"payment_id": "PAY-1"}]}})
+    storage._containers.trade_records.create_item(
+        {
+            "id": "version",
+            "pk": keys.version_key(partner, row.trade_record_id),
+            "partner_id": partner,
+            "trade_record_id": row.trade_record_id,
+            "version": row.version,
+            "last_modified_us": mine.modified_us,
+            "store_id": row.store_id,
+            "business_date": row.business_date.isoformat(),
+            "batch_id": "old",
+            "previous": None,
+            "dirty": [],
+        }
+    )
+
+
+def test_the_migration_copies_the_earlier_layout_into_the_record_index(storage, partner):
+    write_old_layout(storage, partner, record("OLD-1", 2))
+    reported = []
+    done = storage.migrate_record_index(reported.append)
+    assert done.created >= 1 and reported[-1] is done  # other tests' old entries may be there too
+    assert storage.trade_record_versions(partner, ["OLD-1"])["OLD-1"].version.number == 2
+    assert storage.trade_records_by_payment_id(partner, ["PAY-1"]) == {"PAY-1": {"OLD-1"}}
+    again = storage.migrate_record_index(lambda _done: None)
+    assert again.created == 0 and again.updated == 0 and again.kept == again.seen
+    # the version rule holds across the two layouts: an older version stays out, a newer one moves the record
+    assert save_records(storage, partner, record("OLD-1", 1)) is None
+    assert day_rows(storage, partner)["OLD-1"].version == 2
+    moved = record("OLD-1", 3, store_id="S2")
+    save_records(storage, partner, moved)
+    assert day_rows(storage, partner) == {} and day_rows(storage, partner, "S2") == {"OLD-1": moved}
+
+
+def test_large_records_are_split_into_batches_a_request_can_carry(storage, partner, monkeypatch):
+    # 0.9 MB each as UTF-8, though 0.3 million characters: measured in characters, three would have gone in one
+    # request of 2.7 MB
+    text = "店" * 300_000
+    rows = [record(f"BIG-{n}", document_json=orjson.dumps({"note": text, "n": n}).decode()) for n in range(3)]
+    sizes = []
+    batch = storage._containers.trade_records.execute_item_batch
+
+    def measured(operations, **kwargs):
+        sizes.append(sum(len(orjson.dumps(operation[1][-1])) for operation in operations))
+        return batch(operations, **kwargs)
+
+    monkeypatch.setattr(storage._containers.trade_records, "execute_item_batch", measured)
+    saved = storage.save_trade_records(batch_of(partner, rows), rows)
+    assert saved.changes.newer == 3 and set(day_rows(storage, partner)) == {"BIG-0", "BIG-1", "BIG-2"}
+    assert max(sizes) < 2_000_000

@@ -13,6 +13,7 @@ from dataclasses import replace
 import pytest
 
 from backends.sqlite.storage import SqliteStorage
+from core.clients import ClientInfo, ClientOwner
 from core.kept_warnings import KeptWarning
 from core.ports import AdminError
 from core.records import (
@@ -241,6 +242,58 @@ def test_key_operations_need_a_known_partner(storage):
         lambda: storage.add_key("nobody", "k", "h" * 64, T0),
         lambda: storage.list_keys("nobody"),
         lambda: storage.revoke_key("nobody", "k", T0),
+    ):
+        with pytest.raises(AdminError, match="^unknown partner nobody$"):
+            call()
+
+
+def test_oauth_clients_speak_for_one_partner_each(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    later = T0 + dt.timedelta(minutes=1)
+    # Shaped like real providers' client ids: an Entra ID application (client) id, a Keycloak client, an
+    # Okta one, and ids with a scheme, slashes and non-Latin text (a provider may allow any string).
+    entra, keycloak, okta = str(uuid.uuid4()), new_id("acme-pos/"), "0oa" + uuid.uuid4().hex[:17]
+    odd = new_id("spiffe://acme.example/pos|客户端 ")
+    assert storage.add_client(partner, keycloak, later) == ClientInfo(keycloak, partner, later)
+    storage.add_client(partner, entra, T0)
+    storage.add_client(partner, odd, later)
+    storage.add_client(other, okta, T0)
+    assert storage.list_clients(partner) == [
+        ClientInfo(entra, partner, T0),
+        *sorted([ClientInfo(keycloak, partner, later), ClientInfo(odd, partner, later)], key=lambda c: c.client_id),
+    ]
+    assert storage.list_clients(other) == [ClientInfo(okta, other, T0)]
+    owner = Partner(partner, "Partner", True, T0)
+    assert storage.find_client(entra) == ClientOwner(owner, entra)
+    assert storage.find_client(odd) == ClientOwner(owner, odd)
+    assert storage.find_client(entra.upper()) is None  # compared exactly, as the token carries it
+    assert storage.find_client(str(uuid.uuid4())) is None
+
+    with pytest.raises(AdminError, match=f"^client {entra} already speaks for partner {partner}$"):
+        storage.add_client(other, entra, later)
+    with pytest.raises(AdminError, match=f"^client {entra} already speaks for partner {partner}$"):
+        storage.add_client(partner, entra, later)
+    with pytest.raises(AdminError, match=f"^partner {other} has no client {entra}$"):
+        storage.remove_client(other, entra)
+    assert storage.find_client(entra) == ClientOwner(owner, entra)
+
+    storage.set_partner_active(partner, False)
+    assert storage.find_client(keycloak).partner.active is False
+    storage.remove_client(partner, entra)
+    assert storage.find_client(entra) is None
+    assert [client.client_id for client in storage.list_clients(partner)] == sorted([keycloak, odd])
+    with pytest.raises(AdminError, match=f"^partner {partner} has no client {entra}$"):
+        storage.remove_client(partner, entra)
+    storage.add_client(other, entra, later)  # removed, it may speak for another partner
+    assert storage.find_client(entra).partner.partner_id == other
+
+
+def test_client_operations_need_a_known_partner(storage):
+    for call in (
+        lambda: storage.add_client("nobody", "c", T0),
+        lambda: storage.list_clients("nobody"),
+        lambda: storage.remove_client("nobody", "c"),
     ):
         with pytest.raises(AdminError, match="^unknown partner nobody$"):
             call()

@@ -40,8 +40,9 @@ def refused(result: subprocess.CompletedProcess, *words: str) -> str:
 
 
 def rows_of(table: str) -> dict[str, list[str]]:
-    """A printed table by its first column."""
-    return {line.split()[0]: line.split() for line in table.strip().splitlines()[1:]}
+    """A printed table by its first column (the first table printed: up to a blank line)."""
+    lines = table.strip().split("\n\n")[0].splitlines()
+    return {line.split()[0]: line.split() for line in lines[1:]}
 
 
 # --- partners -----------------------------------------------------------------------------------
@@ -224,6 +225,31 @@ def test_key_list_of_a_partner_without_keys_says_how_to_issue_one(host):
     assert f"key issue {partner_id}" in ok(host.hq("key", "list", partner_id))
 
 
+def test_partner_client_add_list_and_remove(partner, new_partner):
+    hq, other = partner.host.hq, new_partner()
+    entra, keycloak = str(uuid.uuid4()), f"pos-{uuid.uuid4().hex[:8]}/prod"
+    assert "has no OAuth clients" in ok(hq("key", "list", partner.partner_id))
+    added = ok(hq("partner", "client", "add", partner.partner_id, entra))
+    assert f"Client {entra} now speaks for partner {partner.partner_id}" in added
+    ok(partner.host.hq_in_process("partner", "client", "add", partner.partner_id, keycloak))
+    listed = ok(hq("key", "list", partner.partner_id))  # the clients beside the keys
+    keys, clients = listed.strip().split("\n\n")
+    assert partner.key_id in keys and entra not in keys
+    assert clients.splitlines()[0].split() == ["CLIENT_ID", "ADDED_AT"]
+    assert set(rows_of(clients)) == {entra, keycloak}
+    assert set(rows_of(ok(hq("partner", "client", "list", partner.partner_id)))) == {entra, keycloak}
+
+    refused(hq("partner", "client", "add", other.partner_id, entra), entra, f"partner {partner.partner_id}")
+    refused(hq("partner", "client", "remove", other.partner_id, entra), f"partner {other.partner_id} has no client")
+    for bad in ("", " padded ", "tab\there", "x" * 256):
+        refused(hq("partner", "client", "add", partner.partner_id, bad), "invalid client id")
+    refused(hq("partner", "client", "add", "nobody", str(uuid.uuid4())), "unknown partner nobody")
+
+    assert "now get 401" in ok(hq("partner", "client", "remove", partner.partner_id, entra))
+    assert set(rows_of(ok(hq("partner", "client", "list", partner.partner_id)))) == {keycloak}
+    refused(hq("partner", "client", "remove", partner.partner_id, entra), "has no client")
+
+
 def test_key_revoke(partner):
     assert "401" in ok(partner.host.hq("key", "revoke", partner.partner_id, partner.key_id))
     problem_of(partner.get("mappings/transaction-types"), 401, "UNAUTHORIZED")
@@ -389,3 +415,17 @@ def test_a_closed_pipe_ends_quietly(host):
     finally:
         os.close(write_end)
     assert (result.returncode, result.stderr) == (141, "")
+
+
+# --- one-off migrations ------------------------------------------------------------------------------
+
+
+def test_the_record_index_migration_runs_on_cosmos_db_and_says_so_elsewhere(host, azure_host):
+    embedded = host.hq("cosmos", "migrate-index")
+    assert "Nothing to migrate" in ok(embedded)
+    migrated = azure_host.hq("cosmos", "migrate-index")
+    assert migrated.returncode == 0, migrated.stderr
+    assert (
+        migrated.stdout.startswith("Record index migrated: ") and "Running it again changes nothing" in migrated.stdout
+    )
+    assert "entries read" in migrated.stderr and "Traceback" not in migrated.stderr  # progress

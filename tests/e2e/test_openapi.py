@@ -81,6 +81,24 @@ def test_headers_and_codes_are_documented(served):
     assert served["paths"]["/openapi.json"]["get"]["security"] == []
 
 
+def test_both_security_schemes_are_declared_either_opens_a_keyed_operation(served):
+    schemes = served["components"]["securitySchemes"]
+    assert schemes["FunctionsKey"] == {**schemes["FunctionsKey"], "type": "apiKey", "in": "header"}
+    assert schemes["BearerToken"] == {
+        **schemes["BearerToken"],
+        "type": "http",
+        "scheme": "bearer",
+        "bearerFormat": "JWT",
+    }
+    either = [{"FunctionsKey": []}, {"BearerToken": []}]
+    assert served["security"] == either
+    for path, item in served["paths"].items():
+        for method, operation in item.items():
+            if operation["security"]:
+                assert operation["security"] == either, (path, method)
+                assert "WWW-Authenticate" in operation["responses"]["401"]["headers"], (path, method)
+
+
 def strict(model, response):
     return model.model_validate_json(response.content, strict=True)
 

@@ -1,15 +1,17 @@
 """The capacity model (bench/capacity.py): `python -m bench.capacity --quick` runs end to end on SQLite and
-the Cosmos DB emulator and prints its table; the requests it counts show the version entry's cheaper path
-(a new record: two creates, no read); the cost model gives the published figures. No time is asserted."""
+the Cosmos DB emulator and prints its table; the requests it counts show the record index's transactional
+batches (no request per record); the cost model gives the published figures. No time is asserted."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
 import orjson
 import pytest
 
+from backends.cosmos.keys import INDEX_BUCKETS
 from bench import request_charges
 from bench.capacity_model import Chain, infra_parameter
 from tests.conftest import ROOT
@@ -38,19 +40,24 @@ def test_the_quick_run_prints_the_busiest_hour_the_month_and_the_parts_that_satu
     assert figures["plan"]["busiest_hour"]["stores closing"] == 4_000  # 80 % of 10,000 within two hours
 
 
-def test_a_new_record_creates_its_version_entry_and_itself_without_reading(quick_run):
+def test_records_are_written_in_transactional_batches_without_reading_one_by_one(quick_run):
     _, figures = quick_run
     cosmos = figures["measured"]["cosmos"]
     records = cosmos["batch_records"]
+    most = INDEX_BUCKETS + math.ceil(records / 100)  # entries per index bucket, records per 100
+    per_record = ("trade-records read_item", "trade-records create_item", "trade-records replace_item")
     new = cosmos["new"]["by_request"]
-    assert new["trade-records create_item 200"] == 2 * records
-    assert not any(name.startswith("trade-records read_item") for name in new)
-    # The same records under a new batch_id: each create of the entry meets the stored one, which is then read.
+    assert 2 <= new["trade-records execute_item_batch 200"] <= most
+    assert not any(name.startswith(per_record) for name in new)
+    # The same records under a new batch_id: the entries' batches meet the stored entries and are refused; the
+    # entries are then read in one query, and nothing is written.
     resend = cosmos["resend_new_batch_id"]["by_request"]
-    assert resend["trade-records create_item 409"] == records
-    assert "trade-records create_item 200" not in resend
-    # A next version reads first (it expects an entry), as before.
-    assert cosmos["next_version_same_day"]["by_request"]["trade-records replace_item 200"] == 2 * records
+    assert resend["trade-records execute_item_batch 409"] >= 1
+    assert not any(name.startswith(per_record) for name in resend)
+    # A next version: entries read in one query, then replaced in batches, as its records.
+    later = cosmos["next_version_same_day"]["by_request"]
+    assert 2 <= later["trade-records execute_item_batch 200"] <= most
+    assert not any(name.startswith(per_record) for name in later)
 
 
 def test_the_cost_model_gives_the_published_figures():

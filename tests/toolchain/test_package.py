@@ -197,6 +197,7 @@ def test_the_package_answers_health_and_a_write_on_its_own_dependencies(smoke):
     assert answers["put_stores"]["body"]["batch_id"] == smoke["body"]["batch_id"]
     assert answers["unauthorized"]["status"] == 401 and answers["unauthorized"]["body"]["code"] == "UNAUTHORIZED"
     assert smoke["stored_store_name"] == "台北101 信義店"
+    assert smoke["bearer_client"] == "client-1"  # a bearer token checked on the package's PyJWT and cryptography
     assert Path(smoke["prefix"]).name.startswith("package-check-")
     # Every module came from the package, its environment or the standard library; no tool was loaded.
     assert smoke["foreign_modules"] == []
@@ -213,8 +214,9 @@ def _import_names(distribution: str) -> set[str]:
 
 
 # Deployed but not imported by name: zoneinfo reads tzdata; the OpenTelemetry SDK is what
-# azure-monitor-opentelemetry runs on, pinned with the API.
-NOT_IMPORTED_BY_NAME = {"tzdata", "opentelemetry-sdk"}
+# azure-monitor-opentelemetry runs on, pinned with the API; cryptography is what PyJWT verifies RS/PS/ES/EdDSA
+# signatures with (bearer tokens).
+NOT_IMPORTED_BY_NAME = {"tzdata", "opentelemetry-sdk", "cryptography"}
 
 
 def test_every_requirement_is_imported_by_the_app():

@@ -177,6 +177,7 @@ def test_no_page_shows_a_key_or_its_hash(storage):
     key = onboarding.issue_key(storage, "acme", NOW)
     page = get(storage, "/partners/acme/profile").body
     assert key.key_id in page and key.secret not in page and key.key_hash not in page
+    assert '<table id="clients">' in page and "No OAuth clients: API keys only." in page
     assert 'data-store="S1"' in page and '<figure id="warnings-chart"><svg' in page
     assert 'data-code="PAYMENT_TYPE_UNKNOWN_DIRECTION" data-value="1"' in page
 
@@ -235,3 +236,12 @@ def test_timestamps_are_in_an_operators_words():
     assert when(dt.datetime(2026, 11, 20, 9, 30, 5, 123456, tzinfo=dt.timezone(dt.timedelta(hours=9)))) == (
         "2026-11-20 00:30:05 UTC"
     )
+
+
+def test_the_partner_page_lists_its_oauth_clients_beside_its_keys(storage):
+    onboarding.add_client(storage, "acme", "5f0c2a7e-9b1d-4e3f-8a6c-2d4b6f8e0a1c", NOW)
+    onboarding.add_client(storage, "acme", 'acme-pos/<prod> & "eu"', NOW)  # escaped, as every value
+    page = get(storage, "/partners/acme/profile").body
+    assert '<tr data-client-id="5f0c2a7e-9b1d-4e3f-8a6c-2d4b6f8e0a1c">' in page
+    assert "acme-pos/&lt;prod&gt; &amp; &quot;eu&quot;" in page and "<prod>" not in page
+    assert page.index('<table id="keys">') < page.index('<table id="clients">') < page.index('<table id="stores">')

@@ -1,0 +1,71 @@
+"""Writing many items in transactional batches (`execute_item_batch`: one logical partition, at most 100
+operations and 2 MB a request, all or nothing in Cosmos DB). A batch that an operation refuses (409 exists,
+412 changed, 404 gone) is handed back for the item-by-item path, which decides each item on what is stored;
+so correctness never depends on the batch being atomic (the emulator applies the operations before the
+refused one and keeps them: the item-by-item path then finds them written)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+from azure.cosmos.exceptions import CosmosBatchOperationError
+
+from backends.cosmos.connection import WriterPool
+from core import faults
+
+T = TypeVar("T")
+
+MAX_OPERATIONS = 100  # Cosmos DB's limit per transactional batch
+# Below the 2 MB a batch request may carry, with room for each operation's envelope.
+MAX_BATCH_BYTES = 1_500_000
+# What an operation that lost to a concurrent writer answers: the item-by-item path decides instead.
+REFUSED = frozenset({404, 409, 412})
+
+
+def in_batches(
+    container, writers: WriterPool, work: Sequence[tuple[T, tuple, int]], point: str
+) -> list[tuple[T, dict | None]]:
+    """Execute the operations (what each is for, the operation as the SDK takes it, its size in bytes) in
+    transactional batches per logical partition (the `pk` of each operation's item), concurrently: each
+    `what` with its operation's answer, or None when its batch was refused. The fault point `point` is
+    passed after each batch done."""
+    by_pk: dict[str, list[tuple[T, tuple, int]]] = defaultdict(list)
+    for entry in work:
+        by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
+    runs = [(pk, run) for pk, partition in by_pk.items() for run in _chunked(partition)]
+    answered = writers.each(lambda job: _execute(container, job[0], job[1], point), runs)
+    return [
+        (what, None if answers is None else answer)
+        for (_, run), answers in zip(runs, answered, strict=True)
+        for (what, _, _), answer in zip(run, answers or [None] * len(run), strict=True)
+    ]
+
+
+def _chunked(work: list[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tuple, int]]]:
+    """Runs of at most MAX_OPERATIONS and MAX_BATCH_BYTES (an item larger than that alone in its run)."""
+    run: list[tuple[T, tuple, int]] = []
+    size = 0
+    for entry in work:
+        if run and (len(run) == MAX_OPERATIONS or size + entry[2] > MAX_BATCH_BYTES):
+            yield run
+            run, size = [], 0
+        run.append(entry)
+        size += entry[2]
+    if run:
+        yield run
+
+
+def _execute(container, partition_key: str, run: list[tuple[T, tuple, int]], point: str) -> list[dict] | None:
+    try:
+        # The items written are not read back from the answer (its eTag is): Cosmos DB may leave them out.
+        answers = container.execute_item_batch(
+            [operation for _, operation, _ in run], partition_key=partition_key, no_response=True
+        )
+    except CosmosBatchOperationError as error:
+        if error.status_code not in REFUSED:  # the status of the operation that failed
+            raise
+        return None
+    faults.point(point)
+    return list(answers)
