@@ -4,6 +4,9 @@ the days its first attempt changed."""
 
 from __future__ import annotations
 
+import hashlib
+from typing import TYPE_CHECKING
+
 import orjson
 
 from core import errors
@@ -11,11 +14,13 @@ from core.ports import DelayedQueue, Reconciliations
 from core.reconcile_reruns import reopen_changed_days
 from core.records import TRADE_RECORD_MOVED, BatchMarker, RecordMove, StoreDay
 from ingest.batches import new_marker
-from ingest.body_digests import meaning_digest
 from ingest.parsing import parse, raw_object
 from ingest.record_documents import document_json
 from ingest.wire.requests import TradeRecordsBatch
 from ingest.wire.responses import BatchWarning
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
 
 def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> list[BatchWarning]:
@@ -76,12 +81,21 @@ def finish_resent(
     )
 
 
-def trade_records_meaning(batch: TradeRecordsBatch, documents: list[str]) -> str:
-    """What a batch of trade records says (ingest/body_digests.py `meaning_digest`): its store-day and
-    batch_seq, then its records as stored, which the fast path and the slow way write alike (and the accept
-    writes anyway: hashing them costs about a tenth of writing them)."""
-    header = orjson.dumps([batch.store_id, batch.business_date.isoformat(), batch.batch_seq]).decode()
-    return meaning_digest(batch, "\n".join([header, *documents]))
+def meaning_of_records(batch: TradeRecordsBatch) -> Hash:
+    """The start of what a batch of trade records says (ingest/body_digests.py `meaning_digest`): its
+    batch_id's UUID, store-day and batch_seq. Its records follow as stored (`document_json` adds each), which
+    the fast path and the slow way write alike; the accept writes them anyway, so only the hashing is added."""
+    meaning = hashlib.sha256(batch.batch_key.encode())
+    meaning.update(orjson.dumps([batch.store_id, batch.business_date.isoformat(), batch.batch_seq]))
+    return meaning
+
+
+def trade_records_meaning(batch: TradeRecordsBatch) -> str:
+    """What a batch of trade records says, its documents written again (a resend, the marker of a test)."""
+    meaning = meaning_of_records(batch)
+    for record in batch.trade_records:
+        document_json(record, meaning)
+    return meaning.hexdigest()
 
 
 def resent_meaning(body: bytes) -> str | None:
@@ -90,7 +104,7 @@ def resent_meaning(body: bytes) -> str | None:
         batch = parse(TradeRecordsBatch, body)[0]
     except errors.ApiError:
         return None
-    return trade_records_meaning(batch, [document_json(record) for record in batch.trade_records])
+    return trade_records_meaning(batch)
 
 
 def trade_records_marker(
@@ -99,7 +113,7 @@ def trade_records_marker(
     """The marker of a batch of trade records, which also keeps its store-day and batch_seq. meaning: its
     `trade_records_meaning`, taken here when not given."""
     if meaning is None:
-        meaning = trade_records_meaning(batch, [document_json(record) for record in batch.trade_records])
+        meaning = trade_records_meaning(batch)
     return new_marker(
         partner_id,
         batch,

@@ -10,7 +10,7 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from core import errors, faults
 from core.errors import FieldProblem
@@ -53,11 +53,11 @@ from ingest.record_documents import document_json
 from ingest.stored_size import oversized_records
 from ingest.trade_batches import (
     finish_resent,
+    meaning_of_records,
     moved_warnings,
     resent_meaning,
     resent_moved_warnings,
     trade_records_marker,
-    trade_records_meaning,
 )
 from ingest.trade_rules import record_warnings
 from ingest.trade_rules.common import RecordAmounts
@@ -65,6 +65,9 @@ from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from reference.codes import payment_directions_in_effect
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
 
 class TradeRecordsStorage(
@@ -201,7 +204,7 @@ def store_currency_problem(path: str, currency: str, store: StoreMaster) -> list
     return [FieldProblem(path, f"must equal the store currency ({store.currency})")]
 
 
-def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
+def _row(record: TradeRecord, amounts: RecordAmounts, meaning: Hash | None = None) -> TradeRecordRow:
     # Positional, in the order of TradeRecordRow's fields: 15 keywords took twice as long for a batch's
     # 500 rows (1.8 against 0.9 ms); tests/unit/test_record_rows.py checks each field by name.
     return TradeRecordRow(
@@ -217,7 +220,7 @@ def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
         amounts.tax_amount,
         amounts.tip_amount,
         amounts.payments_by_type,
-        document_json(record),
+        document_json(record, meaning),
         tuple([payment.payment_id for payment in record.payments]),
         product_lines(record),
     )
@@ -284,11 +287,10 @@ def post_trade_records(
         warnings += protection_warnings(path, record, store.country_code)
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
-    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    meaning = meaning_of_records(batch)  # each document is added to it as it is written
+    rows = [_row(record, money, meaning) for record, money in zip(batch.trade_records, amounts, strict=True)]
     raise_if_any(oversized_records(rows), body)
-    marker = trade_records_marker(
-        partner.partner_id, batch, len(rows), body, trade_records_meaning(batch, [row.document_json for row in rows])
-    )
+    marker = trade_records_marker(partner.partner_id, batch, len(rows), body, meaning.hexdigest())
     warnings += repeated_batch_seq(storage, marker)
     if exact is None:  # the fast path refuses "" where the answer warns: only the slow way meets one
         warnings += empty_value_warnings(warned_empty_values(TradeRecordsBatch, body))
