@@ -29,7 +29,16 @@ $(NODE_STAMP): package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error
 	@touch $(NODE_STAMP)
 
-install: $(STAMP) $(NODE_STAMP)
+# `hq`, HQ's command line, on the venv's PATH as the README writes it (`.venv/bin/hq`, or `hq` once the venv is
+# activated): a console script that runs this checkout's `python -m hq` from any folder. The app is not a
+# distribution of its own (its folders are the Functions app's layout), so make writes the script pip would.
+HQ_COMMAND := $(VENV)/bin/hq
+$(HQ_COMMAND): $(STAMP) Makefile
+	@printf '#!/bin/sh\n# HQ operations of %s (python -m hq), written by make install\nPYTHONPATH="%s$${PYTHONPATH:+:$$PYTHONPATH}" exec "%s" -m hq "$$@"\n' \
+		"$(CURDIR)" "$(CURDIR)" "$(CURDIR)/$(PY)" > $@
+	@chmod +x $@
+
+install: $(STAMP) $(NODE_STAMP) $(HQ_COMMAND)
 
 # The browser tests (tests/browser/) and `make screenshots` drive Debian's chromium with Playwright
 # (requirements-dev.txt), which never downloads a browser of its own: apt-get installs chromium and
@@ -43,7 +52,7 @@ browser:
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
 			-o DPkg::Lock::Timeout=600 chromium chromium-driver >/dev/null; }
 
-run: $(STAMP)
+run: $(STAMP) $(HQ_COMMAND)
 	$(PY) -m devhost
 
 # The same app on the Azure adapters: Cosmos DB and Storage Queue emulators, started and stopped here.

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from core.kept_warnings import KeptWarning
 from core.versions import Version, trade_record_replaces
 
 
@@ -163,11 +164,17 @@ class BatchMarker:
     # The warnings its answer carried, counted by code (HQ's dashboard shows them); empty for a marker
     # stored before they were kept. Not part of the marker's identity.
     warnings: dict[str, int] = field(default_factory=dict, compare=False)
+    # The warnings of its first answer, each whole, which a resend answers again (a trade record batch's
+    # TRADE_RECORD_MOVED aside: they follow from `changes`); None for a marker stored before they were kept.
+    answer: tuple[KeptWarning, ...] | None = field(default=None, compare=False)
+    # SHA-256 of what the body says (ingest/batches.py `meaning_digest`): a resend written otherwise (other
+    # whitespace, member order) is the same body. None for a marker stored before it was kept.
+    meaning_digest: str | None = field(default=None, compare=False)
 
     def with_changes(self, changes: RecordChanges) -> BatchMarker:
         """The marker of a trade record batch as kept: with what the batch changed, and its warnings counting
         the records that moved from another store-day (TRADE_RECORD_MOVED, which the answer gets only after
-        the save: ingest.trade_records.moved_warnings, one per move)."""
+        the save: ingest.trade_batches.moved_warnings, one per move)."""
         warnings = dict(self.warnings)
         if changes.moves:
             warnings[TRADE_RECORD_MOVED] = warnings.get(TRADE_RECORD_MOVED, 0) + len(changes.moves)

@@ -1,7 +1,8 @@
-"""`python -m hq`: HQ operations on the same backend the service uses (settings as the app's).
+"""`hq` (or `python -m hq`): HQ operations on the same backend the service uses (settings as the app's).
 
 It talks to storage directly, not through the partner API, so it works whether or not the service
-is running. Exit codes: 0 done, 1 refused (unknown partner, duplicate, ...), 2 bad usage.
+is running. Exit codes: 0 done, 1 refused (unknown partner, duplicate, ...), 2 bad usage, 141 the reader of its
+output went away (`hq ... | head`: quiet, as a shell tool killed by SIGPIPE).
 
 Each command group is a module of this package that adds its own parser and handlers (`add_group`):
 a command's parser sets `run` (its handler) and its group's `opens` (what the handler is given: the
@@ -13,6 +14,7 @@ so a command starts in a third of a second rather than over one (docs/decisions.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from core.ports import AddressNotAllowed, AdminError, BackendUnavailable
@@ -47,9 +49,7 @@ GROUPS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m hq", description="HQ operations for the partner POS ingestion service."
-    )
+    parser = argparse.ArgumentParser(prog="hq", description="HQ operations for the partner POS ingestion service.")
     groups = parser.add_subparsers(dest="group", required=True)
     for group in GROUPS:
         group.add_group(groups)
@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     load_local_settings()
     try:
         args.run(args.opens(Settings.from_env()), args)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
     except BackendUnavailable as error:
         refused = address_refusal(error)
         print(f"error: {error if refused is None else not_allowed_message(refused)}", file=sys.stderr)
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     except (AdminError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return closed_pipe()
     return 0
 
 
@@ -112,3 +115,15 @@ def not_allowed_message(refused: AddressNotAllowed) -> str:
         "(firewall). Allow it (README, Deploy: HQ's way in: operatorIpRanges / POS_OPERATOR_IP_RANGES, then "
         "provision again) or run hq from the virtual network."
     )
+
+
+# 128 + SIGPIPE: what a shell reports for a tool whose reader closed the pipe (`hq reconcile list | head`).
+CLOSED_PIPE_EXIT = 141
+
+
+def closed_pipe() -> int:
+    """The reader of stdout went away: end quietly. What is still buffered goes to /dev/null, so that the
+    interpreter's own flush at exit finds no broken pipe either (Python's documented way, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return CLOSED_PIPE_EXIT

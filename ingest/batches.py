@@ -18,23 +18,22 @@ The warnings that no single use case owns are built here too: members the servic
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeVar
-from uuid import UUID
 
 from pydantic import ValidationError
 
 from core import errors, faults
 from core.clock import utc_now
 from core.errors import FieldProblem
+from core.kept_warnings import KeptWarning
 from core.ports import Admission, BatchMarkers
 from core.records import BatchMarker
 from ingest import access
+from ingest.body_digests import body_digest, meaning_digest, raw_digest
 from ingest.parsing import i_json_problem, json_path
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
@@ -52,6 +51,7 @@ RESEND_BODY_IGNORED = "RESEND_BODY_IGNORED"
 BATCH_ID_REUSED = "BATCH_ID_REUSED"
 BATCH_SEQ_REPEATED = "BATCH_SEQ_REPEATED"
 UNKNOWN_MEMBER_IGNORED = "UNKNOWN_MEMBER_IGNORED"
+EMPTY_VALUE_READ_AS_ABSENT = "EMPTY_VALUE_READ_AS_ABSENT"
 BATCH_WARNING_CODES = {
     RESEND_BODY_IGNORED: "this batch_id was already received with a different body; the new body was ignored",
     BATCH_ID_REUSED: "this batch_id was first used on another endpoint; this request was ignored",
@@ -59,6 +59,8 @@ BATCH_WARNING_CODES = {
     "batch_seq; the records are stored, but reconciliation counts batches by batch_seq",
     UNKNOWN_MEMBER_IGNORED: "a member name the service does not know was ignored with its value (a misspelled "
     "field, or one of a later version of the interface)",
+    EMPTY_VALUE_READ_AS_ABSENT: 'a timestamp, amount, listed code or card_last4 was sent as an empty string (""), '
+    "which is no value of its form; it was read as absent, as if omitted",
 }
 
 
@@ -95,80 +97,26 @@ class BatchOutcome:
         )
 
 
-def body_digest(body: bytes) -> str:
-    """SHA-256 of the body with its batch_id's text in canonical form: a resend that writes the same
-    UUID in another case or form is the same body. Every other byte counts as sent."""
-    return hashlib.sha256(_canonical_batch_id(body)).hexdigest()
-
-
-def raw_digest(body: bytes) -> str:
-    """SHA-256 of the bytes as sent: what markers stored before `body_digest` canonicalised."""
-    return hashlib.sha256(body).hexdigest()
-
-
-# The batch_id written as the body's first member, without escapes: the usual case, found without
-# reading the rest of the body (a nested member named batch_id cannot come first).
-_LEADING_BATCH_ID = re.compile(rb'\A[ \t\n\r]*\{[ \t\n\r]*"batch_id"[ \t\n\r]*:[ \t\n\r]*"([^"\\]*)"')
-_WHITESPACE = re.compile(r"[ \t\n\r]*")
-
-
-def _canonical_batch_id(body: bytes) -> bytes:
-    """body with the text of its batch_id (the body's own member, not a nested one) replaced by the
-    canonical form of its UUID; body itself when it is already canonical or has no readable batch_id."""
-    leading = _LEADING_BATCH_ID.match(body)
-    if leading is not None:
-        start, end = leading.span(1)
-        text = leading.group(1).decode("utf-8", "replace")
-    else:
-        found = _batch_id_span(body)
-        if found is None:
-            return body
-        start, end, text = found
-    try:
-        canonical = str(UUID(text)).encode()
-    except ValueError:
-        return body
-    if body[start:end] == canonical:
-        return body
-    return body[:start] + canonical + body[end:]
-
-
-def _after_whitespace(text: str, at: int) -> int:
-    """The index of the first character at or after `at` that is not JSON whitespace."""
-    spaces = _WHITESPACE.match(text, at)  # matches everywhere (it may match nothing)
-    return spaces.end() if spaces else at
-
-
-def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
-    """(start, end, text) of the batch_id string's content (between its quotes) among the members of the
-    body's object, as byte offsets; None when the body is not such an object. Reads the values it steps
-    over: only for a body whose batch_id is not its first member, or is written with escapes."""
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    decoder = json.JSONDecoder()
-    try:
-        at = _after_whitespace(text, 0)
-        if text[at : at + 1] != "{":
-            return None
-        at = _after_whitespace(text, at + 1)
-        while text[at : at + 1] == '"':
-            name, at = decoder.raw_decode(text, at)  # the member name, a JSON string
-            at = _after_whitespace(text, at) + 1  # the colon
-            start = _after_whitespace(text, at)
-            value, at = decoder.raw_decode(text, start)
-            if name == "batch_id" and isinstance(value, str):
-                return len(text[: start + 1].encode()), len(text[: at - 1].encode()), value
-            at = _after_whitespace(text, at)
-            at = _after_whitespace(text, at + 1) if text[at : at + 1] == "," else at
-    except (ValueError, RecursionError):
-        return None
-    return None
-
-
-def new_marker(partner_id: str, batch: WriteBatch, kind: str, record_count: int, body: bytes, **day) -> BatchMarker:
-    return BatchMarker(partner_id, batch.batch_key, kind, record_count, body_digest(body), utc_now(), **day)
+def new_marker(
+    partner_id: str,
+    batch: WriteBatch,
+    kind: str,
+    record_count: int,
+    body: bytes,
+    meaning: str | None = None,
+    **day,
+) -> BatchMarker:
+    """meaning: the batch's `meaning_digest`, when the caller has it (trade records); else it is taken here."""
+    return BatchMarker(
+        partner_id,
+        batch.batch_key,
+        kind,
+        record_count,
+        body_digest(body),
+        utc_now(),
+        meaning_digest=meaning_digest(batch) if meaning is None else meaning,
+        **day,
+    )
 
 
 def same_body(stored: BatchMarker, body: bytes) -> bool:
@@ -177,9 +125,22 @@ def same_body(stored: BatchMarker, body: bytes) -> bool:
     return stored.body_digest == body_digest(body) or stored.body_digest == raw_digest(body)
 
 
+def says_the_same(stored: BatchMarker, body: bytes, meaning_of: Callable[[bytes], str | None] | None) -> bool:
+    """Whether body is the one the marker was stored for (`same_body`, cheap: a retry sends the same bytes),
+    or says the same written otherwise (`meaning_of` reads it: only then, and only for a marker that kept
+    what its body said)."""
+    if same_body(stored, body):
+        return True
+    if stored.meaning_digest is None or meaning_of is None:
+        return False
+    return meaning_of(body) == stored.meaning_digest
+
+
 # Both batch warnings concern the request as a whole ("$", as a problem about the whole body is located)
 # and name batch_id as the field: the remedy is a new batch_id.
 def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> BatchOutcome:
+    """ALREADY_RECEIVED, with the warnings of the first answer (issue 32: the first answer is often the one
+    that was lost, hence the resend), after a word on this request when its body or endpoint differs."""
     warnings = []
     if stored.kind != kind:
         warnings.append(
@@ -200,7 +161,29 @@ def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> Ba
                 field="batch_id",
             )
         )
+    if stored.kind == kind:
+        warnings += first_answer_warnings(stored)
     return BatchOutcome(sent_batch_id, stored.record_count, replayed=True, warnings=warnings, stored=stored)
+
+
+def kept(warnings: list[BatchWarning]) -> tuple[KeptWarning, ...]:
+    return tuple(KeptWarning(w.code, w.path, w.message, w.field) for w in warnings)
+
+
+def first_answer_warnings(stored: BatchMarker) -> list[BatchWarning]:
+    """The warnings a batch's first answer carried, from its marker. A marker stored before they were kept
+    whole still counts them by code: one warning per code then says how many there were, at "$"."""
+    if stored.answer is not None:
+        return [BatchWarning(w.code, w.path, w.message, field=w.field) for w in stored.answer]
+    return [
+        BatchWarning(
+            code,
+            "$",
+            f"the first answer to this batch carried {count} {code} warning{'s' if count > 1 else ''}; it was "
+            "received before the service kept where they were (ask HQ for the records concerned)",
+        )
+        for code, count in stored.warnings.items()
+    ]
 
 
 def accept(
@@ -220,15 +203,24 @@ def accept(
     if stored is None and not validate_only:
         # The marker keeps the answer's warnings by code, for HQ's dashboard. A concurrent twin may still
         # win the race: then it is a resend.
-        stored = save(replace(marker, warnings=dict(Counter(warning.code for warning in warnings or []))))
+        counted = dict(Counter(warning.code for warning in warnings or []))
+        stored = save(replace(marker, warnings=counted, answer=kept(warnings or [])))
     faults.point("batch.before_response")
     if stored is not None:
-        return replay(stored, marker.kind, stored.body_digest == marker.body_digest, sent_batch_id)
+        same = stored.body_digest == marker.body_digest or (
+            stored.meaning_digest is not None and stored.meaning_digest == marker.meaning_digest
+        )
+        return replay(stored, marker.kind, same, sent_batch_id)
     return BatchOutcome(sent_batch_id, marker.record_count, validate_only=validate_only, warnings=list(warnings or []))
 
 
 def known_batch(
-    storage: ResendLookup, partner_id: str, kind: str, body: bytes, key: type[ResendKey]
+    storage: ResendLookup,
+    partner_id: str,
+    kind: str,
+    body: bytes,
+    key: type[ResendKey],
+    meaning_of: Callable[[bytes], str | None] | None = None,
 ) -> BatchOutcome | None:
     """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
     look-up, not a validation); None for a new batch_id, or when the batch_id or a store code cannot be
@@ -237,7 +229,7 @@ def known_batch(
     A body that differs from the one received must still be I-JSON: with a repeated batch_id, the
     partner's parser and ours could disagree on which batch it names."""
     read = resend_key(body, key)
-    return None if read is None else known_batch_of(storage, partner_id, kind, body, read)
+    return None if read is None else known_batch_of(storage, partner_id, kind, body, read, meaning_of)
 
 
 def resend_key(body: bytes, key: type[Key], values: dict | None = None) -> Key | None:
@@ -250,14 +242,20 @@ def resend_key(body: bytes, key: type[Key], values: dict | None = None) -> Key |
 
 
 def known_batch_of(
-    storage: ResendLookup, partner_id: str, kind: str, body: bytes, read: ResendKey
+    storage: ResendLookup,
+    partner_id: str,
+    kind: str,
+    body: bytes,
+    read: ResendKey,
+    meaning_of: Callable[[bytes], str | None] | None = None,
 ) -> BatchOutcome | None:
-    """`known_batch` for a body whose resend key is already read (`resend_key`)."""
+    """`known_batch` for a body whose resend key is already read (`resend_key`). meaning_of: what a body
+    written otherwise says (`meaning_of_body`), to tell a resend that changed only its bytes."""
     stored = storage.find_batch(partner_id, read.batch_key)
     if stored is None:
         return None
     access.require_registered(storage, partner_id, read.store_ids())
-    same = same_body(stored, body)
+    same = says_the_same(stored, body, meaning_of if stored.kind == kind else None)
     if not same and (problem := i_json_problem(body)):
         raise errors.invalid_payload([FieldProblem("$", problem)])
     return replay(stored, kind, same, read.batch_id)
@@ -291,13 +289,17 @@ def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
     return warnings
 
 
-def _unknown_member(location: tuple) -> BatchWarning:
-    # A member of a record (an entry of one of the body's lists) is located at the record, as every
-    # warning is; a member of the body itself at "$".
+def record_location(location: tuple) -> tuple[str, tuple]:
+    """The path of the record holding a member location, and the location of the member's object inside it.
+    A member of a record (an entry of one of the body's lists) is located at the record, as every warning
+    is; a member of the body itself at "$"."""
     if len(location) > 2 and isinstance(location[1], int):
-        path, inside = json_path(location[:2]), location[:-1][2:]
-    else:
-        path, inside = "$", location[:-1]
+        return json_path(location[:2]), location[:-1][2:]
+    return "$", location[:-1]
+
+
+def _unknown_member(location: tuple) -> BatchWarning:
+    path, inside = record_location(location)
     name = location[-1]
     holder = json_path(inside) if inside else None
     if is_field_name(name):

@@ -22,6 +22,7 @@ from core.records import ClosedDay, Partner, ReconcileRequest
 from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, parse, raise_if_any
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
@@ -49,7 +50,7 @@ def post_daily_close(
     *,
     validate_only: bool = False,
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey)
+    resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey, meaning_of_body(DailyClose))
     if resent is not None:
         return resent
     close, unknown = parse(DailyClose, body, _readable_problems)

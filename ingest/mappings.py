@@ -18,6 +18,7 @@ from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, Maste
 from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.stored_size import oversized
 from ingest.wire.requests import MappingsBatch
@@ -40,7 +41,7 @@ def put_mapping(
     storage: PutMappingStorage, queue: DelayedQueue, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
     changed: set[str] = set()
-    outcome = known_batch(storage, partner.partner_id, "mappings", body, ResendKey)
+    outcome = known_batch(storage, partner.partner_id, "mappings", body, ResendKey, meaning_of_body(MappingsBatch))
     if outcome is None:
         outcome, changed = _replace_mapping(storage, partner, body, validate_only)
     if validate_only:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from core import errors
 from core.errors import FieldProblem
 from ingest.problem_words import declared_type, field_names, held_model, is_model, words
-from ingest.wire.scalars import BATCH_LIMIT
+from ingest.wire.scalars import BATCH_LIMIT, EMPTY_BRANCH, VALUE_BRANCH
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -50,7 +50,18 @@ def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldPro
     type only, never quoted."""
     return [
         FieldProblem(json_path(item["loc"]), words(item, model))
-        for item in error.errors(include_url=False, include_input=True, include_context=True)
+        for item in untagged(error.errors(include_url=False, include_input=True, include_context=True))
+    ]
+
+
+def untagged(items: list) -> list:
+    """pydantic's errors without those of the "" branch of an optional field (ingest/wire/scalars.py
+    EmptyAsAbsent: a value that is not "" is refused by its own type alone), and without the tag of the
+    value's branch in their locations."""
+    return [
+        {**item, "loc": tuple(part for part in item["loc"] if part != VALUE_BRANCH)}
+        for item in items
+        if EMPTY_BRANCH not in item["loc"]
     ]
 
 
@@ -93,7 +104,7 @@ def _refusal_problems(
     if raw is None:  # not JSON, or not an object: pydantic's one problem at $ says it all
         return problems
     if salvage is not None:
-        problems += salvage(Refused(raw, [tuple(item["loc"]) for item in error.errors(include_url=False)]))
+        problems += salvage(Refused(raw, [item["loc"] for item in untagged(error.errors(include_url=False))]))
     # Repeated names only: pydantic already reports a NaN or an out-of-range number read by a field (at
     # that field), and the same number twice would be one problem told twice.
     if problem := i_json_problem(body, numbers=False):
@@ -301,7 +312,7 @@ def unknown_members(model: type, raw: Any) -> list[tuple]:
 def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str], found: list[tuple]) -> None:
     if not isinstance(raw, dict):
         return
-    fields = _member_fields(model)
+    fields = member_fields(model)
     for name, value in raw.items():
         if name not in fields:
             if name not in known:
@@ -315,7 +326,7 @@ def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str],
 
 
 @functools.cache
-def _member_fields(model: type) -> dict[str, type | None]:
+def member_fields(model: type) -> dict[str, type | None]:
     """Each member name of model, with the model it holds (alone or in a list), or None."""
     fields = {}
     for name in field_names(model):
@@ -330,7 +341,7 @@ def _member_fields(model: type) -> dict[str, type | None]:
 def member_names(model: type) -> frozenset[str]:
     """Every member name of model and of the models it holds, at any depth."""
     names = set()
-    for name, held in _member_fields(model).items():
+    for name, held in member_fields(model).items():
         names.add(name)
         if held is not None:
             names |= member_names(held)

@@ -251,6 +251,10 @@ def field_names(model: type) -> list[str]:
 
 
 def without_none(annotation: Any) -> Any:
+    if get_origin(annotation) is Annotated and any(
+        isinstance(meta, scalars.EmptyAsAbsent) for meta in annotation.__metadata__
+    ):  # an optional field that reads "" as absent: the type is the one of its union
+        annotation = get_args(annotation)[0]
     if get_origin(annotation) in (Union, types.UnionType):
         arms = [arm for arm in get_args(annotation) if arm is not type(None)]
         return arms[0] if len(arms) == 1 else annotation

@@ -13,7 +13,15 @@ from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.batches import (
+    BatchOutcome,
+    accept,
+    known_batch,
+    new_marker,
+    unknown_member_warnings,
+)
+from ingest.body_digests import meaning_of_body
+from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.stored_size import oversized_masters
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
@@ -96,7 +104,7 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
 def put_products(
     storage: PutProductsStorage, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey)
+    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey, meaning_of_body(ProductsBatch))
     if resent is not None:
         return resent
     batch, unknown = parse(ProductsBatch, body, _readable_problems)
@@ -116,7 +124,7 @@ def put_products(
         storage,
         marker,
         lambda m: storage.save_products(m, products, groups),
-        unknown_member_warnings(unknown),
+        empty_value_warnings(warned_empty_values(ProductsBatch, body)) + unknown_member_warnings(unknown),
         sent_batch_id=batch.batch_id,
         validate_only=validate_only,
     )

@@ -8,6 +8,7 @@ from core.ports import Admission, BatchMarkers, BatchWrites
 from core.records import Partner, StoreMaster
 from ingest import access
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, parse, raise_if_any
 from ingest.wire.requests import StoresBatch
 from ingest.wire.resend_keys import StoresKey
@@ -29,7 +30,7 @@ def _readable_problems(refused: Refused) -> list:
 def put_stores(
     storage: PutStoresStorage, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey)
+    resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey, meaning_of_body(StoresBatch))
     if resent is not None:
         return resent
     batch, unknown = parse(StoresBatch, body, _readable_problems)

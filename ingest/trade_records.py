@@ -10,11 +10,7 @@ record carries its totals in minor units so that reconciliation never re-reads w
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from typing import Protocol
-
-import msgspec
-import orjson
+from typing import TYPE_CHECKING, Protocol
 
 from core import errors, faults
 from core.errors import FieldProblem
@@ -30,10 +26,8 @@ from core.ports import (
 )
 from core.reconcile_reruns import reopen_changed_days
 from core.records import (
-    TRADE_RECORD_MOVED,
     BatchMarker,
     Partner,
-    RecordMove,
     StoreDay,
     StoreMaster,
     TradeRecordRow,
@@ -45,23 +39,35 @@ from ingest.batches import (
     BatchOutcome,
     accept,
     known_batch_of,
-    new_marker,
     repeated_batch_seq,
     resend_key,
     unknown_member_warnings,
 )
 from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
+from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
+from ingest.record_documents import document_json
 from ingest.stored_size import oversized_records
+from ingest.trade_batches import (
+    finish_resent,
+    meaning_of_records,
+    moved_warnings,
+    resent_meaning,
+    resent_moved_warnings,
+    trade_records_marker,
+)
 from ingest.trade_rules import record_warnings
 from ingest.trade_rules.common import RecordAmounts
 from ingest.wire.requests import TradeRecord, TradeRecordsBatch
 from ingest.wire.resend_keys import StoreDayKey
 from ingest.wire.responses import BatchWarning
 from reference.codes import payment_directions_in_effect
+
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
 
 class TradeRecordsStorage(
@@ -198,7 +204,7 @@ def store_currency_problem(path: str, currency: str, store: StoreMaster) -> list
     return [FieldProblem(path, f"must equal the store currency ({store.currency})")]
 
 
-def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
+def _row(record: TradeRecord, amounts: RecordAmounts, meaning: Hash | None = None) -> TradeRecordRow:
     # Positional, in the order of TradeRecordRow's fields: 15 keywords took twice as long for a batch's
     # 500 rows (1.8 against 0.9 ms); tests/unit/test_record_rows.py checks each field by name.
     return TradeRecordRow(
@@ -214,7 +220,7 @@ def _row(record: TradeRecord, amounts: RecordAmounts) -> TradeRecordRow:
         amounts.tax_amount,
         amounts.tip_amount,
         amounts.payments_by_type,
-        document_json(record),
+        document_json(record, meaning),
         tuple([payment.payment_id for payment in record.payments]),
         product_lines(record),
     )
@@ -228,83 +234,6 @@ def product_lines(record: TradeRecord) -> dict[str, int]:
     return lines
 
 
-# A batch the fast path confirmed holds msgspec Structs (ingest/wire/record_structs.py), which msgspec writes
-# (orjson does not know them); one read the slow way holds the dataclasses, which orjson writes a quarter
-# faster than msgspec. Both write the bytes pydantic writes (UTC as "Z", fractions in six digits, offsets,
-# text as UTF-8): tests/e2e/test_trade_records.py and tests/unit/test_record_structs.py compare them.
-_STRUCT_ENCODER = msgspec.json.Encoder()
-# `encode` grows a new buffer for every document; `encode_into` reuses one, kept per thread (the local host and
-# the Functions worker run requests on several threads): 500 documents 1.9 -> 1.5 ms. A buffer keeps the size
-# of the largest record its thread wrote, at most a request body.
-_BUFFERS = threading.local()
-
-
-def document_json(record: TradeRecord) -> str:
-    """The record as stored, in a fifth of the time pydantic takes."""
-    if isinstance(record, msgspec.Struct):
-        buffer = getattr(_BUFFERS, "buffer", None)
-        if buffer is None:
-            buffer = _BUFFERS.buffer = bytearray()
-        _STRUCT_ENCODER.encode_into(record, buffer)
-        return buffer.decode()
-    return orjson.dumps(record, option=orjson.OPT_UTC_Z).decode()
-
-
-def moved_warnings(batch: TradeRecordsBatch, moves: tuple[RecordMove, ...]) -> list[BatchWarning]:
-    """TRADE_RECORD_MOVED at each record whose version moved it from another store-day: trade_record_id is
-    unique across the partner's stores and dates, so a POS reusing one (ticket numbers restarting every day)
-    moves the earlier transaction, which this tells. The index is the record's last in the batch."""
-    index_of = {record.trade_record_id: index for index, record in enumerate(batch.trade_records)}
-    return [
-        BatchWarning(
-            TRADE_RECORD_MOVED,
-            f"trade_records[{index_of[move.trade_record_id]}]",
-            f"this version moved trade record {move.trade_record_id} from {move.left} to {move.to}; "
-            "a trade_record_id names one transaction across all stores and dates, and its earlier "
-            f"store-day {move.left} is reconciled again without it",
-            field="store_id" if move.left.store_id != move.to.store_id else "business_date",
-        )
-        for move in moves
-    ]
-
-
-def _finish_resent(
-    storage: Reconciliations, queue: DelayedQueue, partner_id: str, stored: BatchMarker | None, delay_seconds: int
-) -> None:
-    """A batch received before (a retry): reopen what its first attempt changed, in case it failed before."""
-    if (
-        stored is None
-        or stored.kind != "trade-records"
-        or stored.changes is None
-        or stored.store_id is None
-        or stored.business_date is None
-    ):
-        return
-    reopen_changed_days(
-        storage,
-        queue,
-        partner_id,
-        StoreDay(stored.store_id, stored.business_date),
-        stored.changes,
-        delay_seconds,
-        checked_before=stored.received_at,
-    )
-
-
-def trade_records_marker(partner_id: str, batch: TradeRecordsBatch, record_count: int, body: bytes) -> BatchMarker:
-    """The marker of a batch of trade records, which also keeps its store-day and batch_seq."""
-    return new_marker(
-        partner_id,
-        batch,
-        "trade-records",
-        record_count,
-        body,
-        store_id=batch.store_id,
-        business_date=batch.business_date,
-        batch_seq=batch.batch_seq,
-    )
-
-
 def post_trade_records(
     storage: TradeRecordsStorage,
     queue: DelayedQueue,
@@ -316,10 +245,14 @@ def post_trade_records(
 ) -> BatchOutcome:
     read = read_batch(TradeRecordsBatch, body)  # the one parse of a valid batch (ingest/one_parse.py)
     key = resend_key(body, StoreDayKey, None if read is None else read.values(StoreDayKey.model_fields))
-    resent = None if key is None else known_batch_of(storage, partner.partner_id, "trade-records", body, key)
+    resent = (
+        None if key is None else known_batch_of(storage, partner.partner_id, "trade-records", body, key, resent_meaning)
+    )
     if resent is not None:
         if resent.replayed and not validate_only:
-            _finish_resent(storage, queue, partner.partner_id, resent.stored, delay_seconds)
+            finish_resent(storage, queue, partner.partner_id, resent.stored, delay_seconds)
+        if resent.stored is not None and resent.stored.kind == "trade-records":
+            resent.warnings += resent_moved_warnings(resent.stored, body)
         return resent
     known_store = None if key is None else storage.get_store(partner.partner_id, key.store_id)
     exponent = None if known_store is None else currency_exponent(known_store.currency)
@@ -354,10 +287,14 @@ def post_trade_records(
         warnings += protection_warnings(path, record, store.country_code)
     stored_users = storage.trade_records_by_payment_id(partner.partner_id, batch_payment_ids(batch.trade_records))
     warnings += reused_payment_ids(batch.trade_records, stored_users)
-    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
+    meaning = meaning_of_records(batch)  # each document is added to it as it is written
+    rows = [_row(record, money, meaning) for record, money in zip(batch.trade_records, amounts, strict=True)]
     raise_if_any(oversized_records(rows), body)
-    marker = trade_records_marker(partner.partner_id, batch, len(rows), body)
-    warnings += repeated_batch_seq(storage, marker) + unknown_member_warnings(unknown)
+    marker = trade_records_marker(partner.partner_id, batch, len(rows), body, meaning.hexdigest())
+    warnings += repeated_batch_seq(storage, marker)
+    if exact is None:  # the fast path refuses "" where the answer warns: only the slow way meets one
+        warnings += empty_value_warnings(warned_empty_values(TradeRecordsBatch, body))
+    warnings += unknown_member_warnings(unknown)
     saved = []
 
     def save(marker: BatchMarker) -> BatchMarker | None:
@@ -367,13 +304,9 @@ def post_trade_records(
     outcome = accept(storage, marker, save, warnings, sent_batch_id=batch.batch_id, validate_only=validate_only)
     if outcome.replayed:  # a concurrent twin was first
         if not validate_only:
-            _finish_resent(
-                storage,
-                queue,
-                partner.partner_id,
-                storage.find_batch(partner.partner_id, marker.batch_id),
-                delay_seconds,
-            )
+            twin = storage.find_batch(partner.partner_id, marker.batch_id)
+            finish_resent(storage, queue, partner.partner_id, twin, delay_seconds)
+            outcome.warnings += resent_moved_warnings(twin, body)
         return outcome
     if validate_only:  # what saving would change, read instead of written
         stored = storage.trade_record_versions(partner.partner_id, [row.trade_record_id for row in rows])

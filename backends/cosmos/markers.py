@@ -17,6 +17,7 @@ from backends.cosmos.items import read_or_none
 from backends.cosmos.keys import marker_id, marker_key
 from core import faults
 from core.clock import from_utc_text, to_utc_text
+from core.kept_warnings import kept_warnings_json, kept_warnings_of
 from core.records import BatchMarker, RecordChanges
 
 # Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (docs/decisions.md, "Markers that do
@@ -49,6 +50,8 @@ class Markers:
             item["batch_seq"],
             RecordChanges.from_json(item.get("changes")),
             item.get("warnings") or {},  # none in markers stored before they were kept
+            kept_warnings_of(item.get("answer")),  # issue 32: the first answer's warnings, absent before
+            item.get("meaning_digest"),  # issue 32: what the body says, absent before
         )
 
     @overload
@@ -88,6 +91,10 @@ class Markers:
             item["changes"] = marker.changes.as_json()
         if marker.warnings:
             item["warnings"] = marker.warnings
+        if marker.answer is not None:  # issue 32: a resend answers the first answer's warnings
+            item["answer"] = kept_warnings_json(marker.answer)
+        if marker.meaning_digest is not None:
+            item["meaning_digest"] = marker.meaning_digest
         if self.ttl_seconds:
             item["ttl"] = self.ttl_seconds
         faults.point("storage.data_written")
@@ -141,5 +148,7 @@ class Markers:
             record_count=earlier["record_count"],
             body_digest=earlier["body_digest"],
             received_at=from_utc_text(earlier["received_at"]),
+            answer=None,  # issue 32: a receipt keeps neither the first answer nor what the body said
+            meaning_digest=None,
         )
         return self.restore(received)

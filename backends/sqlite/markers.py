@@ -15,6 +15,7 @@ from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import to_json
 from core import faults
 from core.clock import from_utc_text, to_utc_text
+from core.kept_warnings import kept_warnings_json, kept_warnings_of
 from core.records import BatchMarker, RecordChanges
 
 
@@ -66,6 +67,8 @@ def marker_of(row: sqlite3.Row) -> BatchMarker:
         row["batch_seq"],
         RecordChanges.from_json(None if row["changes"] is None else orjson.loads(row["changes"])),
         warnings_of(row["warnings"]),
+        kept_warnings_of(None if row["answer"] is None else orjson.loads(row["answer"])),
+        row["meaning_digest"],
     )
 
 
@@ -77,7 +80,8 @@ def warnings_of(text: str | None) -> dict[str, int]:
 def insert_marker(db: sqlite3.Connection, marker: BatchMarker) -> None:
     db.execute(
         "INSERT INTO batches (partner_id, batch_id, kind, record_count, body_digest, received_at, store_id, "
-        "business_date, batch_seq, changes, warnings) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "business_date, batch_seq, changes, warnings, answer, meaning_digest) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             marker.partner_id,
             marker.batch_id,
@@ -90,6 +94,8 @@ def insert_marker(db: sqlite3.Connection, marker: BatchMarker) -> None:
             marker.batch_seq,
             None if marker.changes is None else to_json(marker.changes.as_json()),
             to_json(marker.warnings) if marker.warnings else None,
+            None if marker.answer is None else to_json(kept_warnings_json(marker.answer)),
+            marker.meaning_digest,
         ),
     )
 

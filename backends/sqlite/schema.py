@@ -36,8 +36,8 @@ CREATE TABLE IF NOT EXISTS request_counts (
 CREATE TABLE IF NOT EXISTS batches (
     partner_id TEXT NOT NULL, batch_id TEXT NOT NULL, kind TEXT NOT NULL, record_count INTEGER NOT NULL,
     body_digest TEXT NOT NULL, received_at TEXT NOT NULL,
-    store_id TEXT, business_date TEXT, batch_seq INTEGER, changes TEXT, warnings TEXT,
-    PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
+    store_id TEXT, business_date TEXT, batch_seq INTEGER, changes TEXT, warnings TEXT, answer TEXT,
+    meaning_digest TEXT, PRIMARY KEY (partner_id, batch_id)) WITHOUT ROWID;
 -- A store-day's batches (batch_seqs), and those with one batch_seq (batches_with_seq, read before each
 -- batch of trade records is accepted); it replaces batches_by_day, its prefix, in databases made before it.
 CREATE INDEX IF NOT EXISTS batches_by_day_seq ON batches(partner_id, store_id, business_date, batch_seq)
@@ -133,6 +133,8 @@ ADDED_COLUMNS = [
     ("api_keys", "last_used_at", "TEXT"),
     ("batches", "changes", "TEXT"),
     ("batches", "warnings", "TEXT"),
+    ("batches", "answer", "TEXT"),
+    ("batches", "meaning_digest", "TEXT"),
     ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
     ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'"),
 ]

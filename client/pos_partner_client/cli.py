@@ -1,35 +1,38 @@
 """pos-partner: push a business day, read a day's reconciliation, list the code lists.
 
-    pos-partner push DIR [--no-wait] [--timeout SECONDS]
-    pos-partner validate DIR
-    pos-partner status STORE_ID BUSINESS_DATE
-    pos-partner codes [LIST]
+    pos-partner push DIR [--no-wait] [--timeout SECONDS] [--format table|json]
+    pos-partner validate DIR [--format table|json]
+    pos-partner status STORE_ID BUSINESS_DATE [--format table|json]
+    pos-partner codes [LIST] [--format table|json]
 
 The service's address comes from --base-url or POS_BASE_URL, the key from POS_API_KEY only (a flag would show
 it in the process list); it is never printed. A partner HQ moved to OAuth 2.0 sets POS_TOKEN_URL, POS_CLIENT_ID,
 POS_CLIENT_SECRET and POS_SCOPE instead (client credentials; with POS_API_KEY too, both are sent and must name the
-same partner). Exit codes (for schedulers) are EXIT_* below.
+same partner). Exit codes (for schedulers) are EXIT_* below. Tables fit the terminal; `--format json` writes one
+JSON document on stdout instead (output.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from pos_partner_client.batching import DEFAULT_NAMESPACE
 from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
 from pos_partner_client.errors import PosApiError
 from pos_partner_client.models import BatchOutcome, BatchResult, BatchWarning, DayStatus
+from pos_partner_client.output import FORMATS, console, table, write_json
 from pos_partner_client.tokens import ClientCredentials
 from pos_partner_client.transport import RetryPolicy, Wait
 
@@ -154,7 +157,10 @@ def _send(args: argparse.Namespace, out: Console, err: Console, *, validate_only
         )
     if not validate_only and args.wait and sent_days:
         _wait(client, sent_days, args.timeout, report, err)
-    _print_report(out, folder, report)
+    if args.format == "json":
+        write_json(_report_document(folder, report))
+    else:
+        _print_report(out, folder, report)
     return report.exit_code()
 
 
@@ -220,31 +226,65 @@ def _wait(client: PosClient, days: list[tuple[str, str]], timeout: float, report
 def _print_report(out: Console, folder: DayFolder, report: Report) -> None:
     out.print(f"{len(folder.days)} store-day(s), {folder.record_count} trade records")
     if report.results:
-        table = Table("store", "business date", "status", "checked at / due at", "differences", title="Results")
+        results = table("store", "business date", "status", "checked at / due at", "differences", title="Results")
         for status in report.results:
-            table.add_row(
+            results.add_row(
                 status.store_id,
                 status.business_date,
                 status.status,
                 status.checked_at or status.reconciliation_due_at or "",
                 ", ".join(status.differences),
             )
-        out.print(table)
+        results.print(out)
     if report.warnings:
-        table = Table("request", "code", "path", "field", "message", title=f"Warnings ({len(report.warnings)})")
+        warned = table(
+            "request", "code", "path", "field", "message", title=f"Warnings ({len(report.warnings)})", wide=("message",)
+        )
         for label, warning in report.warnings:
-            table.add_row(label, warning.code, warning.path, warning.field or "", warning.message)
-        out.print(table)
+            warned.add_row(label, warning.code, warning.path, warning.field or "", warning.message)
+        warned.print(out)
     if report.problems:
-        table = Table("request", "status", "code", "path", "message", "request_id", title="Problems")
-        for label, error in report.problems:
-            rows = [(item.path, item.message) for item in error.errors] or [("", error.detail)]
-            for path, message in rows:
-                table.add_row(label, str(error.status or ""), error.code, path, message, error.request_id or "")
-        out.print(table)
+        problems = table(
+            "request", "status", "code", "path", "message", "request_id", title="Problems", wide=("message",)
+        )
+        for label, path, message, error in _problem_rows(report):
+            problems.add_row(label, str(error.status or ""), error.code, path, message, error.request_id or "")
+        problems.print(out)
     if report.answers:
         out.print("answers: " + ", ".join(f"{count} {status}" for status, count in sorted(report.answers.items())))
     out.print(f"result: {_summary(report)}")
+
+
+def _problem_rows(report: Report) -> list[tuple[str, str, str, PosApiError]]:
+    return [
+        (label, path, message, error)
+        for label, error in report.problems
+        for path, message in ([(item.path, item.message) for item in error.errors] or [("", error.detail)])
+    ]
+
+
+def _report_document(folder: DayFolder, report: Report) -> dict[str, Any]:
+    """What `_print_report` says, as one JSON document for a scheduler."""
+    return {
+        "store_days": len(folder.days),
+        "trade_records": folder.record_count,
+        "answers": report.answers,
+        "warnings": [{"request": label, **dataclasses.asdict(warning)} for label, warning in report.warnings],
+        "problems": [
+            {
+                "request": label,
+                "status": error.status,
+                "code": error.code,
+                "path": path,
+                "message": message,
+                "request_id": error.request_id,
+            }
+            for label, path, message, error in _problem_rows(report)
+        ],
+        "results": report.results,
+        "result": _summary(report),
+        "exit_code": report.exit_code(),
+    }
 
 
 def _summary(report: Report) -> str:
@@ -268,40 +308,50 @@ def status(args: argparse.Namespace, out: Console, err: Console) -> int:
     except PosApiError as error:
         err.print(f"{error} (request_id {error.request_id})")
         return EXIT_UNAVAILABLE if error.retryable else EXIT_REFUSED
+    code = {"MATCHED": EXIT_OK, "MISMATCHED": EXIT_MISMATCHED}.get(day.status, EXIT_PENDING)
+    if args.format == "json":
+        write_json({**dataclasses.asdict(day), "exit_code": code})
+        return code
     out.print(
         f"{day.store_id} {day.business_date}: {day.status}"
         + (f" (checked_at {day.checked_at})" if day.checked_at else "")
         + (f" (due at {day.reconciliation_due_at})" if day.reconciliation_due_at else "")
     )
     if day.expected and day.actual:
-        table = Table("field", "POS (expected)", "HQ (actual)", "differs")
+        totals = table("field", "POS (expected)", "HQ (actual)", "differs")
         for name in day.expected.__dataclass_fields__:
-            table.add_row(
+            totals.add_row(
                 name,
                 str(getattr(day.expected, name)),
                 str(getattr(day.actual, name)),
                 "yes" if name in day.differences else "",
             )
-        out.print(table)
-    return {"MATCHED": EXIT_OK, "MISMATCHED": EXIT_MISMATCHED}.get(day.status, EXIT_PENDING)
+        totals.print(out)
+    return code
 
 
 def codes(args: argparse.Namespace, out: Console, err: Console) -> int:
     client = _client(args, err)
+    lists = {}
     for code_type in [args.list] if args.list else CODE_LISTS:
         try:
             code_list = client.get_code_list(code_type)
         except PosApiError as error:
             err.print(f"{error} (request_id {error.request_id})")
             return EXIT_UNAVAILABLE if error.retryable else EXIT_REFUSED
-        table = Table("code", "name", "meaning", title=f"{code_type} (version {code_list.version})")
+        lists[code_type] = code_list
+        if args.format == "json":
+            continue
+        listed = table("code", "name", "meaning", title=f"{code_type} (version {code_list.version})", wide=("meaning",))
         for code in code_list.codes:
             name = code.name.get("en-US") or code.name.get("en") or next(iter(code.name.values()), "")
             meaning = code.description or ""
             if code.is_revenue is not None:
                 meaning = f"{'revenue' if code.is_revenue else 'not revenue'}, sign {code.amount_sign}. {meaning}"
-            table.add_row(code.code, name, meaning.strip())
-        out.print(table)
+            listed.add_row(code.code, name, meaning.strip())
+        listed.print(out)
+    if args.format == "json":
+        write_json(lists)
     return EXIT_OK
 
 
@@ -328,6 +378,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop retrying a request (429, 503, no connection) after this long (default 300)",
     )
+    common.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="table",
+        help="table: for people, fitted to the terminal (default); json: one JSON document on stdout, for a scheduler",
+    )
     main_parser = argparse.ArgumentParser(prog="pos-partner", description=__doc__.split("\n\n")[0])
     commands = main_parser.add_subparsers(dest="command", required=True)
     push_parser = commands.add_parser(
@@ -352,15 +408,9 @@ def parser() -> argparse.ArgumentParser:
     return main_parser
 
 
-def _console(stderr: bool) -> Console:
-    """A terminal's width; a log (a scheduler's, a pipe) gets wide lines rather than cut codes and ids."""
-    console = Console(stderr=stderr)
-    return console if console.is_terminal else Console(stderr=stderr, width=200)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    out, err = _console(stderr=False), _console(stderr=True)
+    out, err = console(stderr=False), console(stderr=True)
     try:
         code: int = args.run(args, out, err)
     except SystemExit as leaving:

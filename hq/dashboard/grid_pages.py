@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 
+from hq.dashboard.attention import MAX_SHOWN, Attention
 from hq.dashboard.charts import records_chart
-from hq.dashboard.layout import page, partner_url, table, text, url
+from hq.dashboard.layout import page, partner_url, store_day_url, table, text, url
 from hq.dashboard.overview import LETTERS, STATUSES, Cell, DateRange, Grid, PartnerCounters
 
 WORDS = {
@@ -27,7 +28,29 @@ def legend() -> str:
     )
 
 
-def partners_page(rows: list[PartnerCounters], dates: DateRange) -> str:
+def attention_list(items: list[Attention]) -> str:
+    """The store-days that need attention now, newest first, each linked to its page."""
+    rows = [
+        f'<tr data-partner="{text(item.partner_id)}" data-store="{text(item.store_id)}" '
+        f'data-date="{item.business_date}" data-status="{item.status}"><td>{item.business_date}</td>'
+        f'<td><a href="{text(partner_url(item.partner_id))}">{text(item.partner_id)}</a></td>'
+        f"<td>{text(item.store_id)}</td>"
+        f'<td class="s-{item.status}">{LETTERS[item.status]} {item.status}</td><td>{text(item.cause)}</td>'
+        f'<td><a href="{text(store_day_url(item.partner_id, item.store_id, item.business_date))}">open</a></td></tr>'
+        for item in items[:MAX_SHOWN]
+    ]
+    more = len(items) - MAX_SHOWN
+    return (
+        '<section id="attention"><h2>Needs attention now</h2>'
+        "<p>Overdue reconciliations, mismatched days, and days without a daily close since the store's first "
+        "data (not today's), newest first.</p>"
+        + table("attention-list", ["Business date", "Partner", "Store", "Status", "Cause", ""], rows, "Nothing.")
+        + (f"<p>{more} more not listed: narrow the dates.</p>" if more > 0 else "")
+        + "</section>"
+    )
+
+
+def partners_page(rows: list[PartnerCounters], dates: DateRange, attention: list[Attention] | None = None) -> str:
     body = [
         f'<tr data-partner="{text(row.partner.partner_id)}"><td><a href="{text(partner_url(row.partner.partner_id))}">'
         f"{text(row.partner.partner_id)}</a></td><td>{text(row.partner.name)}</td>"
@@ -39,6 +62,7 @@ def partners_page(rows: list[PartnerCounters], dates: DateRange) -> str:
     return page(
         "All partners",
         f"<h1>All partners</h1><p>Store-days per status, business dates {dates.first} to {dates.last}.</p>"
+        + attention_list(attention or [])
         + table("partners", ["Partner", "Name", "State", "Stores", *STATUSES], body, "No partners yet.")
         + f'<p class="counters">{legend()}</p>',
     )

@@ -13,8 +13,6 @@ import hashlib
 from html import escape
 from urllib.parse import quote, urlencode
 
-from core.clock import to_api_text
-
 STYLE = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1b1b}
 nav{background:#243447;padding:.5em 1em}nav a{color:#fff;margin-right:1.5em;text-decoration:none}
@@ -63,7 +61,8 @@ def store_day_url(partner_id: str, store_id: str, business_date: dt.date | str) 
 
 
 def when(moment: dt.datetime | None, never: str = "-") -> str:
-    return never if moment is None else to_api_text(moment)
+    """A timestamp in an operator's words: UTC to the second, no microseconds (issue 32)."""
+    return never if moment is None else moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def table(table_id: str, headers: list[str], rows: list[str], empty: str = "none") -> str:

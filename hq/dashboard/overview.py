@@ -154,7 +154,8 @@ def across_partners(storage: DashboardStorage, dates: DateRange, now: dt.datetim
 class Grid:
     """The overview of one partner. `rows` are the stores the store filter keeps; with a status filter,
     only stores that have a cell of that status, and a cell of another status is None (not shown).
-    Counters count the range and the store filter, not the status filter: they say what it can pick."""
+    The counters and the records per date count what the filters show (issue 32: an operator who picks
+    MISMATCHED sees how many, and their records)."""
 
     partner: Partner
     dates: DateRange
@@ -183,12 +184,16 @@ def partner_grid(
         if wanted in store_id.casefold()
     }
     width = len(dates.dates())
-    records = [sum(cell.records for cell in column) for column in zip(*grid.values(), strict=True)] or [0] * width
     rows: list[tuple[str, list[Cell | None]]] = []
     for store_id, row in grid.items():
         if status is None:
             rows.append((store_id, list(row)))
         elif any(cell.status == status for cell in row):
             rows.append((store_id, [cell if cell.status == status else None for cell in row]))
-    counters = count(cell for row in grid.values() for cell in row)
+    # the counters and the chart count what the filters show (issue 32)
+    records = [
+        sum(cell.records for cell in column if cell is not None)
+        for column in zip(*(row for _, row in rows), strict=True)
+    ] or [0] * width
+    counters = count(cell for _, row in rows for cell in row if cell is not None)
     return Grid(partner, dates, status, store, rows, counters, list(zip(dates.dates(), records, strict=True)))

@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from core.clock import utc_now
 from core.ports import BackendUnavailable, QueueConsumer, Storage
 from hq.dashboard import detail_pages, grid_pages
+from hq.dashboard.attention import needs_attention
 from hq.dashboard.layout import SECURITY_HEADERS, problem_page
 from hq.dashboard.operations import operations_view
 from hq.dashboard.overview import (
@@ -77,7 +78,8 @@ class Dashboard:
         match segments:
             case [""]:
                 dates = parse_range(query.get("from"), query.get("to"), now.date())
-                return grid_pages.partners_page(across_partners(self.storage, dates, now), dates)
+                attention = needs_attention(self.storage, dates, now)
+                return grid_pages.partners_page(across_partners(self.storage, dates, now), dates, attention)
             case ["operations"]:
                 return detail_pages.operations_page(operations_view(self.storage, self.queue, now, self.queue_problem))
             case ["partners", partner_id]:

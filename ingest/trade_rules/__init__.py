@@ -32,13 +32,15 @@ Decisions the specification leaves open:
   could not act on a warning repeated on every record.
 
 The rules by concern: trade_rules/amounts.py (money), lines.py (combos and signs), dates.py (business
-date and status); common.py holds the warning codes and the record's amounts.
+date and status), counting.py (how HQ will count it: an unmapped source type, a VOIDED record of a revenue
+type); common.py holds the warning codes and the record's amounts.
 """
 
 from __future__ import annotations
 
 from ingest.trade_rules.amounts import amount_identity, line_amounts, payment_amounts, payment_types_without_direction
 from ingest.trade_rules.common import RecordAmounts
+from ingest.trade_rules.counting import source_type_unmapped, voided_counted_by_type
 from ingest.trade_rules.dates import business_date, closed_while_open
 from ingest.trade_rules.lines import combo_children, transaction_signs
 from ingest.wire.requests import TradeRecord
@@ -64,7 +66,8 @@ def record_warnings(
     """
     # The payment rules and closed_at can only warn for some records: they are called only for those
     # (they walked every payment of every record to find nothing), and still check everything themselves.
-    warnings = amount_identity(path, record, amounts)
+    warnings = source_type_unmapped(path, record, standard_type) if standard_type is None else []
+    warnings += amount_identity(path, record, amounts)
     warnings += combo_children(path, record, amounts)
     warnings += line_amounts(path, record, amounts)
     warnings += transaction_signs(path, record, amounts, standard_type)
@@ -75,4 +78,6 @@ def record_warnings(
     warnings += business_date(path, record, standard_type, store_time_zone, workday_start)
     if record.status == "OPEN":
         warnings += closed_while_open(path, record)
+    elif record.status == "VOIDED":
+        warnings += voided_counted_by_type(path, record, amounts, standard_type)
     return warnings

@@ -20,6 +20,8 @@ PAYMENT_AMOUNT_NEGATIVE = "PAYMENT_AMOUNT_NEGATIVE"
 PAYMENT_TYPE_UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
 BUSINESS_DATE_MISMATCH = "BUSINESS_DATE_MISMATCH"
 CLOSED_AT_WHILE_OPEN = "CLOSED_AT_WHILE_OPEN"
+SOURCE_TYPE_UNMAPPED = "SOURCE_TYPE_UNMAPPED"
+VOIDED_COUNTED_BY_TYPE = "VOIDED_COUNTED_BY_TYPE"
 
 # What each warning code means, for documentation and for anyone reading a response.
 WARNING_CODES = {
@@ -35,6 +37,10 @@ WARNING_CODES = {
     BUSINESS_DATE_MISMATCH: "business_date differs from the one opened_at gives in the store's time zone "
     "and workday_start",
     CLOSED_AT_WHILE_OPEN: "closed_at is set although status is OPEN (closed_at is null while a transaction is OPEN)",
+    SOURCE_TYPE_UNMAPPED: "the mapping does not name the source_transaction_type: the record counts in the counts "
+    "but not in net sales until it is mapped; HQ re-maps it automatically when the mapping arrives",
+    VOIDED_COUNTED_BY_TYPE: "a VOIDED record's source type maps to a revenue type: HQ counts by standard type, "
+    "not status, so its amounts and payments count",
 }
 
 NEGATIVE_TYPES = frozenset({"RETURN", "REFUND"})

@@ -40,7 +40,7 @@ import msgspec
 from pydantic import AfterValidator, AwareDatetime, BaseModel, StringConstraints
 from pydantic.fields import FieldInfo
 
-from ingest.wire.scalars import CONTROL_CHARACTER_PATTERNS, DecimalString, Money, StringKind
+from ingest.wire.scalars import CONTROL_CHARACTER_PATTERNS, DecimalString, EmptyAsAbsent, Money, StringKind
 
 # A timestamp the fast path reads (RFC 3339 as partners write it: .NET's 7 digits, Java's and JavaScript's
 # milliseconds, Java's "12:00Z" without its zero seconds, PHP's +0900), which `datetime.fromisoformat` reads
@@ -72,6 +72,7 @@ class BulkChecks:
     validated: list[tuple[str, Callable[..., Any]]] = dataclasses.field(default_factory=list)
     held: list[tuple[str, type, bool]] = dataclasses.field(default_factory=list)  # name, Struct, in a list
     texts: list[str] = dataclasses.field(default_factory=list)  # fields of text (not timestamps or amounts)
+    empties: list[str] = dataclasses.field(default_factory=list)  # text fields that read "" as absent (None)
 
 
 # The Struct generated from each wire class, and back; the bulk checks of each Struct class.
@@ -169,15 +170,18 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks, control: bool) -> Any:
+def _struct_type(
+    annotation: Any, metadata: list, name: str, checks: BulkChecks, control: bool, may_be_empty: bool = False
+) -> Any:
     """annotation (with the metadata of the levels above it) as a msgspec type; the checks msgspec does not
-    make go to checks under the field's name."""
+    make go to checks under the field's name. may_be_empty: a string that may also be "" (read as absent)."""
     if annotation in (Money, DecimalString) and not metadata:  # checked in bulk (see the module's docstring)
         (checks.money if annotation == Money else checks.decimals).append(name)
         return str
     origin = get_origin(annotation)
     if origin is Annotated:
-        return _struct_type(annotation.__origin__, [*metadata, *annotation.__metadata__], name, checks, control)
+        merged = [*metadata, *annotation.__metadata__]
+        return _struct_type(annotation.__origin__, merged, name, checks, control, may_be_empty)
     if annotation is AwareDatetime:
         if _bounds(metadata) != {"ge": EARLIEST, "lt": BEYOND}:
             raise TypeError(f"{name}: a timestamp with other bounds than the wire's")
@@ -185,8 +189,14 @@ def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks,
         return str
     if origin in (Union, types.UnionType):
         kinds = [argument for argument in get_args(annotation) if argument is not type(None)]
-        if len(kinds) != 1 or _constraints(metadata):
+        empty = [meta for meta in metadata if isinstance(meta, EmptyAsAbsent)]
+        if len(kinds) != 1 or _constraints([meta for meta in metadata if not isinstance(meta, EmptyAsAbsent)]):
             raise TypeError(f"{name}: only `X | None` is generated")
+        if empty and not empty[0].warned:  # "" read as None by the bulk checks (`BulkChecks.empties`)
+            kind = _struct_type(kinds[0], [], name, checks, control, may_be_empty=True)
+            checks.empties.append(name)
+            return kind | None
+        # "" in a field that warns is refused here: the slow way reads it as absent, and warns
         return _struct_type(kinds[0], [], name, checks, control) | None
     if origin is list:
         (element,) = get_args(annotation)
@@ -208,22 +218,30 @@ def _struct_type(annotation: Any, metadata: list, name: str, checks: BulkChecks,
         return _with_meta(int, _bounds(metadata))
     if annotation is str:
         checks.texts.append(name)
-        return _string_type(metadata, name, checks, control)
+        return _string_type(metadata, name, checks, control, may_be_empty)
+    if may_be_empty:
+        raise TypeError(f"{name}: only a string reads an empty string as absent")
     raise TypeError(f"{name}: {annotation!r} is not generated")
 
 
-def _string_type(metadata: list, name: str, checks: BulkChecks, control: bool) -> Any:
+def _string_type(metadata: list, name: str, checks: BulkChecks, control: bool, may_be_empty: bool) -> Any:
     constraints = _constraints(metadata)
     validators = [meta.func for meta in metadata if isinstance(meta, AfterValidator)]
     pattern = constraints.pop("pattern", None)
     if validators:
         checks.validated += [(name, validator) for validator in validators]
-    if pattern is not None and (control or pattern not in CONTROL_CHARACTER_PATTERNS):
+    only_control = pattern in CONTROL_CHARACTER_PATTERNS  # refuses nothing but control characters
+    if may_be_empty:  # "" too, which the bulk checks then read as None
+        if validators or constraints.get("min_length") != 1 or (pattern is not None and not pattern.endswith("]+$")):
+            raise TypeError(f"{name}: only a string of one character or more (a class repeated) may be empty")
+        del constraints["min_length"]
+        pattern = None if pattern is None else pattern[:-2] + "*$"
+    if pattern is not None and (control or not only_control):
         if not pattern.startswith("^") or not pattern.endswith("$"):
             raise TypeError(f"{name}: a pattern not anchored at both ends")
         constraints["pattern"] = pattern[:-1] + r"\Z"
-    elif pattern is not None and constraints.get("min_length", 0) < 1:  # the pattern's "+" would be lost
-        raise TypeError(f"{name}: a control-character pattern without min_length 1")
+    elif pattern is not None and constraints.get("min_length", 0) < 1 and not may_be_empty:
+        raise TypeError(f"{name}: a control-character pattern without min_length 1")  # the pattern's "+" is lost
     return _with_meta(str, constraints)
 
 

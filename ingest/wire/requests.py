@@ -13,9 +13,11 @@ from pydantic import Field
 from pydantic.dataclasses import dataclass
 
 from ingest.wire.scalars import (
+    ABSENT_WHEN_EMPTY,
     BATCH_LIMIT,
     INTEGER_DESCRIPTION,
     MAX_BATCHES_PER_DAY,
+    WARNED_WHEN_EMPTY,
     BatchId,
     CardLast4,
     ClockTime,
@@ -41,6 +43,17 @@ from ingest.wire.scalars import (
     TradeStatus,
     WireModel,
 )
+
+# Optional fields, which read "" as absent (ingest/wire/scalars.py EmptyAsAbsent): free strings and codes
+# without a word, values of a given form with a warning.
+OptionalCode = Annotated[Code | None, ABSENT_WHEN_EMPTY]
+OptionalStoreId = Annotated[StoreId | None, ABSENT_WHEN_EMPTY]
+OptionalText = Annotated[Text | None, ABSENT_WHEN_EMPTY]
+OptionalFreeString50 = Annotated[FreeString50 | None, ABSENT_WHEN_EMPTY]
+OptionalMoney = Annotated[Money | None, WARNED_WHEN_EMPTY]
+OptionalTimestamp = Annotated[Timestamp | None, WARNED_WHEN_EMPTY]
+OptionalTaxCategory = Annotated[TaxCategory | None, WARNED_WHEN_EMPTY]
+OptionalCardLast4 = Annotated[CardLast4 | None, WARNED_WHEN_EMPTY]
 
 
 class WriteBatch(WireModel):
@@ -80,21 +93,21 @@ class ComboComponent(WireModel):
     product_id: Code
     quantity: DecimalString
     is_substitutable: bool
-    substitute_group_id: Code | None = None
+    substitute_group_id: OptionalCode = None
 
 
 class Product(WireModel):
     product_id: Code
-    store_id: StoreId | None = None
-    sku: Code | None = None
+    store_id: OptionalStoreId = None
+    sku: OptionalCode = None
     name: LocalizedText
-    category_id: Code | None = None
+    category_id: OptionalCode = None
     category_name: LocalizedText | None = None
     unit_price: Money
     currency: CurrencyCode
-    tax_category: TaxCategory | None = None
+    tax_category: OptionalTaxCategory = None
     status: MasterStatus
-    effective_from: Timestamp | None = None
+    effective_from: OptionalTimestamp = None
     version: Count
     last_modified_at: Timestamp
     product_type: ProductType
@@ -127,7 +140,7 @@ class ProductsBatch(WriteBatch):
 
 class MappingEntry(WireModel):
     source_code: Code
-    source_name: Text | None = None
+    source_name: OptionalText = None
     standard_code: Code
 
 
@@ -149,7 +162,7 @@ record_part = dataclass(config=WireModel.model_config, kw_only=True)
 class TradeModifier:
     group_id: Code
     option_id: Code
-    option_name: Text | None = None
+    option_name: OptionalText = None
     quantity: DecimalString
     price_delta: Money
 
@@ -165,7 +178,7 @@ class TradeItem:
     unit_price: Money
     discount_amount: Money
     line_amount: Money
-    tax_category: TaxCategory | None = None
+    tax_category: OptionalTaxCategory = None
     modifiers: list[TradeModifier]
     is_voided: bool
 
@@ -175,12 +188,12 @@ class Payment:
     payment_id: Code
     payment_type: FreeString50
     payment_method: PaymentMethod
-    payment_method_detail: FreeString50 | None = None
-    card_last4: CardLast4 | None = None
+    payment_method_detail: OptionalFreeString50 = None
+    card_last4: OptionalCardLast4 = None
     amount: Money
-    tip_amount: Money | None = None
+    tip_amount: OptionalMoney = None
     paid_at: Timestamp
-    original_payment_id: Code | None = None
+    original_payment_id: OptionalCode = None
 
 
 @record_part
@@ -200,11 +213,11 @@ class TradeRecord:
     business_date: dt.date
     source_transaction_type: Code
     order_type: OrderType
-    order_source: FreeString50 | None = None
-    order_source_detail: FreeString50 | None = None
+    order_source: OptionalFreeString50 = None
+    order_source_detail: OptionalFreeString50 = None
     status: TradeStatus
     opened_at: Timestamp
-    closed_at: Timestamp | None = None
+    closed_at: OptionalTimestamp = None
     currency: CurrencyCode
     prices_include_tax: bool
     subtotal_amount: Money
@@ -214,11 +227,11 @@ class TradeRecord:
     tip_amount: Money
     rounding_amount: Money
     total_amount: Money
-    original_trade_record_id: Code | None = None
-    fiscal_document_no: Code | None = None
-    employee_id: Code | None = None
+    original_trade_record_id: OptionalCode = None
+    fiscal_document_no: OptionalCode = None
+    employee_id: OptionalCode = None
     guest_count: Count | None = None
-    member_id: FreeString50 | None = None
+    member_id: OptionalFreeString50 = None
     last_modified_at: Timestamp
     items: Annotated[list[TradeItem], Field(min_length=1)]
     payments: list[Payment]

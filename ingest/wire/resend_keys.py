@@ -7,7 +7,7 @@ the body is skipped by the parser, so the look-up costs a fraction of a validati
 
 from __future__ import annotations
 
-from ingest.wire.requests import WriteBatch
+from ingest.wire.requests import OptionalStoreId, WriteBatch
 from ingest.wire.scalars import StoreId, WireModel
 
 
@@ -26,7 +26,7 @@ class StoreDayKey(ResendKey):
 
 
 class _StoreCode(WireModel):
-    store_id: StoreId | None = None
+    store_id: OptionalStoreId = None
 
 
 class StoresKey(ResendKey):

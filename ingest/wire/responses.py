@@ -37,7 +37,10 @@ def _absent(value: object) -> bool:
 # no docstring, which would become the schema's description in the OpenAPI document.
 @dataclass(config=WireModel.model_config, frozen=True, slots=True)
 class BatchWarning:
-    code: Annotated[str, Field(description="Warning code, for example AMOUNT_MISMATCH (see the README's list).")]
+    code: Annotated[
+        str,
+        Field(description="Warning code, for example AMOUNT_MISMATCH (docs/partner-guide.md lists every code)."),
+    ]
     path: Annotated[
         str,
         Field(

@@ -6,12 +6,13 @@ coercion. Each string type says what it holds (a code, free text, a decimal numb
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 import functools
 import re
 import zoneinfo
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 import langcodes
@@ -22,10 +23,14 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
     StringConstraints,
     TypeAdapter,
     ValidationError,
 )
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema, core_schema
 
 from core.money import currency_exponent
 from reference.codes import code_list
@@ -149,7 +154,17 @@ StoreId = Annotated[
 # Names and free strings: any text but control characters (tab and line breaks aside). A NUL or an
 # escape sequence is never POS data, and would reach HQ's reports and terminals as it is.
 _PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
-Text = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=_PRINTABLE), FREE_TEXT]
+# Names (store_name, product_name, option and source names, every language of a localized name). The
+# specification sets no length; 1,000 characters is five times the longest real name we know of (a product
+# name with its barcode, size and allergens), and a localized name of at most 50 languages keeps a product's
+# names under 400 KB even in 4-byte characters, far below Cosmos DB's 2 MB item (docs/decisions.md, issue 32).
+MAX_NAME_LENGTH = 1000
+MAX_NAME_LANGUAGES = 50
+Text = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=MAX_NAME_LENGTH, pattern=_PRINTABLE),
+    FREE_TEXT,
+]
 FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pattern=_PRINTABLE), FREE_TEXT]
 # The patterns that refuse nothing but control characters and line separators (C0, DEL, C1, U+2028, U+2029;
 # each with min_length 1): a body whose strings are known to hold none needs only the length
@@ -172,7 +187,9 @@ LocalizedText = Annotated[
     dict[LanguageTag, Text],
     Field(
         min_length=1,
-        description="Text by BCP 47 language tag; at least one language.",
+        max_length=MAX_NAME_LANGUAGES,
+        description=f"Text by BCP 47 language tag; 1 to {MAX_NAME_LANGUAGES} languages, each of 1 to "
+        f"{MAX_NAME_LENGTH} characters.",
         json_schema_extra={"additionalProperties": False},
     ),
 ]
@@ -231,6 +248,53 @@ else:
     OrderType = Literal[code_list("order-types").codes]
     PaymentMethod = Literal[code_list("payment-methods").codes]
 TradeStatus = Literal["OPEN", "COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"]
+
+
+# --- optional fields sent as "" --------------------------------------------------------------------
+# Many POS exports and CSV-to-JSON converters write "no value" as "". An optional string field reads it as
+# absent: the same stored value, the same totals and the same checks as an omitted field (a required field
+# still refuses it: the specification requires a value). Where the specification gives the string a form
+# ("" is then no value of it: a timestamp, an amount, a code of a list, card_last4), the answer also warns
+# (EMPTY_VALUE_READ_AS_ABSENT, ingest/batches.py), as the partner's export is then likely to write "" where
+# it meant to write a value. Free strings and codes read "" as absent without a word: that is what "" means
+# in them (docs/decisions.md, issue 32).
+
+
+# The branches of the union an optional field reads, as they appear in pydantic's error locations: the
+# parsers drop the errors of the "" branch and this tag of the value's (ingest/parsing.py `problems_of`).
+VALUE_BRANCH, EMPTY_BRANCH = "[value]", "[empty]"
+
+
+@dataclasses.dataclass(frozen=True)
+class EmptyAsAbsent:
+    """Annotated metadata of an optional field `X | None`: "" is read as None (`warned`: with a warning).
+    A union of the field's type and "", then "" made None: a validator before the type would hand it a
+    Python value, which a strict timestamp refuses as text. The fast path's Structs read "" as absent in
+    the fields not warned about (ingest/wire/record_structs.py) and leave the others to the slow way."""
+
+    warned: bool = False
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        either = core_schema.union_schema(
+            [(handler(source), VALUE_BRANCH), (core_schema.str_schema(max_length=0, strict=True), EMPTY_BRANCH)],
+            mode="left_to_right",
+        )
+        return core_schema.no_info_after_validator_function(_empty_as_none, either)
+
+    def __get_pydantic_json_schema__(self, schema: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        json_schema = handler(schema)
+        json_schema["description"] = (
+            json_schema.get("description", "") + ' An empty string ("") is read as absent (null).'
+        ).strip()
+        return json_schema
+
+
+def _empty_as_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+ABSENT_WHEN_EMPTY = EmptyAsAbsent()
+WARNED_WHEN_EMPTY = EmptyAsAbsent(warned=True)
 
 
 class WireModel(BaseModel):

@@ -256,3 +256,44 @@ def test_a_store_id_with_punctuation_or_any_script_is_reached_by_a_click(host, d
     assert store_id in page.locator("main").inner_text()
     segments = [unquote(part) for part in urlparse(page.url).path.split("/")]
     assert segments == ["", "partners", partner.partner_id, "stores", store_id, "days", DAY]
+
+
+# --- what needs attention now, across partners (issue 32) --------------------------------------------
+
+
+def test_the_front_page_lists_the_days_that_need_attention_newest_first(host, dashboard, page):
+    partner = open_shop(host, "NYC-001", "NYC-002")
+    records = a_day("NYC-001", count=1)
+    push(partner, "NYC-001", records)
+    close(partner, "NYC-001", {**totals_of(records, {"01"}, DIRECTIONS), "trade_record_count": 2})
+    assert wait_for_status(partner, "NYC-001", {"MATCHED", "MISMATCHED"})["status"] == "MISMATCHED"
+    # NYC-002 went live on the 19th: records, never a close
+    early = [trade_record("NYC-002", "2026-11-19", [Line("P-BURGER", 1, 550)], opened_at="2026-11-19T12:00:00-05:00")]
+    push(partner, "NYC-002", early, business_date="2026-11-19")
+
+    page.goto(dashboard.url(f"/?from={WEEK[0]}&to={WEEK[1]}"))
+    rows = page.locator(f"#attention-list tr[data-partner={css_string(partner.partner_id)}]")
+    listed = [
+        (
+            rows.nth(i).get_attribute("data-date"),
+            rows.nth(i).get_attribute("data-store"),
+            rows.nth(i).get_attribute("data-status"),
+        )
+        for i in range(rows.count())
+    ]
+    assert listed == [
+        ("2026-11-22", "NYC-001", "NOT_RECEIVED"),
+        ("2026-11-22", "NYC-002", "NOT_RECEIVED"),
+        ("2026-11-21", "NYC-001", "NOT_RECEIVED"),
+        ("2026-11-21", "NYC-002", "NOT_RECEIVED"),
+        ("2026-11-20", "NYC-001", "MISMATCHED"),
+        ("2026-11-20", "NYC-002", "NOT_RECEIVED"),
+        ("2026-11-19", "NYC-002", "NOT_RECEIVED"),
+    ]  # NYC-001's days before its first data (the 16th to the 19th) are not "not received"
+    mismatched = rows.nth(4)
+    assert "trade_record_count" in mismatched.inner_text()
+    assert "1 trade records received" in rows.nth(6).inner_text()
+    mismatched.locator("a", has_text="open").click()
+    page.wait_for_url(re.compile(r"/stores/NYC-001/days/2026-11-20$"))
+    assert page.locator("#status").get_attribute("data-status") == "MISMATCHED"
+    assert not re.search(r"\d{2}:\d{2}:\d{2}\.\d", page.content())  # no microseconds in an operator's page

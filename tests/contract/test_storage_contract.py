@@ -14,6 +14,7 @@ import pytest
 
 from backends.sqlite.storage import SqliteStorage
 from core.clients import ClientInfo, ClientOwner
+from core.kept_warnings import KeptWarning
 from core.ports import AdminError
 from core.records import (
     ApiKeyInfo,
@@ -470,6 +471,34 @@ def test_markers_keep_every_field(storage, partner):
     full = marker(partner, "trade-records", 3, store_id="S2", business_date=NEXT_DAY, seq=7)
     assert storage.save_trade_records(full, [record("T1", store_id="S2", business_date=NEXT_DAY)]).existing is None
     assert storage.find_batch(partner, full.batch_id) == full
+
+
+def test_markers_keep_the_first_answer_and_what_the_body_said(storage, partner):
+    """Issue 32: a resend answers the first answer's warnings, and tells a body written otherwise by what it
+    says; both are kept with the marker on every adapter (None for a marker stored before)."""
+    answer = (
+        KeptWarning("AMOUNT_MISMATCH", "trade_records[0]", "total_amount is 5.99 but ...", "total_amount"),
+        KeptWarning("UNKNOWN_MEMBER_IGNORED", "$", "a member of this request ... 「」 ignored"),
+    )
+    counted = {"AMOUNT_MISMATCH": 1, "UNKNOWN_MEMBER_IGNORED": 1}
+    full = replace(
+        marker(partner, "trade-records", 1, store_id="S1", business_date=DAY, seq=1),
+        warnings=counted,
+        answer=answer,
+        meaning_digest="c0ffee",
+    )
+    assert storage.save_trade_records(full, [record("T1")]).existing is None
+    found = storage.find_batch(partner, full.batch_id)
+    assert (found.answer, found.meaning_digest, found.warnings) == (answer, "c0ffee", counted)
+    quiet = replace(marker(partner, "stores"), answer=(), meaning_digest="d1")
+    assert storage.save_stores(quiet, []) is None
+    assert storage.find_batch(partner, quiet.batch_id).answer == ()
+    before = marker(partner, "mappings")  # as a release before issue 32 stored it
+    assert storage.replace_mapping(before, [{"source_code": "x", "standard_code": "SALE"}]) is None
+    assert (
+        storage.find_batch(partner, before.batch_id).answer,
+        storage.find_batch(partner, before.batch_id).meaning_digest,
+    ) == (None, None)
 
 
 def test_stores_keep_the_latest_modification(storage, partner):

@@ -3,6 +3,7 @@
 import dataclasses
 import datetime as dt
 import json
+import os
 import re
 import subprocess
 import sys
@@ -377,6 +378,43 @@ def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
     result = host.hq(*args)
     assert result.returncode == 2
     assert "usage:" in result.stderr and result.stdout == ""
+
+
+# --- the console script and a closed pipe (issue 32) -----------------------------------------------
+
+
+def test_hq_is_a_command_of_the_venv_that_runs_from_any_folder(host, tmp_path):
+    """make install writes .venv/bin/hq, as the README's tables write the commands; it runs this checkout's
+    hq from another folder, on the settings of the environment."""
+    command = ROOT / ".venv" / "bin" / "hq"
+    assert command.is_file(), "run make install"
+    partner_id = new_id()
+    ok(host.hq_in_process("partner", "add", partner_id))
+    listed = subprocess.run(
+        [str(command), "partner", "list"], cwd=tmp_path, env=host.env, capture_output=True, text=True, timeout=60
+    )
+    assert partner_id in ok(listed)
+
+
+def test_a_closed_pipe_ends_quietly(host):
+    """`hq reconcile list --format csv | head`: the reader went away before hq wrote. hq ends without a
+    traceback, with the shell's status for SIGPIPE (a pipe whose read end is closed: every write fails)."""
+    ok(host.hq_in_process("partner", "add", new_id("pipe")))
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "hq", "reconcile", "list", "--format", "csv"],
+            cwd=ROOT,
+            env=host.env,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert (result.returncode, result.stderr) == (141, "")
 
 
 # --- one-off migrations ------------------------------------------------------------------------------

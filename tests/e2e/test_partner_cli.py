@@ -27,7 +27,9 @@ EXAMPLE_DAY = ROOT / "examples" / "day"
 
 
 def pos_partner(partner, *args: str, base_url: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "POS_API_KEY": partner.key, "POS_BASE_URL": base_url or partner.host.base_url}
+    # as a scheduler runs it: no terminal, and no COLUMNS (pytest-xdist's workers set one)
+    env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
+    env |= {"POS_API_KEY": partner.key, "POS_BASE_URL": base_url or partner.host.base_url}
     ran = subprocess.run(
         [sys.executable, "-m", "pos_partner_client", *args],
         cwd=ROOT,
@@ -151,3 +153,59 @@ def test_usage_errors_exit_2(host, tmp_path):
         timeout=60,
     )
     assert no_key.returncode == EXIT_USAGE and "POS_API_KEY" in no_key.stderr
+
+
+# --- --format json and tables fitted to the terminal (issue 32) ------------------------------------------
+
+
+def test_json_for_a_scheduler(host, tmp_path):
+    partner = make_partner(host, ("S1",))
+    records = records_of_day("S1", 3)
+    records[1]["items"][0]["line_amount"] = "99.99"  # stored, with a warning
+    close = {**close_of(records), "tax_amount": "9.99"}  # the POS's tax total is not HQ's
+    folder = day_folder(tmp_path / "day", "S1", records, close)
+    pushed = pos_partner(partner, "push", str(folder), "--timeout", "60", "--format", "json")
+    assert pushed.returncode == EXIT_MISMATCHED, pushed.stdout + pushed.stderr
+    report = json.loads(pushed.stdout)
+    assert (report["store_days"], report["trade_records"], report["exit_code"]) == (1, 3, EXIT_MISMATCHED)
+    assert [(w["request"], w["code"], w["path"]) for w in report["warnings"]] == [
+        ("S1 2026-11-20 batch 1", "LINE_AMOUNT_MISMATCH", "trade_records[1]")
+    ]
+    assert [(day["store_id"], day["status"]) for day in report["results"]] == [("S1", "MISMATCHED")]
+    assert report["problems"] == [] and report["result"] == "a store-day is MISMATCHED"
+
+    status = pos_partner(partner, "status", "S1", DAY, "--format", "json")
+    day = json.loads(status.stdout)
+    assert (status.returncode, day["status"], day["exit_code"]) == (EXIT_MISMATCHED, "MISMATCHED", EXIT_MISMATCHED)
+    assert day["expected"]["trade_record_count"] == 3 and "differences" in day
+
+    codes = json.loads(pos_partner(partner, "codes", "payment-types", "--format", "json").stdout)
+    assert "DEPOSIT_APPLIED" in [code["code"] for code in codes["payment-types"]["codes"]]
+
+
+def test_tables_fit_the_terminal(host, tmp_path):
+    partner = make_partner(host, ("S1",))
+    records = records_of_day("S1", 2)
+    records[0]["items"][0]["line_amount"] = "99.99"
+    folder = day_folder(tmp_path / "day", "S1", records, {**close_of(records), "tax_amount": "9.99"})
+    env = {**os.environ, "POS_API_KEY": partner.key, "POS_BASE_URL": host.base_url, "COLUMNS": "80"}
+    ran = subprocess.run(
+        [sys.executable, "-m", "pos_partner_client", "push", str(folder), "--timeout", "60"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == EXIT_MISMATCHED, ran.stdout + ran.stderr
+    assert max(len(line) for line in ran.stdout.splitlines()) <= 80, ran.stdout
+    assert "LINE_AMOUNT_MISMATCH · trade_records[0]" in ran.stdout  # a row as a block: 80 columns hold no table
+    wide = subprocess.run(
+        [sys.executable, "-m", "pos_partner_client", "status", "S1", DAY],
+        cwd=ROOT,
+        env={**env, "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert max(len(line) for line in wide.stdout.splitlines()) <= 100 and "┃ field" in wide.stdout, wide.stdout

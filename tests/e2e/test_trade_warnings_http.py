@@ -144,9 +144,21 @@ def test_closed_at_is_null_while_a_transaction_is_open(shop):
     still_open = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status="OPEN", closed_at=None)
     assert warnings_for(shop, still_open) == []
     # closed_at is optional: a closed transaction without it is not warned about.
-    for status in ("COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFUNDED"):
+    for status in ("COMPLETED", "REFUNDED", "PARTIALLY_REFUNDED"):
         no_time = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status=status, closed_at=None)
         assert warnings_for(shop, no_time) == []
+
+
+def test_how_hq_counts_a_record_is_told_where_it_may_surprise(shop):
+    """Issue 32: an unmapped source type is warned at the record; a VOIDED sale counts as a sale (HQ counts
+    by standard type, not status), and says so; a VOIDED record mapped to VOID is not a sale."""
+    unmapped = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], source_type="77")
+    assert warnings_for(shop, unmapped) == [("SOURCE_TYPE_UNMAPPED", "trade_records[0]", "source_transaction_type")]
+    voided_sale = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status="VOIDED", closed_at=None)
+    assert warnings_for(shop, voided_sale) == [("VOIDED_COUNTED_BY_TYPE", "trade_records[0]", "status")]
+    assert shop.put("mappings/transaction-types", mapping_batch(("01", "SALE"), ("09", "VOID"))).status_code == 202
+    voided = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], status="VOIDED", source_type="09", closed_at=None)
+    assert warnings_for(shop, voided) == []
 
 
 def _stored(partner) -> int:

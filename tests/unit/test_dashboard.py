@@ -16,6 +16,8 @@ from backends.memory.storage import MemoryStorage
 from backends.sqlite.delayed_queue import SqliteQueue
 from core import reconcile_messages
 from core.records import ReconcileRequest
+from hq.dashboard.attention import needs_attention
+from hq.dashboard.layout import when
 from hq.dashboard.overview import BadRequest, DateRange, across_partners, parse_range, partner_grid
 from hq.dashboard.server import Dashboard
 from hq.dashboard.store_day import store_day
@@ -56,7 +58,11 @@ def test_a_status_filter_keeps_the_stores_with_such_a_day_and_hides_their_other_
     grid = partner_grid(storage, "acme", RANGE, NOW, status="OVERDUE")
     assert [store for store, _ in grid.rows] == ["S2"]
     assert [None if cell is None else cell.status for cell in grid.rows[0][1]] == [None, "OVERDUE", None]
-    assert grid.counters["NOT_RECEIVED"] == 11  # counters ignore the status filter: what it can pick
+    # the counters and the chart count what the filters show (issue 32)
+    assert grid.counters == {"MATCHED": 0, "MISMATCHED": 0, "RECEIVED": 0, "OVERDUE": 1, "NOT_RECEIVED": 0}
+    assert dict(grid.records_per_date) == {D1: 0, D2: 0, D3: 0}
+    by_store = partner_grid(storage, "acme", RANGE, NOW, store="S1")
+    assert sum(by_store.counters.values()) == 3 and dict(by_store.records_per_date) == {D1: 1, D2: 1, D3: 0}
 
 
 def test_the_store_filter_is_a_case_insensitive_substring_of_the_store_id(storage):
@@ -186,7 +192,7 @@ def test_operations_shows_poisoned_requests_overdue_closes_and_the_last_sweep(st
     assert '<tr data-partner="acme" data-store="S2" data-date="2026-11-20">' in page
     assert '<p id="last-sweep">never</p>' in page
     storage.record_sweep(NOW)
-    assert '<p id="last-sweep">2026-11-21T12:00:00Z</p>' in get(storage, "/operations", queue).body
+    assert '<p id="last-sweep">2026-11-21 12:00:00 UTC</p>' in get(storage, "/operations", queue).body
 
 
 def test_every_page_has_main_and_the_nav_links(storage):
@@ -200,6 +206,36 @@ def test_every_page_has_main_and_the_nav_links(storage):
         body = get(storage, target).body
         assert '<a href="/">' in body and '<a href="/operations">' in body and "<main>" in body, target
     assert '<tr data-partner="acme">' in get(storage, "/").body
+
+
+# --- the store-days that need attention now, across partners (issue 32) -----------------------------
+
+
+def test_the_front_page_lists_what_needs_attention_newest_first(storage):
+    items = needs_attention(storage, RANGE, NOW)
+    assert [(i.business_date, i.partner_id, i.store_id, i.status) for i in items] == [
+        (D2, "acme", "S1", "MISMATCHED"),
+        (D2, "acme", "S2", "OVERDUE"),
+    ]  # not today's days (D3), nor stores with no data yet (the HOSTILE ones, zeta's Z1)
+    assert items[0].cause == "the POS's totals and HQ's differ: net_sales_amount"
+    two_days_later = NOW + dt.timedelta(days=2)
+    later = [(i.business_date, i.store_id, i.status, i.cause) for i in needs_attention(storage, RANGE, two_days_later)]
+    assert later[:2] == [
+        (D3, "S1", "NOT_RECEIVED", "nothing received: no trade records, no daily close"),
+        (D3, "S2", "NOT_RECEIVED", "no daily close; 5 trade records received"),
+    ]
+    assert {store for _, store, _, _ in later} == {"S1", "S2"}
+    page = get(storage, "/").body
+    assert page.index('id="attention"') < page.index('id="partners"')
+    attention = page[page.index('id="attention"') : page.index('id="partners"')]
+    assert attention.count(' data-status="') == 2
+    assert 'href="/partners/acme/stores/S2/days/2026-11-20">open</a>' in page
+
+
+def test_timestamps_are_in_an_operators_words():
+    assert when(dt.datetime(2026, 11, 20, 9, 30, 5, 123456, tzinfo=dt.timezone(dt.timedelta(hours=9)))) == (
+        "2026-11-20 00:30:05 UTC"
+    )
 
 
 def test_the_partner_page_lists_its_oauth_clients_beside_its_keys(storage):

@@ -36,9 +36,10 @@ from core.errors import ApiError
 from core.money import minor_units
 from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import parse
+from ingest.trade_batches import trade_records_meaning
 from ingest.trade_records import document_json
 from ingest.wire.requests import Payment, TaxLine, TradeItem, TradeModifier, TradeRecord, TradeRecordsBatch
-from ingest.wire.scalars import MAX_SAFE_INT, DecimalString, Money, Timestamp
+from ingest.wire.scalars import MAX_NAME_LENGTH, MAX_SAFE_INT, DecimalString, EmptyAsAbsent, Money, Timestamp
 
 # The store currencies: 2, 0 and 3 places.
 EXPONENTS = {"USD": 2, "JPY": 0, "KWD": 3}
@@ -86,6 +87,8 @@ def assert_agrees(body: bytes, exponent: int) -> TradeRecordsBatch | None:
         assert_same(getattr(fast, name), getattr(slow, name), name)
     for index, (mine, theirs) in enumerate(zip(fast.trade_records, slow.trade_records, strict=True)):
         assert document_json(mine) == document_json(theirs), f"trade_records[{index}]: stored document"
+    # what the batch says, which a resend written otherwise is compared by (issue 32)
+    assert trade_records_meaning(fast) == trade_records_meaning(slow)
     return fast
 
 
@@ -111,6 +114,8 @@ def assert_same(fast: Any, slow: Any, path: str) -> None:
 
 
 def _without_none(hint: Any) -> Any:
+    if typing.get_origin(hint) is Annotated and any(isinstance(meta, EmptyAsAbsent) for meta in hint.__metadata__):
+        hint = typing.get_args(hint)[0]  # an optional field that reads "" as absent
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         others = [arg for arg in typing.get_args(hint) if arg is not type(None)]
         return others[0] if len(others) == 1 else hint
@@ -265,7 +270,7 @@ CODES += ["NIF 503 123 456", "INV:2026:000017", "T-00001\\", "領収書-0001", "
 CONTROL_TEXTS = ["a\x7fb", "a\x85b", "\x9f", "a\u2028b", "\u2029", "a\tb", "a\nb", "a\rb", "\x00", "a\x1bb", " "]
 ESCAPED_TEXTS = [r'"a\u0000b"', r'"a\u007Fb"', r'"a\u007fb"', r'"a\tb"', r'"a\nb"', r'"a\u2028b"', r'"\u0085"']
 ESCAPED_TEXTS += [r'"a\/b"', r'"\u0041BC"', r'"\ud83c\udf54"', r'"a\\u003ab"', r'"\u003a"', r'"a\u00e9"', '""']
-TEXT_LENGTHS = [1, 2, 49, 50, 51, 199, 200, 201]
+TEXT_LENGTHS = [1, 2, 49, 50, 51, 199, 200, 201, 999, 1000, 1001]
 
 
 @st.composite
@@ -588,6 +593,7 @@ def partner_batches(draw: st.DrawFn, shape: str) -> tuple[int, bytes]:
                 target[name] = TIMESTAMP_SHAPES[shape](draw(moments()), draw(st.sampled_from("0123456789")))
             if shape == "non-latin" and name in NON_LATIN_FIELDS and cls is not TradeRecordsBatch:
                 limit = 50 if name in ("order_source_detail", "payment_method_detail", "member_id") else 200
+                limit = MAX_NAME_LENGTH if name in ("product_name", "option_name") else limit
                 alphabet = draw(st.sampled_from([*SCRIPTS.values(), ALL_SCRIPTS]))
                 size = draw(st.sampled_from([1, 2, 7, limit]))
                 target[name] = (draw(st.text(alphabet, min_size=1, max_size=8)) * size)[:size]
@@ -679,7 +685,7 @@ NEVER_CONFIRMED_VALUES: list[tuple[str, str, str, Any]] = [
     ("USD", "record", "status", None),  # null for a required member
     ("USD", "record", "items", []),
     ("USD", "item", "product_id", "😀" * 201),  # code points, not UTF-16 units or bytes
-    ("USD", "item", "product_name", "東" * 201),
+    ("USD", "item", "product_name", "東" * (MAX_NAME_LENGTH + 1)),
     ("USD", "payment", "payment_type", "ก" * 51),
     ("USD", "item", "product_id", ""),
     ("USD", "item", "product_id", "P\x7f1"),
@@ -709,3 +715,48 @@ def test_a_value_the_slow_way_refuses_is_never_confirmed(currency, level, name, 
     raws = {"@@value@@": value} if isinstance(value, Raw) else {}
     LEVELS[level](document)[name] = "@@value@@" if raws else value
     assert_never_confirmed(body_of(document, "orjson", raws), EXPONENTS[currency])
+
+
+# Optional fields sent as "" (issue 32): the fast path reads "" as absent in free strings and codes, as the
+# slow way does; a value of a given form sent as "" (the slow way warns) is left to the slow way.
+EMPTY_AS_ABSENT = [
+    ("record", "order_source"),
+    ("record", "order_source_detail"),
+    ("record", "member_id"),
+    ("record", "employee_id"),
+    ("record", "fiscal_document_no"),
+    ("record", "original_trade_record_id"),
+    ("payment", "payment_method_detail"),
+    ("payment", "original_payment_id"),
+    ("modifier", "option_name"),
+]
+EMPTY_WARNED = [("record", "closed_at"), ("payment", "tip_amount"), ("payment", "card_last4"), ("item", "tax_category")]
+_LEVEL_CLASSES = {"record": TradeRecord, "item": TradeItem, "payment": Payment, "modifier": TradeModifier}
+
+
+def _with_empty(level: str, name: str) -> bytes:
+    document = copy.deepcopy(VALID["USD"])
+    for cls, target in objects_of(document):
+        if cls is _LEVEL_CLASSES[level]:
+            target[name] = ""
+    return body_of(document, "orjson", {})
+
+
+@pytest.mark.parametrize(("level", "name"), EMPTY_AS_ABSENT)
+def test_an_empty_free_string_is_confirmed_as_absent(level, name):
+    batch = assert_agrees(_with_empty(level, name), 2)
+    assert batch is not None
+    records = batch.trade_records
+    held = {
+        "record": records,
+        "item": [item for record in records for item in record.items],
+        "payment": [payment for record in records for payment in record.payments],
+        "modifier": [modifier for record in records for item in record.items for modifier in item.modifiers],
+    }[level]
+    assert held and all(getattr(part, name) is None for part in held)  # every one of them read as None
+
+
+@pytest.mark.parametrize(("level", "name"), EMPTY_WARNED)
+def test_an_empty_value_of_a_form_is_left_to_the_slow_way(level, name):
+    body = _with_empty(level, name)
+    assert fast_path(body, 2) is None and parse(TradeRecordsBatch, body)[0] is not None

@@ -375,6 +375,6 @@ def test_an_unknown_member_is_still_accepted_with_its_warning(storage):
     body["trade_records"][0]["items"][0]["tip_amout"] = "1.00"
     outcome = post(storage, body)
     assert outcome.http_status == 202
-    assert [(warning.code, warning.path, warning.field) for warning in outcome.warnings] == [
+    assert [(w.code, w.path, w.field) for w in outcome.warnings if w.code != "SOURCE_TYPE_UNMAPPED"] == [
         ("UNKNOWN_MEMBER_IGNORED", "trade_records[0]", "items[0].tip_amout")
     ]

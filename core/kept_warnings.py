@@ -1,0 +1,24 @@
+"""The warnings of a batch's first answer as its marker keeps them (issue 32): a resend of the batch is
+answered with them, as the first answer is often the one a timeout lost."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class KeptWarning(NamedTuple):
+    """A warning of a batch's first answer as its marker keeps it: a resend is answered with it (issue 32)."""
+
+    code: str
+    path: str
+    message: str
+    field: str | None = None
+
+
+def kept_warnings_json(kept: tuple[KeptWarning, ...] | None) -> list | None:
+    """The warnings as storage keeps them (JSON): [code, path, message, field] each; None: not kept."""
+    return None if kept is None else [list(warning) for warning in kept]
+
+
+def kept_warnings_of(data: list | None) -> tuple[KeptWarning, ...] | None:
+    return None if data is None else tuple(KeptWarning(*warning) for warning in data)
