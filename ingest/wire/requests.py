@@ -102,7 +102,7 @@ class Product(WireModel):
     sku: OptionalCode = None
     name: LocalizedText
     category_id: OptionalCode = None
-    category_name: LocalizedText | None = None
+    category_name: Annotated[LocalizedText | None, ABSENT_WHEN_EMPTY] = None
     unit_price: Money
     currency: CurrencyCode
     tax_category: OptionalTaxCategory = None

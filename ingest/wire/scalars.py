@@ -21,6 +21,7 @@ from pydantic import (
     AfterValidator,
     AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     GetCoreSchemaHandler,
@@ -183,8 +184,17 @@ LanguageTag = Annotated[
     STANDARD,
     Field(description="BCP 47 language tag.", json_schema_extra={"pattern": _TAG_SYNTAX.pattern}),
 ]
+def _without_empty_languages(value: Any) -> Any:
+    """A language sent with "" (a translation the POS export left empty) is read as absent: the name keeps
+    the others, and one with none left is refused as a name without a language."""
+    if isinstance(value, dict) and "" in value.values():
+        return {tag: text for tag, text in value.items() if text != ""}
+    return value
+
+
 LocalizedText = Annotated[
     dict[LanguageTag, Text],
+    BeforeValidator(_without_empty_languages),
     Field(
         min_length=1,
         max_length=MAX_NAME_LANGUAGES,

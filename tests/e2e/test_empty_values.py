@@ -145,3 +145,19 @@ def test_names_up_to_a_thousand_characters(partner):
     assert error_paths(partner.post("trade-records", trade_batch("S1", DAY, [record]))) == [
         "trade_records[0].items[0].product_name"
     ]
+
+
+def test_a_language_left_empty_in_a_localized_name_is_read_as_absent(partner):
+    open_store(partner)
+    sent = product("P-TEA", name={"en-US": "Green tea", "zh-TW": "", "ja-JP": "緑茶"}, category_name="")
+    sent["modifier_group_ids"] = []
+    response = partner.put("products", products_batch([sent]))
+    assert response.status_code == 202, response.text
+    with sqlite3.connect(partner.host.data_dir / "pos.sqlite3") as db:
+        (document,) = db.execute(
+            "SELECT document FROM products WHERE partner_id = ? AND product_id = 'P-TEA'", (partner.partner_id,)
+        ).fetchone()
+    stored = json.loads(document)
+    assert stored["name"] == {"en-US": "Green tea", "ja-JP": "緑茶"} and stored["category_name"] is None
+    nameless = product("P-NONE", name={"zh-TW": ""})  # a name needs one language with text
+    assert error_paths(partner.put("products", products_batch([nameless]))) == ["products[0].name"]
