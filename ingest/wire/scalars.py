@@ -184,6 +184,8 @@ LanguageTag = Annotated[
     STANDARD,
     Field(description="BCP 47 language tag.", json_schema_extra={"pattern": _TAG_SYNTAX.pattern}),
 ]
+
+
 def _without_empty_languages(value: Any) -> Any:
     """A language sent with "" (a translation the POS export left empty) is read as absent: the name keeps
     the others, and one with none left is refused as a name without a language."""
