@@ -57,7 +57,7 @@ from bench.report import RESULTS_DIR, machine_info, write_results
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import EMULATOR_KEY
 from devhost.processes import free_port
-from loadtest.host import Host
+from loadtest.host import Host, launch_or_stop
 
 PREFIX = "/pos/v1/"
 FLOOR_BATCH = 100  # Cosmos DB's limit of operations in one transactional batch
@@ -135,17 +135,6 @@ def _onboard(host: Host, store_id: str) -> Client:
         if status not in (200, 202) or answer.get("warnings"):
             raise RuntimeError(f"PUT /{path} was not accepted cleanly: {status} {answer}")
     return client
-
-
-def _launched(host: Host) -> None:
-    try:
-        started = host.launch()
-    except RuntimeError:
-        host.stop()
-        raise
-    if not started:
-        host.stop()
-        raise RuntimeError(f"the host exited at start:\n{host.log_path.read_text(errors='replace')[-4000:]}")
 
 
 @dataclass
@@ -264,7 +253,7 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
         hosts = {}
         for name, env, work in (("azure", azure_env, azure_work), ("sqlite", sqlite_env, sqlite_work)):
             host = Host(None, int(env["PORT"]), env, work)
-            _launched(host)
+            launch_or_stop(host)
             stack.callback(host.stop)
             hosts[name] = host
         set_up_counts = emulator.counts()

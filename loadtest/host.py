@@ -142,6 +142,12 @@ def prepare_host(work: Path, backend: str, **settings: str) -> Host:
 
 def start_host(work: Path, backend: str) -> Host:
     host = prepare_host(work, backend)
+    launch_or_stop(host)
+    return host
+
+
+def launch_or_stop(host: Host) -> None:
+    """Launch a prepared host; one that fails or exits at start is stopped, and its log's end raised."""
     try:
         started = host.launch()
     except RuntimeError:
@@ -149,8 +155,7 @@ def start_host(work: Path, backend: str) -> Host:
         raise
     if not started:
         host.stop()
-        raise RuntimeError(f"the host exited at start:\n{host.log_path.read_text(errors='replace')}")
-    return host
+        raise RuntimeError(f"the host exited at start:\n{host.log_path.read_text(errors='replace')[-4000:]}")
 
 
 def onboard(host: Host, partners: int, stores: int, seed: int) -> list[Worker]:
