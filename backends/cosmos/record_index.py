@@ -66,8 +66,8 @@ class RecordIndex:
         ]
 
     def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, dict]:
-        """The entries of the records (with their ETags), by trade_record_id: one query per 500 ids, in the
-        partitions of their buckets only, by id (always indexed)."""
+        """The entries of the records (with their ETags), by trade_record_id: one query per slice of ids
+        (items.chunks), in the partitions of their buckets only, by id (always indexed)."""
         found: dict[str, dict] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
             where, keys = _in_partitions(sorted({index_key(partner_id, index_bucket(one)) for one in ids}))
@@ -90,8 +90,8 @@ class RecordIndex:
         }
 
     def payment_users(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        """The records (latest versions) that use each payment_id: one query per 500 ids over the partner's
-        own partitions, served by the index on /payment_ids/[] (it loads only the entries using one of them)."""
+        """The records (latest versions) that use each payment_id, read from the partner's
+        own partitions, one query per slice of ids (items.chunks), served by the index on /payment_ids/[]."""
         where, keys = _in_partitions(index_keys(partner_id))
         users: dict[str, set[str]] = {}
         for ids in chunks(sorted(set(payment_ids))):
