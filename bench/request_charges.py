@@ -27,7 +27,7 @@ from azure.cosmos.container import ContainerProxy
 from azure.cosmos.exceptions import CosmosBatchOperationError, CosmosHttpResponseError
 
 from backends.cosmos.connection import CONTAINERS_FILE
-from backends.cosmos.throttling import DATA_CALLS
+from devhost.cosmos_throttling import DATA_CALLS
 
 # Published: item size (KB) -> RU of a point read and of a write (insert), indexing aside.
 _SIZES_KB = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]

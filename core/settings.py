@@ -188,8 +188,6 @@ class Settings:
     storage_connection: str
     batch_marker_ttl_days: int
     log_level: str
-    # Tests only: Cosmos DB 429s injected on chosen calls (backends/cosmos/throttling.py); "" = off.
-    cosmos_inject_throttling: str = ""
     # OAuth 2.0 bearer tokens beside the API keys (ingest/bearer_tokens.py): the identity providers trusted
     # (none: bearer tokens are refused), the audiences a token must name, and the fewest seconds between
     # two fetches of an issuer's keys for an unknown key id.
@@ -217,7 +215,6 @@ class Settings:
             storage_connection=storage_connection_string(os.environ.get("AzureWebJobsStorage", "")),
             batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
-            cosmos_inject_throttling=os.environ.get("COSMOS_INJECT_THROTTLING", "").strip(),
             oauth_issuers=_oauth_issuers(
                 os.environ.get("OAUTH_ISSUER", ""), _comma_separated(os.environ.get("OAUTH_AUDIENCE", ""))
             ),

@@ -117,14 +117,14 @@ def _start_emulators() -> list:
 
 
 def _arm_faults() -> None:
-    """Crash tests only: POS_FAULTS="point:count,..." (core/faults.py) makes those steps fail, and
+    """Crash tests only: POS_FAULTS="point:count,..." (devhost/fault_injection.py) makes those steps fail, and
     POS_FAULTS_KILL="point:probability,..." kills the process there. Read once, here, at start; no request
     can turn them on, and the Functions app itself never reads them."""
     text = os.environ.get("POS_FAULTS", "").strip()
     if text:
-        from core import faults
+        from devhost import fault_injection
 
-        armed = faults.arm_from_text(text)
+        armed = fault_injection.arm_from_text(text)
         print(
             "FAULT INJECTION IS ON (POS_FAULTS): " + ", ".join(f"{f.name} x{f.times}" for f in armed),
             file=sys.stderr,
@@ -132,10 +132,19 @@ def _arm_faults() -> None:
         )
     kills = os.environ.get("POS_FAULTS_KILL", "").strip()
     if kills:  # the chaos run (loadtest/chaos.py): these points kill this process with SIGKILL
-        from core import faults
+        from devhost import fault_injection
 
-        armed = faults.arm_kills_from_text(kills)
+        armed = fault_injection.arm_kills_from_text(kills)
         print(f"FAULT KILLS ARE ON (POS_FAULTS_KILL): {kills} ({len(armed)} points)", file=sys.stderr, flush=True)
+
+
+def _install_throttling() -> None:
+    """Throttling tests only: COSMOS_INJECT_THROTTLING (devhost/cosmos_throttling.py) makes chosen Cosmos DB
+    calls answer 429. Read once, here, at start; the Functions app itself never reads it."""
+    if os.environ.get("COSMOS_INJECT_THROTTLING", "").strip():
+        from devhost import cosmos_throttling
+
+        cosmos_throttling.install_from_environment()
 
 
 def _where_data_is(settings: Settings, emulators: bool) -> str:
@@ -210,6 +219,7 @@ def _serve(args) -> int:
 def _serve_with_settings(args) -> int:
     settings = Settings.from_env()
     _arm_faults()
+    _install_throttling()
     from triggers.telemetry import JsonFormatter
 
     handler = logging.StreamHandler(sys.stderr)

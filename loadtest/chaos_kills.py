@@ -2,12 +2,12 @@
 same data (the SQLite file, or the same emulators, which keep running).
 
 Each life of the host ends in a kill -9, of one of two kinds:
-- at a named step (core/faults.py): the life is started with POS_FAULTS_KILL="point:probability", so the
+- at a named step (devhost/fault_injection.py): the life is started with POS_FAULTS_KILL="point:probability", so the
   host kills itself there, in the middle of a SQLite transaction or between the writes of a Cosmos DB
   batch; the points are taken in turn from a shuffled cycle;
 - at a random moment: the controller sends SIGKILL after a random time, wherever the host is then (one life
   in three, and any armed life whose point was not reached in time).
-The kill's point is read from the line the host writes just before it dies (faults.KILL_LINE).
+The kill's point is read from the line the host writes just before it dies (fault_injection.KILL_LINE).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from core import faults
+from devhost import fault_injection
 from loadtest.host import Host
 
 RANDOM_MOMENT = "random moment"
@@ -40,7 +40,7 @@ def kill_points(backend: str) -> list[tuple[str, float]]:
     adapter = "cosmos" if backend == "azure" else "sqlite"
     return [
         (point.name, PER_HIT_CHANCE.get(point.name, DEFAULT_CHANCE))
-        for point in faults.POINTS
+        for point in fault_injection.POINTS
         if point.adapter in (None, adapter) and point.name not in UNREACHED
     ]
 
@@ -126,7 +126,7 @@ def _end_life(host: Host, kills: Kills, offset: int, armed: str | None) -> None:
         tail = log.read().decode(errors="replace")
     if code != -signal.SIGKILL:
         raise RuntimeError(f"the host exited by itself (code {code}):\n{tail[-3000:]}")
-    landed = re.findall(re.escape(faults.KILL_LINE) + r"(\S+)", tail)
+    landed = re.findall(re.escape(fault_injection.KILL_LINE) + r"(\S+)", tail)
     kills.by_point[landed[-1] if landed else RANDOM_MOMENT] += 1
     if armed and not landed:
         kills.unreached[armed] += 1

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from backends.cosmos.storage import CosmosStorage
-from backends.cosmos.throttling import ThrottlePlan
 from backends.memory.storage import MemoryStorage
 from backends.sqlite.storage import SqliteStorage
+from devhost import cosmos_throttling
 from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import start_cosmos_emulator
+from devhost.cosmos_throttling import ThrottlePlan
 from tests.throttled_storage import RetriedAfterThrottling
 
 
@@ -49,13 +50,13 @@ def throttled_cosmos_storage(cosmos_emulator, request):
     was ever injected: a suite that met none proved nothing about throttling."""
     module = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")
     plan = ThrottlePlan(fraction=THROTTLED_FRACTION, seed=7, retry_after_ms=1500)
-    storage = CosmosStorage(
-        cosmos_emulator.endpoint,
-        f"{module}-429-{uuid.uuid4().hex[:8]}",
-        key=cosmos_emulator.key,
-        create_containers=True,
-        throttling=plan,
-    )
+    with cosmos_throttling.installed(plan):
+        storage = CosmosStorage(
+            cosmos_emulator.endpoint,
+            f"{module}-429-{uuid.uuid4().hex[:8]}",
+            key=cosmos_emulator.key,
+            create_containers=True,
+        )
     retried = RetriedAfterThrottling(storage, plan)
     yield retried
     storage.close()

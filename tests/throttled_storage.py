@@ -1,4 +1,4 @@
-"""Cosmos DB storage meeting injected 429s (backends/cosmos/throttling.py), for the contract suite.
+"""Cosmos DB storage meeting injected 429s (devhost/cosmos_throttling.py), for the contract suite.
 
 The SDK gives up on a 429 only after its own retries; the adapter then raises BackendUnavailable with
 Cosmos DB's retry-after, and the partner (or the queue, or the timer) tries again once that wait is over.

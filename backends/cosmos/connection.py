@@ -47,6 +47,18 @@ class Containers:
     closes: Any
 
 
+# What `connect` passes its containers through: (endpoint, containers) -> containers. Production installs
+# none; the local host and the tests install devhost/cosmos_throttling.py's, to meet the 429s the emulator
+# never answers.
+ContainersHook = Callable[[str, Containers], Containers]
+_containers_hook: ContainersHook | None = None
+
+
+def install_containers_hook(hook: ContainersHook | None) -> None:
+    global _containers_hook
+    _containers_hook = hook
+
+
 def load_container_definitions(path: Path = CONTAINERS_FILE) -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["containers"]
 
@@ -118,7 +130,8 @@ def connect(
             # or Thai travels in half the bytes.
             enable_compact_utf8_item_writes=True,
         )
-        return client, _open_containers(client, database_name, definitions, create_containers)
+        containers = _open_containers(client, database_name, definitions, create_containers)
+        return client, containers if _containers_hook is None else _containers_hook(endpoint, containers)
     except (CosmosHttpResponseError, *UNREACHABLE) as error:
         raise BackendUnavailable(
             f"cannot open Cosmos DB database {database_name!r} at {endpoint}: {type(error).__name__}"

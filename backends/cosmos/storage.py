@@ -19,7 +19,6 @@ from backends.cosmos.outages import outage_as_unavailable
 from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
-from backends.cosmos.throttling import ThrottlePlan, refuse_unless_local, throttled
 from backends.cosmos.trade_records import TradeRecords
 from core.clients import ClientInfo, ClientOwner
 from core.records import (
@@ -59,14 +58,11 @@ class CosmosStorage:
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
-        throttling: ThrottlePlan | None = None,
     ) -> None:
         if not endpoint:
             raise ValueError("COSMOS_ENDPOINT is not set")
         if marker_ttl_days < 0:
             raise ValueError("marker_ttl_days must be 0 (keep forever) or more")
-        if throttling is not None:  # tests only: 429s injected (throttling.py)
-            refuse_unless_local(endpoint)
         self.client, self._containers = connect(
             endpoint,
             database,
@@ -76,8 +72,6 @@ class CosmosStorage:
             definitions=load_container_definitions(containers_file),
             create_containers=create_containers,
         )
-        if throttling is not None:
-            self._containers = throttled(self._containers, throttling)
         containers = self._containers
         self._writers = WriterPool()
         self._markers = Markers(containers.batches, marker_ttl_days)
@@ -97,7 +91,6 @@ class CosmosStorage:
             key=settings.cosmos_key or None,
             create_containers=settings.cosmos_create_containers,
             marker_ttl_days=settings.batch_marker_ttl_days,
-            throttling=ThrottlePlan.parse(settings.cosmos_inject_throttling),
         )
 
     def close(self) -> None:

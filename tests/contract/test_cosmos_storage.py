@@ -18,13 +18,14 @@ from backends.cosmos import keys, markers, outages, record_writes, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
-from backends.cosmos.throttling import ThrottlePlan
 from backends.cosmos.transport import Urllib3Response, Urllib3Transport
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
 from core.versions import Version
+from devhost import cosmos_throttling
 from devhost.cosmos_emulator import EMULATOR_KEY, start_cosmos_emulator
+from devhost.cosmos_throttling import ThrottlePlan
 from tests.contract.test_storage_contract import (
     DAY,
     NEXT_DAY,
@@ -447,23 +448,27 @@ def test_a_throttle_plan_is_read_from_its_setting():
 
 
 def test_throttling_is_refused_for_an_account_that_is_not_on_this_machine():
+    hook = cosmos_throttling.containers_hook(ThrottlePlan(fraction=1))
     with pytest.raises(ValueError, match="COSMOS_INJECT_THROTTLING is for tests on a local emulator"):
-        CosmosStorage(
-            "https://pos-prod.documents.azure.com:443/", key=EMULATOR_KEY, throttling=ThrottlePlan(fraction=1)
-        )
+        hook("https://pos-prod.documents.azure.com:443/", cosmos_connection.Containers(None, None, None, None))
 
 
-def test_the_setting_throttles_the_calls_it_names_reads_and_queries_included(
+def test_the_local_host_installs_the_setting_and_it_throttles_the_calls_it_names_reads_and_queries_included(
     storage, cosmos_emulator, database_name, monkeypatch, caplog
 ):
     monkeypatch.setenv("POS_BACKEND", "azure")
     monkeypatch.setenv("COSMOS_ENDPOINT", cosmos_emulator.endpoint)
     monkeypatch.setenv("COSMOS_KEY", cosmos_emulator.key)
     monkeypatch.setenv("COSMOS_DATABASE", database_name)
-    assert Settings.from_env().cosmos_inject_throttling == ""  # off unless set
+    monkeypatch.delenv("COSMOS_INJECT_THROTTLING", raising=False)
+    assert cosmos_throttling.install_from_environment() is None  # off unless set
     monkeypatch.setenv("COSMOS_INJECT_THROTTLING", "container=trade-records;calls=1,3;retry_after_ms=2500")
-    with caplog.at_level("WARNING", logger="pos.cosmos"):
-        throttled = CosmosStorage.from_settings(Settings.from_env())
+    try:
+        assert cosmos_throttling.install_from_environment() is not None
+        with caplog.at_level("WARNING", logger="pos.cosmos"):
+            throttled = CosmosStorage.from_settings(Settings.from_env())
+    finally:
+        cosmos_throttling.install(None)
     assert "COSMOS DB THROTTLING INJECTION IS ON" in caplog.text
     throttled.ping()  # the partners container: not throttled
     with pytest.raises(BackendUnavailable) as raised:

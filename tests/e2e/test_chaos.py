@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from core import faults
+from devhost import fault_injection
 from loadtest.chaos import Pace, run
 from loadtest.chaos_kills import kill_points
 
@@ -60,7 +60,8 @@ def test_kill_9_at_any_moment_loses_and_doubles_nothing(backend, tmp_path):
 def test_a_point_armed_to_kill_kills_the_process_there_and_says_where():
     script = (
         "from core import faults\n"
-        "faults.arm_kills_from_text('batch.validated:1.0')\n"
+        "from devhost import fault_injection\n"
+        "fault_injection.arm_kills_from_text('batch.validated:1.0')\n"
         "faults.point('close.enqueued')\n"  # not armed: nothing happens
         "print('before', flush=True)\n"
         "faults.point('batch.validated')\n"
@@ -70,20 +71,20 @@ def test_a_point_armed_to_kill_kills_the_process_there_and_says_where():
 
     assert done.returncode == -signal.SIGKILL
     assert done.stdout == "before\n"
-    assert done.stderr == f"{faults.KILL_LINE}batch.validated\n"
+    assert done.stderr == f"{fault_injection.KILL_LINE}batch.validated\n"
 
 
 def test_pos_faults_kill_text_names_points_and_chances():
     try:
-        armed = faults.arm_kills_from_text("*:0.25, cosmos.record:0.01")
-        assert {fault.name for fault in armed} == faults.NAMES
+        armed = fault_injection.arm_kills_from_text("*:0.25, cosmos.record:0.01")
+        assert {fault.name for fault in armed} == fault_injection.NAMES
         assert all(fault.times == -1 and fault.action for fault in armed)
     finally:
-        faults.disarm()
+        fault_injection.disarm()
     for wrong in ("batch.validated", "batch.validated:0", "batch.validated:2", "no.such.point:0.5"):
         with pytest.raises(ValueError):
-            faults.arm_kills_from_text(wrong)
-    faults.disarm()
+            fault_injection.arm_kills_from_text(wrong)
+    fault_injection.disarm()
 
 
 def test_the_chaos_run_arms_only_points_its_backend_reaches():

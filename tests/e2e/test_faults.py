@@ -1,13 +1,13 @@
-"""Crashes at every step: a failure injected at each fault point of core/faults.py, on SQLite with its
-queue and on Cosmos DB with Azure Storage Queue (emulators), through the use cases the HTTP and queue
-functions call (the real code path minus HTTP).
+"""Crashes at every step: a failure injected at each fault point (core/faults.py; devhost/fault_injection.py
+lists them), on SQLite with its queue and on Cosmos DB with Azure Storage Queue (emulators), through the use
+cases the HTTP and queue functions call (the real code path minus HTTP).
 
 A business is played twice on fresh partners: once without failure, once with a failure injected at
 one (point, flow, hit). After a failure the partner retries the same request, the queue delivers the
 message again, the timer runs the sweep again. The stored state (masters, mapping, rows of every
 store-day, batch entries, markers, closes and their results) must then be exactly the one the run
 without failure left, and the queue empty. Every hit of every point is failed in turn, so a point
-added to core/faults.POINTS is tested without touching this file.
+added to devhost/fault_injection.POINTS is tested without touching this file.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ import pytest
 
 from backends.azure_queue import AzureQueue
 from backends.cosmos.storage import CosmosStorage
-from backends.cosmos.throttling import ThrottlePlan
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
 from core import faults, reconcile_messages
 from core.clock import utc_now
-from core.faults import POINTS, InjectedFault
 from core.ports import BackendUnavailable
+from devhost import cosmos_throttling, fault_injection
+from devhost.cosmos_throttling import ThrottlePlan
+from devhost.fault_injection import POINTS, InjectedFault
 from ingest.batches import BatchOutcome
 from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
@@ -137,7 +138,7 @@ class Backend:
     kind: str
     storage: object
     queue: object
-    throttling: ThrottlePlan | None = None  # Cosmos DB answering 429 on some calls (backends/cosmos/throttling.py)
+    throttling: ThrottlePlan | None = None  # Cosmos DB answering 429 on some calls (devhost/cosmos_throttling.py)
     retried_after_429: int = 0  # steps and messages that met a 429 and were retried
 
     def after_retry_after(self, retry: bool):
@@ -257,7 +258,7 @@ def new_partner(storage):
 
 def play(
     backend: Backend, fault: tuple[str, str, int] | None = None, partner=None
-) -> tuple[str, list, faults.Fault | None]:
+) -> tuple[str, list, fault_injection.Fault | None]:
     """Play the business on a new partner; with `fault` = (point, flow, skip), that point fails once
     during the steps of that flow, after `skip` hits. A failed step is retried as the partner, the
     queue or the timer would retry it. Returns the partner, each step's answer and the fault."""
@@ -268,7 +269,7 @@ def play(
     try:
         for index, step in enumerate(STEPS):
             if flow_steps and index == flow_steps[0]:
-                armed = faults.arm(fault[0], skip=fault[2])
+                armed = fault_injection.arm(fault[0], skip=fault[2])
             for attempt in range(2):
                 try:
                     with backend.after_retry_after(attempt > 0):
@@ -280,9 +281,9 @@ def play(
                     assert attempt == 0 and error.retry_after_seconds is not None, error
                     backend.retried_after_429 += 1
             if flow_steps and index == flow_steps[-1]:
-                faults.disarm(fault[0])
+                fault_injection.disarm(fault[0])
     finally:
-        faults.disarm()
+        fault_injection.disarm()
     return partner.partner_id, answers, armed
 
 
@@ -391,13 +392,13 @@ def test_the_business_converges_when_cosmos_db_throttles(seed, request, tmp_path
     Retry-After, and everything ends as the run without failure: same answers, same state, queue empty."""
     expected_state, expected_answers = clean_run("azure", request, tmp_path)
     plan = ThrottlePlan(fraction=THROTTLED_FRACTION, seed=seed, retry_after_ms=1200)
-    storage = CosmosStorage(
-        cosmos_emulator.endpoint,
-        f"faults-429-{uuid.uuid4().hex[:8]}",
-        key=cosmos_emulator.key,
-        create_containers=True,
-        throttling=plan,
-    )
+    with cosmos_throttling.installed(plan):
+        storage = CosmosStorage(
+            cosmos_emulator.endpoint,
+            f"faults-429-{uuid.uuid4().hex[:8]}",
+            key=cosmos_emulator.key,
+            create_containers=True,
+        )
     queue = AzureQueue(f"faults-{uuid.uuid4().hex[:16]}", connection_string=azurite.connection_string)
     backend = Backend("azure-429", storage, queue, plan)
     try:
@@ -426,22 +427,34 @@ def test_every_listed_point_is_in_the_code_and_every_point_in_the_code_is_listed
     placed = {
         name for path in SOURCES for name in re.findall(r'faults\.point\("([^"]+)"\)', path.read_text(encoding="utf-8"))
     }
-    assert placed == faults.NAMES
+    assert placed == fault_injection.NAMES
 
 
 def test_only_the_local_host_arms_faults_from_outside():
-    arming = re.compile(r"faults\.(arm|arm_from_text|injected)\(|POS_FAULTS")
+    arming = re.compile(r"fault_injection\.(arm|arm_from_text|arm_kills_from_text|injected)\(|POS_FAULTS")
     users = {
         path.relative_to(ROOT).as_posix()
         for path in SOURCES
-        if path.name != "faults.py" and arming.search(path.read_text(encoding="utf-8"))
+        if path.name != "fault_injection.py" and arming.search(path.read_text(encoding="utf-8"))
     }
     assert users == {"devhost/__main__.py"}
 
 
+def test_only_the_fault_injection_installs_a_hook_and_the_app_runs_without_one():
+    installs = {
+        path.relative_to(ROOT).as_posix() for path in SOURCES if "faults.install(" in path.read_text(encoding="utf-8")
+    }
+    assert installs == {"devhost/fault_injection.py"}
+    fault_injection.disarm()
+    assert faults._hook is None  # nothing armed: the points call nothing
+    with fault_injection.injected("batch.validated"):
+        assert faults._hook is not None
+    assert faults._hook is None
+
+
 def test_a_point_does_nothing_unless_armed_and_fires_as_told():
     faults.point("batch.validated")  # nothing armed
-    with faults.injected("batch.validated", times=2, skip=1) as fault:
+    with fault_injection.injected("batch.validated", times=2, skip=1) as fault:
         faults.point("batch.validated")
         for _ in range(2):
             with pytest.raises(InjectedFault):
@@ -450,19 +463,19 @@ def test_a_point_does_nothing_unless_armed_and_fires_as_told():
     assert (fault.reached, fault.fired) == (4, 2)
     faults.point("batch.validated")  # disarmed on leaving the block
     with pytest.raises(ValueError):
-        faults.arm("no.such.point")
+        fault_injection.arm("no.such.point")
 
 
 def test_pos_faults_text_arms_points_with_counts():
     try:
-        armed = faults.arm_from_text("batch.validated:2, close.enqueued")
+        armed = fault_injection.arm_from_text("batch.validated:2, close.enqueued")
         assert [(f.name, f.times) for f in armed] == [("batch.validated", 2), ("close.enqueued", 1)]
         with pytest.raises(ValueError):
-            faults.arm_from_text("batch.validated:x")
+            fault_injection.arm_from_text("batch.validated:x")
         with pytest.raises(ValueError):
-            faults.arm_from_text("nothing.here")
+            fault_injection.arm_from_text("nothing.here")
     finally:
-        faults.disarm()
+        fault_injection.disarm()
 
 
 def test_the_local_host_arms_pos_faults_at_start_and_the_partner_retry_completes(tmp_path):

@@ -202,5 +202,5 @@ def test_a_failure_over_http_is_logged_by_type_and_request_id_without_its_messag
     assert "injected fault at" not in text and MEMBER_ID not in text and partner.key not in text
     (error,) = [e for e in log_entries(text) if e.get("event") == "http_error"]
     assert error["request_id"] == "s-8" and error["function"] == "put_stores"
-    assert error["exception_type"] == "core.faults.InjectedFault"
+    assert error["exception_type"] == "devhost.fault_injection.InjectedFault"
     assert 'File "ingest/batches.py"' in error["exception"]

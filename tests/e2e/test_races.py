@@ -1,6 +1,6 @@
 """Races, on both backends: over real HTTP (the local host on SQLite, and on the Cosmos DB and Azurite
 emulators), many requests released at the same moment; and in the use cases, a close or a mapping
-arriving while a reconciliation is half done (held there by a fault point, core/faults.py).
+arriving while a reconciliation is half done (held there by a fault point, devhost/fault_injection.py).
 
 What must hold: a batch_id is accepted once and its records counted once; of concurrent versions of a
 transaction the highest stays, in its own store-day only; of concurrent daily closes one is stored and
@@ -21,8 +21,9 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core import faults, reconcile_messages
+from core import reconcile_messages
 from core.clock import utc_now
+from devhost import fault_injection
 from ingest.daily_close import post_daily_close
 from ingest.mappings import put_mapping
 from ingest.stores import put_stores
@@ -235,7 +236,7 @@ def test_a_close_arriving_during_a_reconciliation_is_not_overwritten_by_the_stal
     stale_request = next_request(queue)
 
     hold, reached, release = held_at(point)
-    with faults.injected(point, action=hold):
+    with fault_injection.injected(point, action=hold):
         thread, out = run_in_thread(lambda: reconcile(storage, stale_request))
         assert reached.wait(60)
         assert post_daily_close(storage, queue, partner, _json(right), 0).http_status == 202
@@ -260,7 +261,7 @@ def test_a_mapping_arriving_during_a_reconciliation_is_used_by_the_result_kept(b
     request = next_request(queue)
 
     hold, reached, release = held_at("reconcile.before_save")
-    with faults.injected("reconcile.before_save", action=hold):
+    with fault_injection.injected("reconcile.before_save", action=hold):
         thread, out = run_in_thread(lambda: reconcile(storage, request))
         assert reached.wait(60)  # the result is computed with 03 unmapped: MISMATCHED
         remap = _json(mapping_batch(("01", "SALE"), ("03", "SALE")))

@@ -1,5 +1,5 @@
 """Cosmos DB throttling over real HTTP: the local host on the emulators, with 429s injected at the
-adapter's containers by COSMOS_INJECT_THROTTLING (backends/cosmos/throttling.py; the emulator itself never
+adapter's containers by COSMOS_INJECT_THROTTLING (devhost/cosmos_throttling.py; the emulator itself never
 throttles). A write that meets a 429 the SDK gave up on answers 503 with Cosmos DB's Retry-After and is not
 accepted; the partner's resend completes it. A reconciliation that meets one is retried by the queue, and
 after the last attempt the sweep sends it again.
@@ -14,8 +14,8 @@ import uuid
 
 import pytest
 
-from backends.cosmos.throttling import SETTING
 from devhost.azurite_emulator import start_azurite
+from devhost.cosmos_throttling import SETTING
 from tests.backend_storage import storage_of
 from tests.conftest import make_partner, start_host
 from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result

@@ -70,7 +70,7 @@ README = ROOT / "README.md"
 # Settings the code reads that are for one machine only and must not be set in Azure: the local host's
 # port, the SQLite backend's folder and demo partner, the emulator's Cosmos DB key, and the storage
 # connection string (Azurite); in Azure, AzureWebJobsStorage__* name the account and the identity.
-# COSMOS_INJECT_THROTTLING: tests only, refused for an endpoint off this machine (backends/cosmos/throttling.py).
+# COSMOS_INJECT_THROTTLING: tests only, refused for an endpoint off this machine (devhost/cosmos_throttling.py).
 LOCAL_ONLY_SETTINGS = {
     "PORT",
     "POS_DATA_DIR",

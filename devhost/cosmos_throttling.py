@@ -1,10 +1,12 @@
-"""Cosmos DB throttling injected for tests: the emulator never answers 429, so with a ThrottlePlan the
-adapter's containers are wrapped, and a chosen call raises what the SDK raises when it gives up on a 429
-(CosmosHttpResponseError 429, sub-status 3200, `x-ms-retry-after-ms`) instead of reaching the database,
-as a real 429 never changes anything.
+"""Cosmos DB throttling injected for tests: the emulator never answers 429, so with a ThrottlePlan installed
+(`installed`, or `install_from_environment` in the local host) the containers the Cosmos DB adapter opens
+are wrapped (the hook of backends/cosmos/connection.py), and a chosen call raises what the SDK raises when
+it gives up on a 429 (CosmosHttpResponseError 429, sub-status 3200, `x-ms-retry-after-ms`) instead of
+reaching the database, as a real 429 never changes anything.
 
-Off unless the setting COSMOS_INJECT_THROTTLING is set (only tests set it), refused for an account that is
-not on this machine, and announced in the log when on. Its text is fields separated by ";":
+The Functions app never imports this module (.funcignore does not deploy devhost/). The local host installs
+it when COSMOS_INJECT_THROTTLING is set (only tests set it); it is refused for an account that is not on
+this machine, and announced in the log when on. Its text is fields separated by ";":
 
     calls=2,5-7              the calls throttled, numbered from 1 in the order they are made
     fraction=0.1             or each call with this probability (seed=N makes the draw repeatable)
@@ -21,13 +23,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import random
 import threading
 from collections.abc import Iterator
 
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
-from backends.cosmos.connection import Containers, is_loopback
+from backends.cosmos.connection import Containers, ContainersHook, install_containers_hook, is_loopback
 from backends.cosmos.outages import RETRY_AFTER_MS_HEADER, THROTTLED
 
 SETTING = "COSMOS_INJECT_THROTTLING"
@@ -190,3 +193,35 @@ def throttled(containers: Containers, plan: ThrottlePlan) -> Containers:
         for field in dataclasses.fields(containers)
     }
     return Containers(**wrapped)
+
+
+def install(plan: ThrottlePlan | None) -> None:
+    """Every Cosmos DB storage opened from now on meets the plan's 429s (None: none, as in production)."""
+    install_containers_hook(None if plan is None else containers_hook(plan))
+
+
+def containers_hook(plan: ThrottlePlan) -> ContainersHook:
+    """The hook that wraps a storage's containers in the plan, for an emulator on this machine only."""
+
+    def wrap(endpoint: str, containers: Containers) -> Containers:
+        refuse_unless_local(endpoint)
+        return throttled(containers, plan)
+
+    return wrap
+
+
+@contextlib.contextmanager
+def installed(plan: ThrottlePlan) -> Iterator[ThrottlePlan]:
+    """The plan installed while storage is opened in the block (a storage keeps its containers after)."""
+    install(plan)
+    try:
+        yield plan
+    finally:
+        install(None)
+
+
+def install_from_environment() -> ThrottlePlan | None:
+    """The local host at start: the plan COSMOS_INJECT_THROTTLING describes, installed; None when unset."""
+    plan = ThrottlePlan.parse(os.environ.get(SETTING, "").strip())
+    install(plan)
+    return plan
