@@ -15,7 +15,7 @@ class FieldProblem:
     path: str
     message: str
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str]:
         return {"path": self.path, "message": self.message}
 
 

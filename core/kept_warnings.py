@@ -3,7 +3,7 @@ answered with them, as the first answer is often the one a timeout lost."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 
 class KeptWarning(NamedTuple):
@@ -15,10 +15,14 @@ class KeptWarning(NamedTuple):
     field: str | None = None
 
 
-def kept_warnings_json(kept: tuple[KeptWarning, ...] | None) -> list | None:
+# A kept warning as storage keeps it: [code, path, message, field] (its items are a KeptWarning's).
+KeptWarningJson = list[Any]
+
+
+def kept_warnings_json(kept: tuple[KeptWarning, ...] | None) -> list[KeptWarningJson] | None:
     """The warnings as storage keeps them (JSON): [code, path, message, field] each; None: not kept."""
     return None if kept is None else [list(warning) for warning in kept]
 
 
-def kept_warnings_of(data: list | None) -> tuple[KeptWarning, ...] | None:
+def kept_warnings_of(data: list[KeptWarningJson] | None) -> tuple[KeptWarning, ...] | None:
     return None if data is None else tuple(KeptWarning(*warning) for warning in data)

@@ -37,6 +37,7 @@ from core.records import (
     TradeRecordRow,
     UnknownProduct,
 )
+from core.stored_json import JsonObject
 
 
 class BackendUnavailable(Exception):
@@ -155,7 +156,7 @@ class BatchWrites(Protocol):
     def save_products(
         self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
     ) -> BatchMarker | None: ...
-    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
+    def replace_mapping(self, marker: BatchMarker, entries: list[JsonObject]) -> BatchMarker | None:
         """Replace the partner's mapping, unless the partner already uploaded a mapping with this batch_id:
         then nothing changes and its marker is returned (re-created when it is gone), as for a close."""
         ...

@@ -31,10 +31,10 @@ def request_for(partner_id: str, day: ClosedDay) -> ReconcileRequest:
 def is_stale(day: ClosedDay, standard_of: dict[str, str]) -> bool | None:
     """Whether a checked day's result resolved one of its source codes otherwise than `standard_of`
     does; None for a result saved before results recorded their mapping (mapped_source_codes)."""
-    details = day.details or {}
-    used = details.get("mapped_source_codes")
-    if used is None:
+    details = day.details
+    if details is None or "mapped_source_codes" not in details:
         return None
+    used = details["mapped_source_codes"]
     return any(standard_of.get(code) != used.get(code) for code in details.get("source_codes", []))
 
 
@@ -55,7 +55,7 @@ def rerun_after_mapping(
             continue
         stale = is_stale(day, standard_of)
         if stale is None:
-            stale = bool(set((day.details or {}).get("source_codes", [])) & changed_codes)
+            stale = day.details is not None and bool(set(day.details.get("source_codes", [])) & changed_codes)
         if stale:
             queue.send(reconcile_messages.encode(request_for(partner_id, day)), 0)
             count += 1

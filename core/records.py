@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 from core.kept_warnings import KeptWarning
+from core.stored_json import JsonObject, MovedOut, RecordChangesJson, ResultDetails, ResultTotals
 from core.versions import Version, trade_record_replaces
 
 
@@ -81,7 +82,7 @@ class RecordChanges:
                 days.append(move.left)
         return days
 
-    def as_json(self) -> dict:
+    def as_json(self) -> RecordChangesJson:
         return {
             "newer": self.newer,
             "moves": [
@@ -97,7 +98,7 @@ class RecordChanges:
         }
 
     @classmethod
-    def from_json(cls, data: dict | None) -> RecordChanges | None:
+    def from_json(cls, data: RecordChangesJson | None) -> RecordChanges | None:
         if not data:
             return None
         return cls(
@@ -199,7 +200,7 @@ class StoreMaster:
     workday_start: str
     prices_include_tax: bool
     last_modified_at: dt.datetime
-    document: dict
+    document: JsonObject
 
 
 @dataclass(frozen=True)
@@ -208,20 +209,20 @@ class ProductMaster:
     store_id: str | None
     version: int
     last_modified_at: dt.datetime
-    document: dict
+    document: JsonObject
 
 
 @dataclass(frozen=True)
 class ModifierGroupMaster:
     group_id: str
-    document: dict
+    document: JsonObject
 
 
 @dataclass(frozen=True)
 class Mapping:
     batch_id: str | None
     updated_at: dt.datetime | None
-    entries: list[dict]
+    entries: list[JsonObject]  # as uploaded and answered: the wire's MappingEntry members, in upload order
 
     def standard_code_of(self) -> dict[str, str]:
         return {entry["source_code"]: entry["standard_code"] for entry in self.entries}
@@ -316,20 +317,19 @@ class ClosedDay:
     business_date: dt.date
     close_batch_id: str
     currency: str
-    expected: dict
+    expected: JsonObject  # the close's totals as sent: ControlTotals' members and batch_count
     received_at: dt.datetime
     due_at: dt.datetime
     status: str  # RECEIVED | MATCHED | MISMATCHED
     checked_at: dt.datetime | None = None
-    actual: dict | None = None
-    differences: list[str] = field(default_factory=list)
-    details: dict | None = None
+    actual: ResultTotals | None = None
+    differences: list[str] = field(default_factory=list)  # the TotalFields that differ beyond tolerance
+    details: ResultDetails | None = None
     # Counts every change to the day's records after its close (reopen_day); a result is saved only if
     # it did not change during the run (save_result), so a run never keeps totals read before a change.
     revision: int = 0
-    # The records that moved out of the day to another store-day, [{trade_record_id, to_store_id,
-    # to_business_date}], the first MOVED_OUT_KEPT; kept with the day whatever close replaces its close.
-    moved_out: list[dict] = field(default_factory=list)
+    # The records that moved out of the day, the first MOVED_OUT_KEPT; kept whatever close replaces its close.
+    moved_out: list[MovedOut] = field(default_factory=list)
 
 
 def result_is_stale(closed: ClosedDay, checked_before: dt.datetime | None) -> bool:
@@ -347,17 +347,17 @@ def result_is_stale(closed: ClosedDay, checked_before: dt.datetime | None) -> bo
 MOVED_OUT_KEPT = 100
 
 
-def merge_moved_out(kept: list[dict], day: StoreDay, moves: Iterable[RecordMove]) -> list[dict]:
+def merge_moved_out(kept: list[MovedOut], day: StoreDay, moves: Iterable[RecordMove]) -> list[MovedOut]:
     """A day's list of records moved out after `moves`: those that left it are added (or updated), those
     that came back to it removed; the first MOVED_OUT_KEPT by time of arrival in the list."""
     entries = {entry["trade_record_id"]: entry for entry in kept}
     for move in moves:
         if move.left == day and move.to != day:
-            entries[move.trade_record_id] = {
-                "trade_record_id": move.trade_record_id,
-                "to_store_id": move.to.store_id,
-                "to_business_date": move.to.business_date.isoformat(),
-            }
+            entries[move.trade_record_id] = MovedOut(
+                trade_record_id=move.trade_record_id,
+                to_store_id=move.to.store_id,
+                to_business_date=move.to.business_date.isoformat(),
+            )
         elif move.to == day:
             entries.pop(move.trade_record_id, None)
     return list(entries.values())[:MOVED_OUT_KEPT]

@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +32,9 @@ DEVELOPMENT_STORAGE_IDIOM = "usedevelopmentstorage=true"
 DEVELOPMENT_ACCOUNT = "devstoreaccount1"
 DEVELOPMENT_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 AZURITE_PORTS = {"Blob": 10000, "Queue": 10001, "Table": 10002}
+
+# host.json as the host reads it (JSON objects nested by section; see host_settings), or one section of it.
+HostSettings = dict[str, Any]
 
 
 def development_storage(host: str = "127.0.0.1", ports: dict[str, int] = AZURITE_PORTS) -> str:
@@ -65,7 +69,7 @@ def load_local_settings(path: Path = LOCAL_SETTINGS_FILE, only: set[str] | None 
             os.environ.setdefault(name, value)
 
 
-def _override(settings: dict, path: list[str], value: str) -> None:
+def _override(settings: HostSettings, path: list[str], value: str) -> None:
     """Set `value` at `path` in nested dicts, matching existing keys without regard to case."""
     node = settings
     for segment in path[:-1]:
@@ -75,7 +79,7 @@ def _override(settings: dict, path: list[str], value: str) -> None:
     node[leaf] = value
 
 
-def host_settings(path: Path = HOST_JSON, environ: Mapping[str, str] | None = None) -> dict:
+def host_settings(path: Path = HOST_JSON, environ: Mapping[str, str] | None = None) -> HostSettings:
     """The Functions host's own settings (route prefix, queue trigger behaviour) as the host reads them:
     host.json, then every AzureFunctionsJobHost__... app setting over it."""
     settings = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -86,34 +90,34 @@ def host_settings(path: Path = HOST_JSON, environ: Mapping[str, str] | None = No
     return settings
 
 
-def _section(settings: dict, *path: str) -> dict:
+def _section(settings: HostSettings, *path: str) -> HostSettings:
     node = settings
     for segment in path:
         node = next((v for k, v in node.items() if k.lower() == segment.lower() and isinstance(v, dict)), {})
     return node
 
 
-def host_value(section: dict, name: str, default):
+def host_value(section: HostSettings, name: str, default: object) -> Any:  # a JSON value, or `default`
     """`name` in a section of the host settings, matched without regard to case, as the host matches it."""
     return next((v for k, v in section.items() if k.lower() == name.lower()), default)
 
 
-def route_prefix(settings: dict) -> str:
+def route_prefix(settings: HostSettings) -> str:
     """extensions.http.routePrefix; the host's default is "api", and "" means no prefix."""
     return str(host_value(_section(settings, "extensions", "http"), "routePrefix", "api")).strip("/")
 
 
-def queue_settings(settings: dict) -> dict:
+def queue_settings(settings: HostSettings) -> HostSettings:
     """extensions.queues, keys as host.json spells them."""
     return _section(settings, "extensions", "queues")
 
 
-def max_dequeue_count(settings: dict) -> int:
+def max_dequeue_count(settings: HostSettings) -> int:
     """Attempts at a queue message before the host moves it to the poison queue (host's default: 5)."""
     return int(host_value(queue_settings(settings), "maxDequeueCount", 5))
 
 
-def message_encoding(settings: dict) -> str:
+def message_encoding(settings: HostSettings) -> str:
     """How the queue trigger decodes message text: "base64" (the host's default) or "none"."""
     encoding = str(host_value(queue_settings(settings), "messageEncoding", "base64")).lower()
     if encoding not in ("base64", "none"):

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from backends.admin_rules import require_partner
@@ -20,6 +20,7 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text
 from core.ports import AdminError
 from core.records import ClosedDay
+from core.stored_json import ResultDetails
 from hq import arguments
 from hq.output import code_list, table
 
@@ -84,23 +85,21 @@ def reconcile_show(backend: Backend, args: argparse.Namespace) -> None:
             else f" (not reconciled yet, due {to_api_text(day.due_at)})"
         )
     )
-    details = day.details or {}
-    raw = details.get("raw_differences") or {}
-    reconciled = day.actual is not None
+    raw = {} if day.details is None else day.details.get("raw_differences") or {}
     rows = [
         [
             name,
             _cell(day.expected.get(name)),
-            _cell((day.actual or {}).get(name)),
-            _signed(raw.get(name)) if reconciled else "-",
+            _cell(None if day.actual is None else day.actual[name]),
+            _signed(raw.get(name)) if day.actual is not None else "-",
             _verdict(name, day, raw),
         ]
         for name in TOTAL_FIELDS
     ]
     print(table(["FIELD", "EXPECTED", "ACTUAL", "DIFFERENCE", "RESULT"], rows))
-    if reconciled:
+    if day.actual is not None:
         print("DIFFERENCE is actual - expected; counts must be equal, amounts may differ by one minor unit.")
-    for line in _detail_lines(details):
+    for line in [] if day.details is None else _detail_lines(day.details):
         print(line)
     if backend.storage.unregistered(args.partner_id, {day.store_id}):
         print(f"Store {day.store_id} is no longer registered for {args.partner_id}.")
@@ -129,11 +128,11 @@ def _worded_refusal(args: argparse.Namespace) -> Iterator[None]:
         ) from None
 
 
-def _cell(value) -> str:
+def _cell(value: object) -> str:
     return "-" if value is None else str(value)
 
 
-def _signed(value) -> str:
+def _signed(value: object) -> str:
     """A raw difference with its sign: "+1", "-0.01"; "0" when there is none."""
     if value is None:
         return "0"
@@ -141,30 +140,15 @@ def _signed(value) -> str:
     return text if text.startswith("-") else "+" + text
 
 
-def _verdict(name: str, day: ClosedDay, raw: dict) -> str:
+def _verdict(name: str, day: ClosedDay, raw: Mapping[str, str | int]) -> str:
     if name in day.differences:
         return "DIFFERS"
     return "within tolerance" if name in raw else ""
 
 
-# How the reconciliation's details read in `reconcile show`; anything else is printed by its name.
-_DETAIL_LABELS = {
-    "unmapped_source_codes": "unmapped source codes (counted, but not as revenue)",
-    "unknown_payment_types": "payment types of unknown direction (left out of payment_total_amount)",
-    "mapped_source_codes": "source codes counted as",
-}
-_DETAILS_SHOWN_ELSEWHERE = {
-    "raw_differences",
-    "source_codes",
-    "batch_count_received",
-    "batch_count_expected",
-    "batch_seqs_received",
-    "missing_batch_seqs",
-    "records_moved_out",
-}
-
-
-def _detail_lines(details: dict) -> list[str]:
+def _detail_lines(details: ResultDetails) -> list[str]:
+    """The reconciliation's details in `reconcile show` (the raw differences and the source codes seen
+    are in the table and the lines of the codes)."""
     lines = []
     if "batch_count_expected" in details:
         seqs = details.get("batch_seqs_received") or []
@@ -184,24 +168,20 @@ def _detail_lines(details: dict) -> list[str]:
                 for entry in moved
             )
         )
-    for name, value in details.items():
-        if value and name not in _DETAILS_SHOWN_ELSEWHERE:
-            lines.append(f"{_DETAIL_LABELS.get(name, name.replace('_', ' '))}: {_readable(value)}")
+    # Codes as plain text (no Python brackets), each quoted only where its end would not show (see
+    # hq.output.code_list).
+    if unmapped := details.get("unmapped_source_codes"):
+        lines.append("unmapped source codes (counted, but not as revenue): " + code_list(unmapped, ", "))
+    if unknown := details.get("unknown_payment_types"):
+        lines.append(
+            "payment types of unknown direction (left out of payment_total_amount): " + code_list(unknown, ", ")
+        )
+    if mapped := details.get("mapped_source_codes"):
+        lines.append(
+            "source codes counted as: "
+            + ", ".join(f"{code_list([code])}={code_list([standard])}" for code, standard in mapped.items())
+        )
     return lines
-
-
-def _readable(value) -> str:
-    """Lists and mappings as plain text (no Python brackets), numbers and booleans as JSON; a partner's
-    code is quoted only where its end would not show (see hq.output.code_list)."""
-    if isinstance(value, dict):
-        return ", ".join(f"{code_list([str(key)])}={_readable(item)}" for key, item in value.items())
-    if isinstance(value, list):
-        if all(isinstance(item, str) for item in value):
-            return code_list(value, ", ")
-        return ", ".join(_readable(item) for item in value)
-    if isinstance(value, str):
-        return code_list([value])
-    return json.dumps(value, ensure_ascii=False)
 
 
 # -- list -----------------------------------------------------------------------------------------
@@ -299,7 +279,9 @@ def _list_filters(args: argparse.Namespace, first: dt.date | None, last: dt.date
 
 def _notes(day: ClosedDay) -> str:
     """What the stored details say about the likely cause of a mismatch, in a few words."""
-    details: dict = day.details or {}
+    details = day.details
+    if details is None:
+        return ""
     notes = []
     if details.get("missing_batch_seqs"):
         notes.append("missing batch_seq " + ",".join(map(str, details["missing_batch_seqs"])))

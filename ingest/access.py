@@ -14,6 +14,7 @@ import logging
 import re
 import secrets
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from core import errors
@@ -77,7 +78,7 @@ def note_key_use(storage: Admission, owner: KeyOwner, now: dt.datetime | None = 
         log.warning("the last-used hour of a key was not recorded", extra={"key_id": owner.key_id})
 
 
-def require_registered(storage: Admission, partner_id: str, store_ids) -> None:
+def require_registered(storage: Admission, partner_id: str, store_ids: Iterable[str]) -> None:
     """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner. The answer names
     the store codes refused, except one that holds a card number or an e-mail address: a code that is
     not registered may be anything the partner typed, and such data is never echoed."""

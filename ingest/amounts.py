@@ -81,7 +81,7 @@ def raw_money_problems(raw: Any, model: type, path: str) -> list[FieldProblem]:
     return problems
 
 
-def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, problems: list) -> None:
+def _walk_amounts(raw: Any, model: type, path: str, reader: MoneyReader | None, problems: list[FieldProblem]) -> None:
     if not isinstance(raw, dict):
         return
     fields = amount_fields(model)

@@ -12,6 +12,7 @@ from core.clock import UTC
 from core.errors import ApiError, FieldProblem, invalid_payload
 from core.ports import Admission, Reconciliations
 from core.records import ClosedDay, Partner
+from core.stored_json import JsonObject
 from ingest import access
 from ingest.wire.responses import DailyCloseStatus, answer
 from ingest.wire.scalars import StoreId
@@ -53,7 +54,9 @@ def _path_problems(store_id: str, business_date_text: str) -> list[FieldProblem]
     return problems
 
 
-def daily_close_status(storage: CloseStatusStorage, partner: Partner, store_id: str, business_date_text: str) -> dict:
+def daily_close_status(
+    storage: CloseStatusStorage, partner: Partner, store_id: str, business_date_text: str
+) -> JsonObject:
     problems = _path_problems(store_id, business_date_text)
     if problems:
         raise invalid_payload(problems)
@@ -62,7 +65,7 @@ def daily_close_status(storage: CloseStatusStorage, partner: Partner, store_id: 
     return status_answer(store_id, business_date, storage.get_closed_day(partner.partner_id, store_id, business_date))
 
 
-def status_answer(store_id: str, business_date: dt.date, day: ClosedDay | None) -> dict:
+def status_answer(store_id: str, business_date: dt.date, day: ClosedDay | None) -> JsonObject:
     """The DailyCloseStatus body of a store-day (day None: no close received)."""
     if day is None:
         return answer(

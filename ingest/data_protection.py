@@ -172,7 +172,7 @@ def free_texts(model: Any) -> list[str]:
     return free_texts_of_models(_wire_class(model.__class__), [model])
 
 
-def free_texts_of_models(model: type, models: list) -> list[str]:
+def free_texts_of_models(model: type, models: list[Any]) -> list[str]:
     """The free texts of models (instances of the model class `model`), field by field: each field of
     all of them in one list comprehension, then the models they hold, all of them at once (a batch's
     records, then all their items...). The order is not text_fields': a few calls for a whole batch in
@@ -182,7 +182,7 @@ def free_texts_of_models(model: type, models: list) -> list[str]:
     return found
 
 
-def _free_texts_of_models(model: type, models: list, found: list[str]) -> None:
+def _free_texts_of_models(model: type, models: list[Any], found: list[str]) -> None:
     for field, shape, is_text, held in _walk_plan(model):
         values = [value for value in map(field, models) if value is not None]
         if shape is _TEXT:
@@ -259,11 +259,11 @@ _TEXT, _MODELS, _OTHER = "text", "models", "other"
 
 
 @functools.cache
-def _walk_plan(model: type) -> tuple[tuple[operator.attrgetter, str, bool, Any], ...]:
+def _walk_plan(model: type) -> tuple[tuple[operator.attrgetter[Any], str, bool, Any], ...]:
     """(the field's getter, shape, is_text, model held) of each of _scanned_fields(model): a free-text string
     (`_TEXT`), a list of models of the class held (`_MODELS`), or any other shape (`_OTHER`, walked value
     by value). An attrgetter mapped over the models reads a field of all of them without a Python call each."""
-    plan: list[tuple[operator.attrgetter, str, bool, Any]] = []
+    plan: list[tuple[operator.attrgetter[Any], str, bool, Any]] = []
     for name, is_text in _scanned_fields(model):
         kind = _without_annotations(field_types(model)[name])
         element = _without_annotations(get_args(kind)[0]) if get_origin(kind) is list else None

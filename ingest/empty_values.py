@@ -10,23 +10,23 @@ from typing import Any
 
 from ingest.batches import EMPTY_VALUE_READ_AS_ABSENT, MAX_UNKNOWN_MEMBER_WARNINGS, record_location
 from ingest.parsing import json_path, member_fields, raw_object
-from ingest.problem_words import hints
+from ingest.problem_words import Location, hints
 from ingest.wire.responses import BatchWarning
 from ingest.wire.scalars import EmptyAsAbsent
 
 
-def warned_empty_values(model: type, body: bytes) -> list[tuple]:
+def warned_empty_values(model: type, body: bytes) -> list[Location]:
     """The location of each member of a valid body (read as `model`) sent as "" in a field that reads it
     as absent with a warning (ingest/wire/scalars.py EmptyAsAbsent), in the order of the body. A body
     without two quotes in a row has none, and is not read again."""
     if b'""' not in body:
         return []
-    found: list[tuple] = []
+    found: list[Location] = []
     _walk_empty_values(raw_object(body), model, (), found)
     return found
 
 
-def _walk_empty_values(raw: Any, model: type, location: tuple, found: list[tuple]) -> None:
+def _walk_empty_values(raw: Any, model: type, location: Location, found: list[Location]) -> None:
     if not isinstance(raw, dict):
         return
     fields, warned = member_fields(model), _warned_when_empty(model)
@@ -51,7 +51,7 @@ def _warned_when_empty(model: type) -> frozenset[str]:
     )
 
 
-def empty_value_warnings(locations: list[tuple]) -> list[BatchWarning]:
+def empty_value_warnings(locations: list[Location]) -> list[BatchWarning]:
     """EMPTY_VALUE_READ_AS_ABSENT for each member location (ingest/parsing.py `warned_empty_values`), at most
     MAX_UNKNOWN_MEMBER_WARNINGS of them, then one that counts the others: an export that writes "" for a
     missing timestamp writes it in every record."""

@@ -92,9 +92,9 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
     # each optional one not sent until the end
     amounts: set[Any] = set()
     decimals: set[Any] = set()
-    timestamps: list[tuple[list, str]] = []  # (the Structs, the name of one of their timestamps)
+    timestamps: list[tuple[list[msgspec.Struct], str]] = []  # (the Structs, the name of one of their timestamps)
     colons = 0
-    level: list[tuple[type[msgspec.Struct], list]] = [(type(read), [read])]
+    level: list[tuple[type[msgspec.Struct], list[msgspec.Struct]]] = [(type(read), [read])]
     while level:
         held_level = []
         for struct, objects in level:
@@ -125,7 +125,7 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
 _is_value = functools.partial(operator.is_not, None)
 
 
-def _empty_as_absent(objects: list, names: list[str]) -> None:
+def _empty_as_absent(objects: list[msgspec.Struct], names: list[str]) -> None:
     """Each of the fields names that holds "" in objects set to None, as the slow way reads it."""
     for name in names:
         for item in objects:
@@ -133,7 +133,7 @@ def _empty_as_absent(objects: list, names: list[str]) -> None:
                 setattr(item, name, None)
 
 
-def _values(objects: list, names: list[str]) -> list:
+def _values(objects: list[msgspec.Struct], names: list[str]) -> list[Any]:
     """The values of the fields names of objects, None for an optional field not sent included, read with
     attrgetter and map: no Python call per value (a batch of 500 records has about 20,000 of them; leaving
     the Nones to the caller's set, which drops them once, saved ~1.3 ms of ~6.5 against a filter)."""
@@ -142,7 +142,7 @@ def _values(objects: list, names: list[str]) -> list:
     return list(map(operator.attrgetter(*names), objects)) if names else []
 
 
-def _timestamps_read(fields: list[tuple[list, str]]) -> int | None:
+def _timestamps_read(fields: list[tuple[list[msgspec.Struct], str]]) -> int | None:
     """The colons of the timestamps' texts, when every timestamp of the fields is in the form TIMESTAMP_TEXT
     and within the wire's bounds, else None; each is then a datetime in place of its text (the Structs are
     the fast path's own, seen by no one yet)."""
@@ -172,7 +172,7 @@ def _upper_case_read(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.upper())
 
 
-def _all_valid(validator: Any, values: set) -> bool:
+def _all_valid(validator: Any, values: set[Any]) -> bool:
     for value in values:
         try:
             validator(value)

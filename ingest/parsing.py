@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
 from core import errors
 from core.errors import FieldProblem
-from ingest.problem_words import declared_type, field_names, held_model, is_model, words
+from core.stored_json import JsonObject
+from ingest.problem_words import Location, declared_type, field_names, held_model, is_model, words
 from ingest.wire.scalars import BATCH_LIMIT, EMPTY_BRANCH, VALUE_BRANCH
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -32,7 +34,7 @@ Model = TypeVar("Model", bound=BaseModel)
 _PLAIN_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9 _.-]{0,34}$")
 
 
-def json_path(location: tuple) -> str:
+def json_path(location: Location) -> str:
     """('trade_records', 3, 'items', 0, 'unit_price') -> 'trade_records[3].items[0].unit_price'."""
     path = ""
     for part in location:
@@ -54,7 +56,7 @@ def problems_of(error: ValidationError, model: type[BaseModel]) -> list[FieldPro
     ]
 
 
-def untagged(items: list) -> list:
+def untagged(items: list[ErrorDetails]) -> list[ErrorDetails]:
     """pydantic's errors without those of the "" branch of an optional field (ingest/wire/scalars.py
     EmptyAsAbsent: a value that is not "" is refused by its own type alone), and without the tag of the
     value's branch in their locations."""
@@ -70,7 +72,7 @@ def untagged(items: list) -> list:
 Salvage = Callable[["Refused"], list[FieldProblem]]
 
 
-def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tuple[Model, list[tuple]]:
+def parse(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tuple[Model, list[Location]]:
     """Validate the whole body; 400 BATCH_TOO_LARGE if a batch list is over its limit, else
     400 INVALID_PAYLOAD listing every problem found: pydantic's, and those `salvage` finds in the parts
     of the body that can be read. A valid body costs nothing more: the salvage runs on refusals only.
@@ -112,7 +114,7 @@ def _refusal_problems(
     return in_document_order(problems, raw)
 
 
-def raw_object(body: bytes) -> dict | None:
+def raw_object(body: bytes) -> JsonObject | None:
     """The body as plain JSON values when it is a JSON object, else None (only read on refusals)."""
     try:
         raw = json.loads(body)
@@ -127,22 +129,22 @@ class Refused:
     of a list with no problem in it is valid on its own, and is built as its model for the use case's own
     checks; the other entries can still have their readable parts checked."""
 
-    raw: dict
-    locations: list[tuple]
+    raw: JsonObject
+    locations: list[Location]
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Every location and the places that hold it: a refused 500-record batch can have thousands.
         self._failed = {found[:length] for found in self.locations for length in range(len(found) + 1)}
 
-    def failed(self, *location) -> bool:
+    def failed(self, *location: int | str) -> bool:
         """Whether pydantic found a problem at location or inside it."""
         return location in self._failed
 
-    def entries(self, name: str) -> list:
+    def entries(self, name: str) -> list[Any]:
         value = self.raw.get(name)
         return value if isinstance(value, list) else []
 
-    def readable_values(self, name: str, member: str, kind: type = str) -> list:
+    def readable_values(self, name: str, member: str, kind: type = str) -> list[Any]:
         """The member of each entry of the list `name`, as `readable` makes it (for `duplicates`)."""
         return [
             readable(entry.get(member), kind) if isinstance(entry, dict) else object() for entry in self.entries(name)
@@ -158,7 +160,7 @@ class Refused:
                 except (ValidationError, ValueError):
                     continue
 
-    def refused_entries(self, name: str) -> Iterator[tuple[int, dict]]:
+    def refused_entries(self, name: str) -> Iterator[tuple[int, JsonObject]]:
         """(index, raw object) of each entry of the list `name` that has a problem and is an object."""
         for index, entry in enumerate(self.entries(name)):
             if isinstance(entry, dict) and self.failed(name, index):
@@ -166,7 +168,7 @@ class Refused:
 
 
 @functools.cache
-def _adapter(kind: type) -> TypeAdapter:
+def _adapter(kind: type) -> TypeAdapter[Any]:
     return TypeAdapter(kind)
 
 
@@ -183,7 +185,7 @@ def readable(value: Any, kind: type = str) -> Any:
 _STEP = re.compile(r"\[(\d+)\]|\.?([^.\[]+)")
 
 
-def in_document_order(problems: list[FieldProblem], raw: dict | None) -> list[FieldProblem]:
+def in_document_order(problems: list[FieldProblem], raw: JsonObject | None) -> list[FieldProblem]:
     """The problems without repeats, in the order their places have in the body as sent (members in the
     order written, list entries by index; a missing member after those present, in the model's order)."""
     unique = list(dict.fromkeys(problems))
@@ -193,7 +195,7 @@ def in_document_order(problems: list[FieldProblem], raw: dict | None) -> list[Fi
     return sorted(unique, key=lambda problem: _position(raw, problem.path, orders))
 
 
-def _position(raw: Any, path: str, orders: dict[int, dict[str, int]]) -> tuple:
+def _position(raw: Any, path: str, orders: dict[int, dict[str, int]]) -> tuple[int, ...]:
     if path == "$":
         return ()
     position = []
@@ -221,7 +223,7 @@ class _NotIJson(ValueError):
 _REPEATED_NAME = "an object has the same member name twice; send each name once"
 
 
-def _object(pairs: list) -> None:
+def _object(pairs: list[tuple[str, Any]]) -> None:
     # dict() drops repeated names in C, so no Python loop over the pairs; returning None builds no objects.
     if len(pairs) > 1 and len(dict(pairs)) != len(pairs):
         raise _NotIJson(_REPEATED_NAME)
@@ -236,11 +238,11 @@ class _NameCheck:
 
     __slots__ = ("known", "found")
 
-    def __init__(self, known: frozenset[str]):
+    def __init__(self, known: frozenset[str]) -> None:
         self.known = known
         self.found = False
 
-    def __call__(self, pairs: list) -> None:
+    def __call__(self, pairs: list[tuple[str, Any]]) -> None:
         names = dict(pairs)
         if len(names) != len(pairs):
             raise _NotIJson(_REPEATED_NAME)
@@ -273,7 +275,7 @@ def i_json_and_names(model: type, body: bytes) -> tuple[str | None, bool]:
     return _i_json_pass(body, True, names), names.found
 
 
-def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]) -> str | None:
+def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list[tuple[str, Any]]], None]) -> str | None:
     try:  # a hook of None is json's default
         json.loads(
             body.decode("utf-8"),
@@ -296,7 +298,7 @@ def _i_json_pass(body: bytes, numbers: bool, object_hook: Callable[[list], None]
 # misspelled optional field ("tip_amout") would lose its value without a word: the use cases warn.
 
 
-def unknown_members(model: type, raw: Any) -> list[tuple]:
+def unknown_members(model: type, raw: Any) -> list[Location]:
     """The location of each member of raw (the body read as `model`) whose name no model of the body
     knows, in the order of the body: ("trade_records", 3, "items", 0, "tip_amout"). Localized texts hold
     language tags, not members, and members not known are not looked into.
@@ -304,12 +306,12 @@ def unknown_members(model: type, raw: Any) -> list[tuple]:
     A name known to another model of the body (`amount` in a record) is not reported: the check that
     finds names cheaply (`i_json_and_names`) cannot tell it, and the same body must always get the same
     warnings, whatever else it holds."""
-    found: list[tuple] = []
+    found: list[Location] = []
     _walk_members(raw, model, (), member_names(model), found)
     return found
 
 
-def _walk_members(raw: Any, model: type, location: tuple, known: frozenset[str], found: list[tuple]) -> None:
+def _walk_members(raw: Any, model: type, location: Location, known: frozenset[str], found: list[Location]) -> None:
     if not isinstance(raw, dict):
         return
     fields = member_fields(model)
@@ -348,13 +350,13 @@ def member_names(model: type) -> frozenset[str]:
     return frozenset(names)
 
 
-def list_member(raw: dict, name: str) -> list:
+def list_member(raw: JsonObject, name: str) -> list[Any]:
     """raw[name] if it is an array, else an empty list: a refused body's members may be anything."""
     value = raw.get(name)
     return value if isinstance(value, list) else []
 
 
-def duplicates(values: list, array: str, field: str) -> list[FieldProblem]:
+def duplicates(values: list[Any], array: str, field: str) -> list[FieldProblem]:
     """A problem for every repeat of a value that must be unique within the request: values[i] is the
     `field` of element i of the request's `array` (both paths as the problem names them)."""
 
@@ -364,7 +366,7 @@ def duplicates(values: list, array: str, field: str) -> list[FieldProblem]:
     def path_of(index: int) -> str:
         return f"{array}[{index}].{field}"
 
-    seen: dict = {}
+    seen: dict[Any, int] = {}
     found = []
     for index, value in enumerate(values):
         if value in seen:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
+from types import ModuleType
 
 import phonenumbers
 from phonenumbers import Leniency, PhoneNumberFormat
@@ -103,7 +104,7 @@ def _grouped_as_phone(text: str, number: phonenumbers.PhoneNumber, country_code:
     return groups == _group_lengths(phonenumbers.format_number(number, PhoneNumberFormat.NATIONAL), _DIGIT_GROUPS)
 
 
-def _group_lengths(text: str, groups: re.Pattern) -> tuple[int, ...]:
+def _group_lengths(text: str, groups: re.Pattern[str]) -> tuple[int, ...]:
     return tuple(len(group) for group in groups.findall(text))
 
 
@@ -225,15 +226,15 @@ def _written_as(text: str, module_name: str) -> bool:
     return _group_lengths(text, _ALNUM_GROUPS) == _group_lengths(written, _ALNUM_GROUPS)
 
 
-def _valid_id(module, text: str) -> bool:
+def _valid_id(module: ModuleType, text: str) -> bool:
     # is_valid catches its own ValidationError, but a few checks raise on odd input (cn.ric: KeyError
     # for a place code without a county); such a value is not that ID, and must not become a 500.
     try:
-        return module.is_valid(text)
+        return bool(module.is_valid(text))  # stdnum is untyped
     except Exception:
         return False
 
 
 @functools.cache
-def _stdnum(module_name: str):
+def _stdnum(module_name: str) -> ModuleType:
     return importlib.import_module(f"stdnum.{module_name}")

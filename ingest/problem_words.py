@@ -63,6 +63,10 @@ _EXPECTED = {
 }
 _ALIASES = {name: getattr(scalars, name) for name in _EXPECTED}
 
+# A pydantic error's `ctx` (what its message was made from) and `loc` (member names and list indexes).
+ErrorContext = dict[str, Any]
+Location = tuple[int | str, ...]
+
 
 def words(item: Mapping[str, Any], model: type) -> str:
     """The partner's message for one pydantic error (an item of `ValidationError.errors()` with its
@@ -104,23 +108,23 @@ def words(item: Mapping[str, Any], model: type) -> str:
         return _bound_words(kind, ctx)
     if kind.endswith("_type") or kind in ("model_attributes_type", "dataclass_exact_type"):
         return _type_words(kind, declared, sent, item["loc"])
-    return item["msg"]
+    return str(item["msg"])
 
 
-def _detail(ctx: dict) -> str:
+def _detail(ctx: ErrorContext) -> str:
     # The date and time parser's details are fixed phrases ("month value is outside expected range of
     # 1-12"), never the input.
     return f" ({ctx['error']})" if ctx.get("error") else ""
 
 
-def _one_of(declared: Any, ctx: dict, sent: Any) -> str:
+def _one_of(declared: Any, ctx: ErrorContext, sent: Any) -> str:
     allowed = _literal_values(declared)
     listed = ", ".join(allowed) if allowed else str(ctx.get("expected", "")).replace("'", "")
     not_sent = "" if isinstance(sent, str) else f", not {json_kind(sent)}"
     return f"must be one of {listed} (case-sensitive){not_sent}"
 
 
-def _bound_words(kind: str, ctx: dict) -> str:
+def _bound_words(kind: str, ctx: ErrorContext) -> str:
     limit = next(iter(ctx.values()), None)
     if isinstance(limit, str):  # a timestamp bound, written by pydantic as 0002-01-01T00:00:00Z
         return f"must be on or after {limit}" if kind.startswith("greater") else f"must be before {limit}"
@@ -132,7 +136,7 @@ def _bound_words(kind: str, ctx: dict) -> str:
     }[kind]
 
 
-def _type_words(kind: str, declared: Any, sent: Any, loc: tuple) -> str:
+def _type_words(kind: str, declared: Any, sent: Any, loc: Location) -> str:
     if not loc and kind in ("model_type", "dict_type"):
         return f"the body must be a JSON object, not {json_kind(sent)}"
     if kind == "int_type":
@@ -200,7 +204,7 @@ def json_kind(value: Any) -> str:
 # --- the declared type at an error's location ------------------------------------------------------
 
 
-def declared_type(model: type, loc: tuple) -> Any:
+def declared_type(model: type, loc: Location) -> Any:
     """The annotation (Annotated aliases kept) of the field at loc in model, or None if not found."""
     try:  # every entry of a list has the same type: one cache entry for all of them
         return _declared_type(model, tuple(0 if isinstance(part, int) else part for part in loc))
@@ -209,7 +213,7 @@ def declared_type(model: type, loc: tuple) -> Any:
 
 
 @functools.lru_cache(maxsize=1024)
-def _declared_type(model: type, loc: tuple) -> Any:
+def _declared_type(model: type, loc: Location) -> Any:
     current: Any = model
     for index, part in enumerate(loc):
         if part == "[key]":
@@ -232,7 +236,7 @@ def _declared_type(model: type, loc: tuple) -> Any:
 
 
 @functools.cache
-def hints(model: type) -> dict:
+def hints(model: type) -> dict[str, Any]:
     # Each class's names resolve in its own module (scalars, requests, or a test's).
     return typing.get_type_hints(model, include_extras=True)
 

@@ -112,7 +112,7 @@ def days_left_out(storage: Storage, partner_id: str, code: str) -> list[ClosedDa
     return [
         day
         for day in storage.closed_days(partner_id)
-        if day.status != "RECEIVED" and code in (day.details or {}).get("unknown_payment_types", [])
+        if day.status != "RECEIVED" and day.details is not None and code in day.details.get("unknown_payment_types", [])
     ]
 
 

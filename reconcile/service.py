@@ -19,7 +19,8 @@ from core.money import currency_exponent
 from core.ports import BatchMarkers, DelayedQueue, MasterReads, Overview, Reconciliations, TradeRecordReads
 from core.reconcile_reruns import is_stale, request_for
 from core.records import ClosedDay, ReconcileRequest
-from reconcile.totals import compute_totals, differences, expected_minor, raw_differences
+from core.stored_json import ResultDetails
+from reconcile.totals import DayTotals, ExpectedTotals, compute_totals, differences, expected_minor, raw_differences
 from reference.codes import payment_directions_in_effect
 
 log = logging.getLogger("pos.reconcile")
@@ -171,27 +172,27 @@ def _details(
     storage: BatchMarkers,
     request: ReconcileRequest,
     day: ClosedDay,
-    actual,
-    expected,
-    exponent,
+    actual: DayTotals,
+    expected: ExpectedTotals,
+    exponent: int,
     standard_of: dict[str, str],
-) -> dict:
+) -> ResultDetails:
     """What HQ knows that helps a partner find the cause of a mismatch, and the standard type each
     source code seen was resolved to (what a later mapping is compared with, see is_stale)."""
     seqs = storage.batch_seqs(request.partner_id, request.store_id, request.business_date)
-    expected_batches = day.expected.get("batch_count", 0)
-    return {
-        "raw_differences": raw_differences(expected, actual, exponent),
-        "batch_count_received": len(seqs),
-        "batch_count_expected": expected_batches,
-        "batch_seqs_received": seqs,
-        "missing_batch_seqs": _missing_seqs(expected_batches, seqs),
-        "unmapped_source_codes": sorted(actual.unmapped_source_codes),
-        "unknown_payment_types": sorted(actual.unknown_payment_types),
-        "source_codes": sorted(actual.source_codes),
-        "mapped_source_codes": {code: standard_of[code] for code in sorted(actual.source_codes) if code in standard_of},
-        "records_moved_out": day.moved_out,
-    }
+    expected_batches: int = day.expected.get("batch_count", 0)
+    return ResultDetails(
+        raw_differences=raw_differences(expected, actual, exponent),
+        batch_count_received=len(seqs),
+        batch_count_expected=expected_batches,
+        batch_seqs_received=seqs,
+        missing_batch_seqs=_missing_seqs(expected_batches, seqs),
+        unmapped_source_codes=sorted(actual.unmapped_source_codes),
+        unknown_payment_types=sorted(actual.unknown_payment_types),
+        source_codes=sorted(actual.source_codes),
+        mapped_source_codes={code: standard_of[code] for code in sorted(actual.source_codes) if code in standard_of},
+        records_moved_out=day.moved_out,
+    )
 
 
 MISSING_SEQS_SHOWN = 1_000

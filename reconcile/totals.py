@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
 from core.records import StoreDayTotals
+from core.stored_json import AmountField, CountField, JsonObject, ResultTotals, TotalField
 from reference.codes import standard_transaction_type
 
-COUNT_FIELDS = ("trade_record_count", "item_row_count", "payment_row_count")
-AMOUNT_FIELDS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
-TOTAL_FIELDS = COUNT_FIELDS + AMOUNT_FIELDS
+COUNT_FIELDS: tuple[CountField, ...] = ("trade_record_count", "item_row_count", "payment_row_count")
+AMOUNT_FIELDS: tuple[AmountField, ...] = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
+TOTAL_FIELDS: tuple[TotalField, ...] = COUNT_FIELDS + AMOUNT_FIELDS
 
 
 @dataclass
@@ -34,19 +35,27 @@ class DayTotals:
     unknown_payment_types: set[str] = field(default_factory=set)
     source_codes: set[str] = field(default_factory=set)
 
-    def as_wire(self, exponent: int) -> dict:
-        counts = {name: getattr(self, name) for name in COUNT_FIELDS}
-        amounts = {name: format_minor_units(getattr(self, name), exponent) for name in AMOUNT_FIELDS}
-        return {**counts, **amounts}
+    def value(self, name: TotalField) -> int:
+        value: int = getattr(self, name)
+        return value
+
+    def as_wire(self, exponent: int) -> ResultTotals:
+        return ResultTotals(
+            trade_record_count=self.trade_record_count,
+            item_row_count=self.item_row_count,
+            payment_row_count=self.payment_row_count,
+            net_sales_amount=format_minor_units(self.net_sales_amount, exponent),
+            tax_amount=format_minor_units(self.tax_amount, exponent),
+            tip_amount=format_minor_units(self.tip_amount, exponent),
+            payment_total_amount=format_minor_units(self.payment_total_amount, exponent),
+        )
 
 
 def compute_totals(day: StoreDayTotals, standard_of: dict[str, str], directions: dict[str, int]) -> DayTotals:
     """The day's totals from its sums per source code and per payment type: the mapping and the
     directions are applied to a few groups, not to every record (both are linear, so it is the same)."""
     totals = DayTotals()
-    revenue_types = {
-        code for code in set(standard_of.values()) if (standard_transaction_type(code) or {}).get("is_revenue")
-    }
+    revenue_types = {code for code in set(standard_of.values()) if _is_revenue(code)}
     for source_code, group in day.by_source_type.items():
         totals.trade_record_count += group.records
         totals.item_row_count += group.item_rows
@@ -68,25 +77,33 @@ def compute_totals(day: StoreDayTotals, standard_of: dict[str, str], directions:
     return totals
 
 
-def expected_minor(expected: dict, exponent: int) -> dict[str, int]:
-    """The daily close's control totals as integers (amounts in minor units)."""
-    values = {name: expected[name] for name in COUNT_FIELDS}
+def _is_revenue(standard_code: str) -> bool:
+    entry = standard_transaction_type(standard_code)
+    return entry is not None and bool(entry.get("is_revenue"))
+
+
+ExpectedTotals = dict[TotalField, int]  # a close's control totals as integers (amounts in minor units)
+
+
+def expected_minor(expected: JsonObject, exponent: int) -> ExpectedTotals:
+    """The daily close's control totals (as sent, see ClosedDay.expected) as integers."""
+    values: ExpectedTotals = {name: expected[name] for name in COUNT_FIELDS}
     values.update({name: to_minor_units(expected[name], exponent) for name in AMOUNT_FIELDS})
     return values
 
 
-def differences(expected: dict[str, int], actual: DayTotals) -> list[str]:
+def differences(expected: ExpectedTotals, actual: DayTotals) -> list[str]:
     """Names of the fields that do not match: counts exactly, amounts within one minor unit."""
-    names = [name for name in COUNT_FIELDS if expected[name] != getattr(actual, name)]
-    names += [name for name in AMOUNT_FIELDS if abs(expected[name] - getattr(actual, name)) > 1]
+    names: list[str] = [name for name in COUNT_FIELDS if expected[name] != actual.value(name)]
+    names += [name for name in AMOUNT_FIELDS if abs(expected[name] - actual.value(name)) > 1]
     return names
 
 
-def raw_differences(expected: dict[str, int], actual: DayTotals, exponent: int) -> dict[str, str | int]:
+def raw_differences(expected: ExpectedTotals, actual: DayTotals, exponent: int) -> dict[str, str | int]:
     """actual - expected for every field that differs at all (also within tolerance)."""
     raw: dict[str, str | int] = {}
     for name in TOTAL_FIELDS:
-        delta = getattr(actual, name) - expected[name]
+        delta = actual.value(name) - expected[name]
         if delta:
             raw[name] = delta if name in COUNT_FIELDS else format_minor_units(delta, exponent)
     return raw

@@ -10,6 +10,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, NotRequired, TypedDict
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -17,29 +18,50 @@ TRANSACTION_TYPES = "transaction-types"
 # The code types served by GET /reference/{code_type}; transaction-types has its own route.
 CODE_TYPES = ("order-types", "order-sources", "payment-methods", "payment-types", "tax-categories")
 
+
+class CodeEntry(TypedDict):
+    """An entry of a code list's data file."""
+
+    code: str
+    name: dict[str, str]  # by language
+    direction: NotRequired[int]  # payment-types only (HQ-internal): +1, -1 or 0
+    is_revenue: NotRequired[bool]  # transaction-types only, as the next two
+    amount_sign: NotRequired[int | None]
+    description: NotRequired[str]
+
+
+EntryField = Literal["code", "name", "direction", "is_revenue", "amount_sign", "description"]
+
 # Fields of each entry that partners see; anything else in a data file is HQ-internal
 # (for example the direction of a payment type).
-_PUBLIC_FIELDS = {
+_PUBLIC_FIELDS: dict[str, tuple[EntryField, ...]] = {
     TRANSACTION_TYPES: ("code", "name", "is_revenue", "amount_sign", "description"),
 }
-_DEFAULT_PUBLIC_FIELDS = ("code", "name")
+_DEFAULT_PUBLIC_FIELDS: tuple[EntryField, ...] = ("code", "name")
+
+
+class CodeListView(TypedDict):
+    """A code list as GET /reference/... answers it: its version and each entry's public fields."""
+
+    version: str
+    data: list[dict[str, object]]
 
 
 @dataclass(frozen=True)
 class CodeList:
     code_type: str
     version: str
-    entries: tuple[dict, ...]
+    entries: tuple[CodeEntry, ...]
 
     @functools.cached_property
     def codes(self) -> tuple[str, ...]:
         return tuple(entry["code"] for entry in self.entries)
 
     @functools.cached_property
-    def by_code(self) -> dict[str, dict]:
+    def by_code(self) -> dict[str, CodeEntry]:
         return {entry["code"]: entry for entry in self.entries}
 
-    def public_view(self) -> dict:
+    def public_view(self) -> CodeListView:
         fields = _PUBLIC_FIELDS.get(self.code_type, _DEFAULT_PUBLIC_FIELDS)
         return {
             "version": self.version,
@@ -56,7 +78,7 @@ def code_list(code_type: str) -> CodeList:
     return CodeList(code_type, document["version"], tuple(document["data"]))
 
 
-def standard_transaction_type(code: str) -> dict | None:
+def standard_transaction_type(code: str) -> CodeEntry | None:
     return code_list(TRANSACTION_TYPES).by_code.get(code)
 
 

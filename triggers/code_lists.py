@@ -4,7 +4,7 @@ import azure.functions as func
 
 from core import errors
 from reference.codes import CODE_TYPES, TRANSACTION_TYPES, code_list
-from triggers.http import handle
+from triggers.http import Result, handle
 
 bp = func.Blueprint()
 
@@ -14,7 +14,7 @@ def get_transaction_types(req: func.HttpRequest, context: func.Context) -> func.
     return handle(req, lambda call: (200, code_list(TRANSACTION_TYPES).public_view()), context)
 
 
-def _code_list(code_type: str):
+def _code_list(code_type: str) -> Result:
     if code_type not in CODE_TYPES:
         raise errors.not_found(f"Unknown code_type; use one of: transaction-types, {', '.join(CODE_TYPES)}.")
     return 200, code_list(code_type).public_view()

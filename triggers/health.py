@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import azure.functions as func
 
 from core.ports import BackendUnavailable
-from triggers.http import handle
+from triggers.http import Call, Result, handle
 
 # Probes (Azure's health check, a load balancer, a partner's monitoring) call every 10 s to 1 min: a
 # result up to 5 s old tells them the same, and bounds the cost to 2 backend requests per 5 s per instance.
@@ -98,7 +98,7 @@ HEALTH = CachedHealth()
 bp = func.Blueprint()
 
 
-def _health(call):
+def _health(call: Call) -> Result:
     health = HEALTH.get(call.backend)
     return health.status, health.body
 

@@ -23,7 +23,7 @@ import orjson
 from backends.factory import Backend
 from core import errors
 from core.errors import ApiError
-from core.ports import BackendUnavailable
+from core.ports import BackendUnavailable, Storage
 from core.records import KeyOwner, Partner
 from ingest import access
 from ingest.bearer_tokens import TokenRefused, authenticate_token, bearer_token
@@ -46,7 +46,7 @@ class Call:
     request_id: str
 
     @property
-    def storage(self):
+    def storage(self) -> Storage:
         return self.backend.storage
 
     def route(self, name: str) -> str:

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from opentelemetry import metrics
 
+from core.records import ClosedDay
+
 _meter = metrics.get_meter("pos.ingestion")
 ACCEPTED_RECORDS = _meter.create_counter(
     "pos.records.accepted", unit="{record}", description="Records accepted in new batches, by endpoint"
@@ -227,8 +229,8 @@ def record_request(
     log.info("%s %s -> %s", method, path, status, extra=fields)
 
 
-def record_reconciliation(result, *, invocation_id: str, partner_id: str, duration_ms: float) -> None:
-    fields = {
+def record_reconciliation(result: ClosedDay | None, *, invocation_id: str, partner_id: str, duration_ms: float) -> None:
+    fields: dict[str, object] = {
         "event": "reconciliation",
         "invocation_id": invocation_id,
         "partner_id": partner_id,
@@ -242,7 +244,7 @@ def record_reconciliation(result, *, invocation_id: str, partner_id: str, durati
             store_id=result.store_id,
             business_date=result.business_date.isoformat(),
             differences=result.differences,
-            trade_record_count=(result.actual or {}).get("trade_record_count"),
+            trade_record_count=None if result.actual is None else result.actual["trade_record_count"],
         )
     RECONCILIATIONS.add(1, {"status": status})
     logging.getLogger("pos.reconcile").info("reconciliation %s", status, extra=fields)

@@ -109,10 +109,10 @@ def profile_page(profile: Profile) -> str:
             f"<td>{'yes' if row.registered else 'no'}</td>{cells(*facts)}</tr>"
         )
     mapping = [
-        f'<tr data-source-code="{text(entry.get("source_code", ""))}">'
-        + cells(entry.get("source_code", ""), entry.get("source_name") or "", entry.get("standard_code", ""))
+        f'<tr data-source-code="{text(row.source_code)}">'
+        + cells(row.source_code, row.source_name, row.standard_code)
         + "</tr>"
-        for entry in profile.mapping.entries
+        for row in profile.mapping_rows
     ]
     directions = [
         f'<tr data-payment-type="{text(d.code)}">'

@@ -29,6 +29,15 @@ class StoreRow:
 
 
 @dataclass(frozen=True)
+class MappingRow:
+    """An entry of the transaction type mapping, as the page shows it ("" for a source_name not sent)."""
+
+    source_code: str
+    source_name: str
+    standard_code: str
+
+
+@dataclass(frozen=True)
 class Profile:
     partner: Partner
     keys: list[ApiKeyInfo]
@@ -38,6 +47,13 @@ class Profile:
     directions: list[operations.Direction]
     dates: DateRange
     warnings_per_date: list[tuple[dt.date, dict[str, int]]]  # every date of the range, codes sorted
+
+    @property
+    def mapping_rows(self) -> list[MappingRow]:
+        return [
+            MappingRow(entry.get("source_code", ""), entry.get("source_name") or "", entry.get("standard_code", ""))
+            for entry in self.mapping.entries
+        ]
 
     @property
     def warning_codes(self) -> list[str]:

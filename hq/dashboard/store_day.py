@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from core.money import currency_exponent
 from core.ports import Admission, MasterReads, Overview, PartnerAdmin, Reconciliations, TradeRecordReads
 from core.records import BatchMarker, ClosedDay, UnknownProduct
+from core.stored_json import MovedOut, ResultDetails
 from hq.dashboard.overview import NotFound, cell_status
 from reconcile.totals import (
     AMOUNT_FIELDS,
@@ -48,6 +50,30 @@ class Cause:
 
 
 @dataclass(frozen=True)
+class Findings:
+    """What says why a day does not match: a result's details that are causes (the codes seen and the
+    batch_seqs received are shown elsewhere on the page or are not causes), or the same found now."""
+
+    raw_differences: Mapping[str, str | int] = field(default_factory=dict)  # actual - expected
+    missing_batch_seqs: list[int] = field(default_factory=list)
+    unmapped_source_codes: list[str] = field(default_factory=list)
+    unknown_payment_types: list[str] = field(default_factory=list)
+    records_moved_out: list[MovedOut] = field(default_factory=list)
+
+    @classmethod
+    def of_result(cls, details: ResultDetails | None) -> Findings:
+        if details is None:
+            return cls()
+        return cls(
+            details["raw_differences"],
+            details["missing_batch_seqs"],
+            details["unmapped_source_codes"],
+            details["unknown_payment_types"],
+            details.get("records_moved_out", []),
+        )
+
+
+@dataclass(frozen=True)
 class StoreDayView:
     partner_id: str
     store_id: str
@@ -77,10 +103,10 @@ def store_day(
     reconciled = close is not None and close.actual is not None and close.status != "RECEIVED"
     if reconciled:
         assert close is not None and close.actual is not None
-        fields, details = _stored_result(close), close.details or {}
+        fields, findings = _stored_result(close), Findings.of_result(close.details)
     else:
         currency = close.currency if close else (master.currency if master else None)
-        fields, details = _totals_now(storage, partner_id, store_id, business_date, close, currency, batches)
+        fields, findings = _totals_now(storage, partner_id, store_id, business_date, close, currency, batches)
     return StoreDayView(
         partner_id,
         store_id,
@@ -90,7 +116,7 @@ def store_day(
         close,
         reconciled,
         fields,
-        causes(details),
+        causes(findings),
         batches,
         storage.unknown_products(partner_id, store_id, business_date),
         rerun_command(partner_id, store_id, business_date) if close else None,
@@ -103,19 +129,20 @@ def rerun_command(partner_id: str, store_id: str, business_date: dt.date) -> str
     return " ".join(shlex.quote(word) for word in words)
 
 
-def _signed(value) -> str:
+def _signed(value: object) -> str:
     text = str(value)
     return text if text.startswith("-") or text == "0" else "+" + text
 
 
 def _stored_result(close: ClosedDay) -> list[FieldRow]:
-    assert close.actual is not None
-    raw = (close.details or {}).get("raw_differences") or {}
+    actual = close.actual
+    assert actual is not None
+    raw = Findings.of_result(close.details).raw_differences
     return [
         FieldRow(
             name,
             _text(close.expected.get(name)),
-            _text(close.actual.get(name)),
+            _text(actual[name]),
             _signed(raw.get(name, 0)),
             name in close.differences,
         )
@@ -123,7 +150,7 @@ def _stored_result(close: ClosedDay) -> list[FieldRow]:
     ]
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     return "-" if value is None else str(value)
 
 
@@ -135,7 +162,7 @@ def _totals_now(
     close: ClosedDay | None,
     currency: str | None,
     batches: list[BatchMarker],
-) -> tuple[list[FieldRow], dict]:
+) -> tuple[list[FieldRow], Findings]:
     """The day's totals as reconciliation would compute them now, compared with the close when there is one."""
     sums = storage.store_day_totals(partner_id, store_id, business_date)
     actual = compute_totals(
@@ -144,71 +171,45 @@ def _totals_now(
         payment_directions_in_effect(storage.payment_directions(partner_id)),
     )
     exponent = currency_exponent(currency) if currency else None
-    details: dict = {
-        "unmapped_source_codes": sorted(actual.unmapped_source_codes),
-        "unknown_payment_types": sorted(actual.unknown_payment_types),
-    }
+    codes = Findings(
+        unmapped_source_codes=sorted(actual.unmapped_source_codes),
+        unknown_payment_types=sorted(actual.unknown_payment_types),
+    )
     if exponent is None:  # no currency known (no close, no master data): amounts cannot be written
         rows = [
-            FieldRow(name, "-", "-" if name in AMOUNT_FIELDS else str(getattr(actual, name)), "-", False)
+            FieldRow(name, "-", "-" if name in AMOUNT_FIELDS else str(actual.value(name)), "-", False)
             for name in TOTAL_FIELDS
         ]
-        return rows, details
+        return rows, codes
     wire = actual.as_wire(exponent)
     if close is None:
-        return [FieldRow(name, "-", str(wire[name]), "-", False) for name in TOTAL_FIELDS], details
+        return [FieldRow(name, "-", str(wire[name]), "-", False) for name in TOTAL_FIELDS], codes
     expected = expected_minor(close.expected, exponent)
     raw = raw_differences(expected, actual, exponent)
     differing = differences(expected, actual)
     seqs = {marker.batch_seq for marker in batches}
     # batch_count is bounded by the wire format (MAX_BATCHES_PER_DAY), so the range is small.
-    details["missing_batch_seqs"] = [
-        seq for seq in range(1, close.expected.get("batch_count", 0) + 1) if seq not in seqs
-    ]
-    details["raw_differences"] = raw
+    missing = [seq for seq in range(1, close.expected.get("batch_count", 0) + 1) if seq not in seqs]
     rows = [
         FieldRow(name, _text(close.expected.get(name)), str(wire[name]), _signed(raw.get(name, 0)), name in differing)
         for name in TOTAL_FIELDS
     ]
-    return rows, details
+    return rows, replace(codes, raw_differences=raw, missing_batch_seqs=missing)
 
 
-# The details that say why a day does not match, in the order shown; reconciliation's other details
-# (the codes seen, the batch_seqs received) are shown elsewhere on the page or are not causes.
-CAUSE_KINDS = (
-    "raw_differences",
-    "missing_batch_seqs",
-    "unmapped_source_codes",
-    "unknown_payment_types",
-    "records_moved_out",
-)
-NOT_CAUSES = {
-    "source_codes",
-    "mapped_source_codes",
-    "batch_count_received",
-    "batch_count_expected",
-    "batch_seqs_received",
-}
-
-
-def causes(details: dict) -> list[Cause]:
-    """The non-empty causes in `details`, each as a list of short texts; a detail this page does not
-    know (a newer reconciliation's) is listed by its name too."""
-    kinds = [kind for kind in CAUSE_KINDS if details.get(kind)]
-    kinds += [kind for kind in details if kind not in CAUSE_KINDS and kind not in NOT_CAUSES and details[kind]]
-    return [Cause(kind, _values(kind, details[kind])) for kind in kinds]
-
-
-def _values(kind: str, value) -> list[str]:
-    if kind == "raw_differences":
-        return [f"{name} {_signed(delta)}" for name, delta in value.items()]
-    if kind == "records_moved_out":
-        return [
-            f"{entry.get('trade_record_id')} to {entry.get('to_store_id')} {entry.get('to_business_date')}"
-            for entry in value
-        ]
-    if isinstance(value, dict):
-        return [f"{key}: {item}" for key, item in value.items()]
-    if isinstance(value, list):
-        return [str(item) for item in value]
-    return [str(value)]
+def causes(findings: Findings) -> list[Cause]:
+    """The non-empty causes, in the order shown, each as a list of short texts."""
+    found = [
+        Cause("raw_differences", [f"{name} {_signed(delta)}" for name, delta in findings.raw_differences.items()]),
+        Cause("missing_batch_seqs", [str(seq) for seq in findings.missing_batch_seqs]),
+        Cause("unmapped_source_codes", list(findings.unmapped_source_codes)),
+        Cause("unknown_payment_types", list(findings.unknown_payment_types)),
+        Cause(
+            "records_moved_out",
+            [
+                f"{moved['trade_record_id']} to {moved['to_store_id']} {moved['to_business_date']}"
+                for moved in findings.records_moved_out
+            ],
+        ),
+    ]
+    return [cause for cause in found if cause.values]

@@ -113,7 +113,7 @@ def decode(wire: type, body: bytes, control_characters: bool = True) -> tuple[ms
 
 
 @functools.cache
-def _struct_of(wire: type, control_characters: bool) -> tuple[type[msgspec.Struct], msgspec.json.Decoder]:
+def _struct_of(wire: type, control_characters: bool) -> tuple[type[msgspec.Struct], msgspec.json.Decoder[Any]]:
     fields: list[tuple[str, Any, Any]]  # name, annotation, FieldInfo or dataclasses.Field
     if isinstance(wire, type) and issubclass(wire, BaseModel):
         # pydantic keeps a model field's annotation without its outer metadata, and that in the FieldInfo
@@ -171,7 +171,7 @@ def _same(value: Any) -> Any:
 
 
 def _struct_type(
-    annotation: Any, metadata: list, name: str, checks: BulkChecks, control: bool, may_be_empty: bool = False
+    annotation: Any, metadata: list[Any], name: str, checks: BulkChecks, control: bool, may_be_empty: bool = False
 ) -> Any:
     """annotation (with the metadata of the levels above it) as a msgspec type; the checks msgspec does not
     make go to checks under the field's name. may_be_empty: a string that may also be "" (read as absent)."""
@@ -224,7 +224,7 @@ def _struct_type(
     raise TypeError(f"{name}: {annotation!r} is not generated")
 
 
-def _string_type(metadata: list, name: str, checks: BulkChecks, control: bool, may_be_empty: bool) -> Any:
+def _string_type(metadata: list[Any], name: str, checks: BulkChecks, control: bool, may_be_empty: bool) -> Any:
     constraints = _constraints(metadata)
     validators = [meta.func for meta in metadata if isinstance(meta, AfterValidator)]
     pattern = constraints.pop("pattern", None)
@@ -264,7 +264,7 @@ _LENGTHS = {annotated_types.MinLen: "min_length", annotated_types.MaxLen: "max_l
 _FIELD_ARGUMENTS = {"description", "examples", "json_schema_extra", "title", *_BOUNDS.values(), *_LENGTHS.values()}
 
 
-def _constraints(metadata: list) -> dict[str, Any]:
+def _constraints(metadata: list[Any]) -> dict[str, Any]:
     """min_length, max_length, pattern, ge, gt, le, lt of the metadata (pydantic's forms of them)."""
     found: dict[str, Any] = {}
     for meta in metadata:
@@ -294,14 +294,14 @@ def _string_constraints(meta: StringConstraints) -> dict[str, Any]:
     return {key: getattr(meta, key) for key in known if getattr(meta, key) is not None}
 
 
-def _bounds(metadata: list) -> dict[str, Any]:
+def _bounds(metadata: list[Any]) -> dict[str, Any]:
     found = _constraints(metadata)
     if set(found) - {"ge", "gt", "le", "lt"}:
         raise TypeError(f"{found}: not bounds")
     return found
 
 
-def _lengths(metadata: list) -> dict[str, Any]:
+def _lengths(metadata: list[Any]) -> dict[str, Any]:
     found = _constraints(metadata)
     if set(found) - {"min_length", "max_length"}:
         raise TypeError(f"{found}: not lengths")

@@ -8,17 +8,19 @@ the tests validate real responses against them.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Annotated, Literal
 from uuid import UUID
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
+from core.stored_json import JsonObject
 from ingest.wire.requests import MappingEntry
 from ingest.wire.scalars import Money, Timestamp, WireModel
 
 
-def answer(model: type[BaseModel], members: dict) -> dict:
+def answer(model: type[BaseModel], members: Mapping[str, object]) -> JsonObject:
     """The JSON body of a `model` response made of `members`. Stored values may come in their stored
     form (a date or a UUID as text: read as the model types them, hence not strict). A member the model
     declares absent when None is absent; so is one left out of `members`, as a member that a stored
