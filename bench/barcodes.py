@@ -1,7 +1,7 @@
 """Barcodes in product names against card numbers in free text (issue 32).
 
-`python -m bench.barcodes` prints the figures reported in docs/decisions.md ("Barcodes are not card
-numbers (issue 32)"); `--quick` runs smaller samples (tests/e2e/test_barcodes.py asserts the thresholds on
+`python -m bench.barcodes` prints the figures reported in decision 0041 (card numbers
+and barcodes); `--quick` runs smaller samples (tests/e2e/test_barcodes.py asserts the thresholds on
 them). Every figure comes from the function the service uses on free text (`contains_card_number`), beside
 the rule before issue 32 (`contains_card_number_or_barcode`, which read no barcodes):
 

@@ -113,7 +113,7 @@ def chain_cosmos_requests(usage: Usage = Usage()) -> float:
 
 
 def log_volume_gb(parameters: dict, usage: Usage, *, requests: float, instance_minutes: float) -> dict[str, float]:
-    """GB a month by table, from the diagnostic categories infra/ sends (docs/decisions.md, issue 31)."""
+    """GB a month by table, from the diagnostic categories infra/ sends (decision 0067)."""
     closes = requests / usage.chain_requests_per_store_day if requests else 0.0
     volumes = {
         "AppTraces (a line per request and per reconciliation)": (requests + closes) * usage.request_line_bytes,

@@ -10,7 +10,7 @@ check. So a barcode printed in a name is recognised first, by its own check digi
 ISBN-13 in hyphenated groups from 978 or 979), and no card number is looked for in its digits. What this
 lets through: a 13-digit card number that is also a valid EAN-13 (one in ten 13-digit Visa or Maestro
 numbers, which the networks stopped issuing; none of the published test cards). bench/barcodes.py measures
-both sides (docs/decisions.md, issue 32).
+both sides (decision 0041).
 """
 
 from __future__ import annotations

@@ -176,7 +176,7 @@ def free_texts_of_models(model: type, models: list) -> list[str]:
     """The free texts of models (instances of the model class `model`), field by field: each field of
     all of them in one list comprehension, then the models they hold, all of them at once (a batch's
     records, then all their items...). The order is not text_fields': a few calls for a whole batch in
-    place of one per object (docs/decisions.md, issue 20 session 7)."""
+    place of one per object (decision 0063)."""
     found: list[str] = []
     _free_texts_of_models(model, models, found)
     return found

@@ -20,8 +20,7 @@ from core.clock import from_utc_text, to_utc_text
 from core.kept_warnings import kept_warnings_json, kept_warnings_of
 from core.records import BatchMarker, RecordChanges
 
-# Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (docs/decisions.md, "Markers that do
-# not expire"): a batch resent after its marker is gone would be taken for a new one.
+# Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (decision 0032): a batch resent after its marker is gone would be taken for a new one.
 DEFAULT_MARKER_TTL_DAYS = 0
 
 T = TypeVar("T")

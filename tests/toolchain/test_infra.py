@@ -815,7 +815,7 @@ def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
         ".venv/bin/python",
         ".data/pos.sqlite",
         "local.settings.json",
-        "docs/decisions.md",
+        "docs/decisions/README.md",
         "infra/main.bicep",
         "infra/modules/cosmos.bicep",
         "infra/main.test.parameters.json",
@@ -1035,7 +1035,7 @@ def test_zone_redundancy_for_the_plan_and_cosmos_is_a_parameter_on_in_production
 
 
 def test_diagnostic_settings_send_chosen_categories_to_the_workspace():
-    """Issue 31: categories chosen for their use and volume (docs/decisions.md; bench/cost_model.py models
+    """Issue 31: categories chosen for their use and volume (decision 0067; bench/cost_model.py models
     them): Cosmos DB control-plane always and data-plane only by parameter (off in production); Storage
     writes and deletes, not reads (the host's polls); no site setting (FunctionAppLogs repeats what
     Application Insights already holds in the same workspace)."""
@@ -1085,7 +1085,7 @@ def test_the_core_tools_port_anchors_patterns_at_the_root():
     assert not rules.accepts("__pycache__/function_app.cpython-311.pyc")
     assert rules.accepts("triggers/__pycache__/routes.cpython-311.pyc")
     assert not rules.accepts("x.pyc") and rules.accepts("triggers/x.pyc")
-    assert not rules.accepts("docs/decisions.md") and rules.accepts("docs/openapi.json")
+    assert not rules.accepts("docs/decisions/README.md") and rules.accepts("docs/openapi.json")
 
 
 # Files a developer's or azd's machine holds that must never ship, wherever they are.

@@ -2,7 +2,7 @@
 
 The graph is built from the AST of every module of the app's packages (imports inside functions
 included: a late import is still a dependency), so it holds for code that no test happens to run.
-Packages, bottom to top (README, "Layers"; docs/decisions.md, "Layers and the triggers' home"):
+Packages, bottom to top (README, "Layers"; decision 0002):
 
     core                      imports nothing of the project
     reference                 core

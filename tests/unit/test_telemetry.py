@@ -1,5 +1,4 @@
-"""Telemetry as Application Insights gets it (issue 15 section 4; docs/decisions.md, "Package, telemetry and
-health as Azure sees them"): the host records every invocation as a request (host.json), the app exports
+"""Telemetry as Application Insights gets it (decision 0074): the host records every invocation as a request (host.json), the app exports
 its own lines once, through OpenTelemetry, with the fields the KQL queries read."""
 
 from __future__ import annotations
