@@ -1,4 +1,4 @@
-"""How well data protection tells personal and card data from ordinary ids (issue 11 parts 2 and 3).
+"""How well data protection tells personal and card data from ordinary ids (decisions 0040 and 0041).
 
 `python -m bench.member_ids` prints the figures reported in decisions 0040 and 0041 (personal
 and card data); `--quick` runs smaller samples (tests/e2e/test_data_protection.py asserts the thresholds on

@@ -2,7 +2,7 @@
 
 A record that carries such data is rejected (400 INVALID_PAYLOAD) and nothing of the batch is stored.
 Problems name the field and the kind of data found, never the value: a rejected value must not reach
-a response, and through it a log. Only what is unambiguous is refused (issue 11 parts 2 and 3):
+a response, and through it a log. Only what is unambiguous is refused (decisions 0040 and 0041):
 
 - member_id is an internal member number, a sequence number or a salted hash (the specification allows
   them), never an e-mail address, a phone number written as one, a national personal ID of the store's

@@ -1,4 +1,4 @@
-"""Several instances at once (issue 19 part 3): local host processes sharing one store, as Flex Consumption
+"""Several instances at once (decision 0060): local host processes sharing one store, as Flex Consumption
 runs many instances against one Cosmos DB account and one queue.
 
 On both backends: the Cosmos DB and Azurite emulators (one database, one Azurite), and one SQLite data

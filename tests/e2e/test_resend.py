@@ -122,7 +122,7 @@ def test_a_resend_that_names_its_batch_id_twice_is_refused(partner):
     assert "same member name twice" in problem["errors"][0]["message"]
 
 
-# --- batch_id: echoed as sent, equal as a UUID (issue 11 part 4) ------------------------------------
+# --- batch_id: echoed as sent, equal as a UUID (decision 0017) -------------------------------------
 
 
 def forms_of(batch_id: str) -> list[str]:

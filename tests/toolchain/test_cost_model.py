@@ -1,4 +1,4 @@
-"""bench/cost_model.py (issue 31): what each environment costs a month, from documented prices and stated
+"""bench/cost_model.py (decision 0067): what each environment costs a month, from documented prices and stated
 quantities, and the README's cost table as its output."""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def test_the_walkthrough_then_the_example_day_run_as_written(fresh_host):
     writes = [answer for answer in answers if "batch_id" in answer and "status" in answer]
     assert len(writes) == 5 and all(answer["status"] == "ACCEPTED" for answer in writes), ran.stdout
     assert all(answer["warnings"] == [] for answer in writes), ran.stdout
-    # the day: RECEIVED, then reconciled by hq, MATCHED (issue 32: the walkthrough goes to the daily close)
+    # the day: RECEIVED, then reconciled by hq, MATCHED (decision 0009: the walkthrough goes to the daily close)
     days = [answer for answer in answers if "differences" in answer]
     assert [day["status"] for day in days] == ["RECEIVED", "MATCHED"], ran.stdout
 

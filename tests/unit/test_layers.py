@@ -211,7 +211,7 @@ MAX_MODULE_LINES = 400
 
 
 def test_no_module_of_the_app_is_over_400_lines():
-    """Small modules (issue 16): a module that grows past the limit is split by concern."""
+    """Small modules (decision 0007): a module that grows past the limit is split by concern."""
     long = {
         module: lines
         for module, file in _module_files(ROOT).items()
