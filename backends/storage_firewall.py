@@ -1,4 +1,4 @@
-"""Azure Storage's firewall refusing the caller's address, told from its other 403s (issue 31)."""
+"""Azure Storage's firewall refusing the caller's address, told from its other 403s (decision 0067)."""
 
 from __future__ import annotations
 

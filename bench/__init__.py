@@ -1,4 +1,4 @@
-"""Benchmarks of the ingestion service against the floor of the same work (issue 7).
+"""Benchmarks of the ingestion service against the floor of the same work (decision 0008).
 
 `python -m bench.generate` makes realistic, warning-free trade-record batches (bench/catalogue.py,
 bench/transactions.py); `python -m bench.run` (`make bench`) measures the service and its floors, one

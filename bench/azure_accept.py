@@ -1,4 +1,4 @@
-"""Benchmark: the Azure accept against its floor (issue 30), measured as HQ's capacity planner would, from
+"""Benchmark: the Azure accept against its floor (decision 0056), measured as HQ's capacity planner would, from
 outside the service, in one run:
 
 1. the local host (`python -m devhost`) on the Azure adapters, on the Cosmos DB and Azurite emulators; the
@@ -17,7 +17,7 @@ outside the service, in one run:
 
 The three run in rounds (Azure batch i, SQLite batch i, floor batch i), so that a noisy neighbour slows
 each alike. Per record: Cosmos DB requests (by kind), host CPU ms, and the p50 of a batch's latency; the
-targets of issue 30 (requests per record <= 0.1; Azure CPU per record <= 3x SQLite's; Azure p50 <= 3x the
+targets of the record index (requests per record <= 0.1; Azure CPU per record <= 3x SQLite's; Azure p50 <= 3x the
 floor's), each PASS or MISS.
 
     python -m bench.azure_accept                 # 4 batches of 500: bench/results/azure-accept.json
@@ -62,12 +62,12 @@ from loadtest.host import Host, launch_or_stop
 PREFIX = "/pos/v1/"
 FLOOR_BATCH = 100  # Cosmos DB's limit of operations in one transactional batch
 CURRENCY = "USD"
-# The issue's targets (issue 30, "What to reach").
+# The targets the record index was built to reach (decision 0056).
 MAX_REQUESTS_PER_RECORD = 0.1
 MAX_CPU_X_SQLITE = 3.0
 MAX_LATENCY_X_FLOOR = 3.0
-# Requests of a resend of a known batch on the code of 2026-11-27 (commit 8cd3853), which issue 30 says must
-# not grow: 5 point reads (3 in `partners`, the key's among them; the batch's marker; one in `daily-closes`)
+# Requests of a resend of a known batch on the code of 2026-11-27 (commit 8cd3853), which the record index was
+# not to grow: 5 point reads (3 in `partners`, the key's among them; the batch's marker; one in `daily-closes`)
 # and the patch of the rate-limit count.
 RESEND_REQUESTS_BEFORE = 6
 

@@ -1,4 +1,4 @@
-"""What a flood of bad API keys costs (issue 21, part 3): storage calls and CPU per request.
+"""What a flood of bad API keys costs (decision 0037): storage calls and CPU per request.
 
 The real request path (`triggers.http.handle`, the limiter of `triggers/auth_failures.py`, the key check of
 `ingest/access.py`) runs in this process on a SqliteStorage in a temporary directory whose every call

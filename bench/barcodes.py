@@ -1,9 +1,9 @@
-"""Barcodes in product names against card numbers in free text (issue 32).
+"""Barcodes in product names against card numbers in free text (decision 0041).
 
-`python -m bench.barcodes` prints the figures reported in docs/decisions.md ("Barcodes are not card
-numbers (issue 32)"); `--quick` runs smaller samples (tests/e2e/test_barcodes.py asserts the thresholds on
+`python -m bench.barcodes` prints the figures reported in decision 0041 (card numbers
+and barcodes); `--quick` runs smaller samples (tests/e2e/test_barcodes.py asserts the thresholds on
 them). Every figure comes from the function the service uses on free text (`contains_card_number`), beside
-the rule before issue 32 (`contains_card_number_or_barcode`, which read no barcodes):
+the rule before barcodes were recognised (`contains_card_number_or_barcode`, which read no barcodes):
 
 - the networks' published test card numbers (bench/member_ids.py TEST_CARDS), each written plain, in groups
   of four with spaces and with dashes, inside free texts of several languages (with other numbers around
@@ -116,7 +116,7 @@ NAME_TEXTS = (
 class Tally:
     total: int = 0
     refused: int = 0
-    refused_before: int = 0  # by the rule before issue 32
+    refused_before: int = 0  # by the rule before barcodes were recognised
     misses: list = field(default_factory=list)
 
     def share(self, count: int) -> str:

@@ -1,4 +1,4 @@
-"""The capacity model (issue 20): what a chain of 10,000 stores x 2,000 transactions a store-day needs.
+"""The capacity model (decision 0059): what a chain of 10,000 stores x 2,000 transactions a store-day needs.
 
 `python -m bench.capacity` (or `make capacity`) MEASURES the per-request costs here, then computes the
 chain's needs from them (bench/capacity_model.py) and prints one table:

@@ -1,4 +1,4 @@
-"""What an environment costs a month, by resource (issue 31): the idle test environment, the idle production
+"""What an environment costs a month, by resource (decision 0067): the idle test environment, the idle production
 environment, and production carrying a 10,000-store chain. Every figure is a documented price times a stated
 quantity; every quantity is read from infra/ or is a named assumption of `Usage`. Nothing here was billed:
 no Azure account is reachable from this project. The README's cost table is this module's output
@@ -22,7 +22,7 @@ MINUTES_PER_MONTH = 730 * 60
 GB = 1024**3
 
 # docs/performance.md, "Capacity for a 10,000-store chain", the latest run (cost per month, USD), as its
-# table gives them (issue 30's run on the record index); a later run: --capacity.
+# table gives them (the capacity run on the record index); a later run: --capacity.
 CHAIN_FROM_CAPACITY = {
     "Cosmos DB autoscale throughput": 527.0,
     "Cosmos DB storage (month 1, average)": 254.0,
@@ -76,7 +76,7 @@ class Usage:
     metric_row_bytes: int = 400
     storage_log_row_bytes: int = 1_500  # StorageQueueLogs, StorageBlobLogs
     data_plane_row_bytes: int = 1_000  # CDBDataPlaneRequests: one row per request, a transactional batch one
-    # Cosmos DB requests a store-day makes (docs/performance.md, issue 30): 4 batches of 500 new records at
+    # Cosmos DB requests a store-day makes (docs/performance.md, decision 0056): 4 batches of 500 new records at
     # 0.044 requests a record (22: transactional batches of 100) plus ~6 of the batch's own; the close, 3
     # status reads and the reconciliation's 8; the key, partner and rate-limit count of each of 8 requests.
     cosmos_requests_per_store_day: int = 4 * (22 + 6) + 1 + 3 + 8 + 3 * 8
@@ -113,7 +113,7 @@ def chain_cosmos_requests(usage: Usage = Usage()) -> float:
 
 
 def log_volume_gb(parameters: dict, usage: Usage, *, requests: float, instance_minutes: float) -> dict[str, float]:
-    """GB a month by table, from the diagnostic categories infra/ sends (docs/decisions.md, issue 31)."""
+    """GB a month by table, from the diagnostic categories infra/ sends (decision 0067)."""
     closes = requests / usage.chain_requests_per_store_day if requests else 0.0
     volumes = {
         "AppTraces (a line per request and per reconciliation)": (requests + closes) * usage.request_line_bytes,

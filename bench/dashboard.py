@@ -1,4 +1,4 @@
-"""Benchmark 5: the HQ dashboard's pages (issue 18) on the embedded SQLite backend, against a floor.
+"""Benchmark 5: the HQ dashboard's pages (decision 0078) on the embedded SQLite backend, against a floor.
 
 Pages, as an operator's browser gets them from `python -m hq dashboard` (a process of its own; one GET
 over loopback per sample):

@@ -1,4 +1,4 @@
-"""A partner's month for the HQ dashboard (issue 18): stores by business dates, each store-day in one of
+"""A partner's month for the HQ dashboard (decision 0078): stores by business dates, each store-day in one of
 the states the overview shows, written through the real use cases into a SqliteStorage.
 
 Used by the dashboard benchmark (bench/dashboard.py: 500 stores x 30 days) and by `make screenshots`

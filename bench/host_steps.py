@@ -1,4 +1,4 @@
-"""`python -m bench.host_steps`: what the local host adds to an accept over HTTP, step by step (issue 20).
+"""`python -m bench.host_steps`: what the local host adds to an accept over HTTP, step by step (decision 0005).
 
 The host runs in this process as `python -m devhost` runs it (its server, the app's real function table,
 the benchmark's settings of bench/over_http.py, the JSON log line written to a file, gc.freeze()), without

@@ -1,7 +1,7 @@
-"""How well data protection tells personal and card data from ordinary ids (issue 11 parts 2 and 3).
+"""How well data protection tells personal and card data from ordinary ids (decisions 0040 and 0041).
 
-`python -m bench.member_ids` prints the figures reported in docs/decisions.md ("Personal and card data
-(issue 11)"); `--quick` runs smaller samples (tests/e2e/test_data_protection.py asserts the thresholds on
+`python -m bench.member_ids` prints the figures reported in decisions 0040 and 0041 (personal
+and card data); `--quick` runs smaller samples (tests/e2e/test_data_protection.py asserts the thresholds on
 them). Every figure comes from the functions the service uses on a member_id or free text:
 
 - sequence numbers (random starting points, 6 to 12 digits, with and without leading zeros) in stores

@@ -1,4 +1,4 @@
-"""`make bench`: the service against the floor of the same work, measured in the same run (issue 7).
+"""`make bench`: the service against the floor of the same work, measured in the same run (decision 0008).
 
 Every benchmark is a median over repeated runs and a ratio to its floor (bench/floors.py) on the
 same data; runs of the service and of its floor alternate, so that a noisy neighbour slows both.
@@ -53,7 +53,7 @@ BENCHMARKS = {
     "import": cold_import.run,
     "workers": worker_processes.run,
     "dashboard": dashboard.run,
-    "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (issue 30)
+    "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (decision 0056)
 }
 
 

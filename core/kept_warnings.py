@@ -1,4 +1,4 @@
-"""The warnings of a batch's first answer as its marker keeps them (issue 32): a resend of the batch is
+"""The warnings of a batch's first answer as its marker keeps them (decision 0030): a resend of the batch is
 answered with them, as the first answer is often the one a timeout lost."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 
 class KeptWarning(NamedTuple):
-    """A warning of a batch's first answer as its marker keeps it: a resend is answered with it (issue 32)."""
+    """A warning of a batch's first answer as its marker keeps it: a resend is answered with it."""
 
     code: str
     path: str

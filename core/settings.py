@@ -61,7 +61,7 @@ def read_settings_file(path: Path) -> dict[str, str]:
 def load_local_settings(path: Path = LOCAL_SETTINGS_FILE, only: set[str] | None = None) -> None:
     """Put local.settings.json's "Values" into the environment, as the Core Tools do: a variable already
     set in the environment wins. `only` limits it to those names. No defaults of its own: a setting the
-    file does not name stays unset (docs/decisions.md, the strict settings rule)."""
+    file does not name stays unset (decision 0069, the strict settings rule)."""
     if not path.exists():
         return
     for name, value in read_settings_file(path).items():
@@ -217,7 +217,7 @@ class Settings:
             cosmos_database=os.environ.get("COSMOS_DATABASE", "pos"),
             cosmos_create_containers=_bool("COSMOS_CREATE_CONTAINERS", False),
             storage_connection=storage_connection_string(os.environ.get("AzureWebJobsStorage", "")),
-            batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; docs/decisions.md
+            batch_marker_ttl_days=_int("BATCH_MARKER_TTL_DAYS", 0),  # 0: never expire; decision 0032
             log_level=os.environ.get("LOG_LEVEL", "INFO"),
             oauth_issuers=_oauth_issuers(
                 os.environ.get("OAUTH_ISSUER", ""), _comma_separated(os.environ.get("OAUTH_AUDIENCE", ""))

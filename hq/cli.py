@@ -8,7 +8,7 @@ Each command group is a module of this package that adds its own parser and hand
 a command's parser sets `run` (its handler) and its group's `opens` (what the handler is given: the
 backend, or the reconciliation queue). This module only assembles the groups and runs the command.
 Handlers import the use cases (and the wire models) when they run: building the parser stays cheap,
-so a command starts in a third of a second rather than over one (docs/decisions.md).
+so a command starts in a third of a second rather than over one (decision 0077).
 """
 
 from __future__ import annotations

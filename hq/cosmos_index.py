@@ -1,5 +1,5 @@
 """`hq cosmos migrate-index`: move a Cosmos DB database written before the record index to it (once, when
-upgrading; docs/decisions.md, "The record index on Cosmos DB"). Idempotent: a second run changes nothing,
+upgrading; docs/decisions/0056-cosmos-record-index.md). Idempotent: a second run changes nothing,
 and an interrupted one is completed by running it again."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
 // With vnetEnabled (production), a virtual network: the app integrates with it and reaches Storage and
 // Cosmos DB through private endpoints only.
 // No account key or connection string with a key is in any app setting: Storage, Cosmos DB and
-// Application Insights accept only Microsoft Entra tokens (see docs/decisions.md, Deployment).
+// Application Insights accept only Microsoft Entra tokens (see docs/decisions/0064-flex-consumption-identity-only.md).
 //
 // Deploy: README.md, "For HQ" > "Deploy" (azd up, or az deployment group create + func publish).
 // Parameter files: main.test.parameters.json, main.production.parameters.json; main.parameters.json is azd's.

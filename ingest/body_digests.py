@@ -1,6 +1,6 @@
 """What a write body is, for its batch marker: the digest of its bytes (`body_digest`: a retry sends the same
 bytes, told cheaply) and the digest of what it says (`meaning_digest`: the same content written otherwise,
-issue 32)."""
+decision 0029)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def _batch_id_span(body: bytes) -> tuple[int, int, str] | None:
 def meaning_digest(batch: WriteBatch) -> str:
     """SHA-256 of what a batch says, as the service read it: its batch_id's UUID, then the model's values, keys
     sorted (the languages of a localized name are members too, whose order says nothing). Whitespace, member
-    order, escapes and members the service does not know make no difference (issue 32: RESEND_BODY_IGNORED
+    order, escapes and members the service does not know make no difference (decision 0029: RESEND_BODY_IGNORED
     tells a change of content, not of bytes); an optional field sent as "" is the same as one left out. Trade
     records say it with their stored documents instead (ingest/trade_batches.py `meaning_of_records`)."""
     digest = hashlib.sha256(batch.batch_key.encode())

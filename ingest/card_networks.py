@@ -1,4 +1,4 @@
-"""Issuer ranges of the payment card networks whose card numbers HQ must never store (issue 11 part 3).
+"""Issuer ranges of the payment card networks whose card numbers HQ must never store (decision 0041).
 
 No well-kept package on PyPI holds these ranges (python-stdnum has only the Luhn check; `creditcard`
 1.0.2 dates from 2017 and `Card-Validator` 1.0.0 is a one-off), so they are kept here as data.

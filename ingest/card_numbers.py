@@ -1,16 +1,16 @@
-"""Payment card numbers in text (issue 11 part 3): 13 to 19 digits, alone or in groups separated by
+"""Payment card numbers in text (decision 0041): 13 to 19 digits, alone or in groups separated by
 single spaces or dashes, that pass the Luhn check AND lie in an issuer range of a payment card network
 (ingest/card_networks.py). Loyalty and gift card numbers outside those ranges pass, although many carry
 a Luhn check digit on purpose.
 
-Product barcodes are not card numbers (issue 32): a JAN or EAN-13 of 45/49 (Japan) or 40-44 (Germany) has
+Product barcodes are not card numbers: a JAN or EAN-13 of 45/49 (Japan) or 40-44 (Germany) has
 13 digits in Visa's range, one of 50 or 56-69 in Maestro's, and one in ten of them also passes the Luhn
 check. So a barcode printed in a name is recognised first, by its own check digit (GS1's mod 10: a UPC-A of
 12 digits, an EAN-13, JAN or ISBN-13 of 13; as one group, in the printed groups 1-6-6 or 1-5-5-1, or an
 ISBN-13 in hyphenated groups from 978 or 979), and no card number is looked for in its digits. What this
 lets through: a 13-digit card number that is also a valid EAN-13 (one in ten 13-digit Visa or Maestro
 numbers, which the networks stopped issuing; none of the published test cards). bench/barcodes.py measures
-both sides (docs/decisions.md, issue 32).
+both sides (decision 0041).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def contains_card_number(text: str) -> bool:
 
 
 def contains_card_number_or_barcode(text: str) -> bool:
-    """contains_card_number without recognising barcodes first: the rule before issue 32, which
+    """contains_card_number without recognising barcodes first: the rule before barcodes were recognised, which
     bench/barcodes.py measures beside the service's."""
     if not CARD_CANDIDATE.search(text):
         return False
@@ -49,7 +49,7 @@ def contains_card_number_or_barcode(text: str) -> bool:
 
 
 def _run_holds_card_number(run: str, barcodes: bool = True) -> bool:
-    """barcodes=False: without recognising barcodes first (the rule before issue 32, for bench/barcodes.py)."""
+    """barcodes=False: without recognising barcodes first (the earlier rule, for bench/barcodes.py)."""
     groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run)]
     in_barcode = barcode_groups(groups) if barcodes else set()
     for start in range(len(groups)):

@@ -2,7 +2,7 @@
 
 A record that carries such data is rejected (400 INVALID_PAYLOAD) and nothing of the batch is stored.
 Problems name the field and the kind of data found, never the value: a rejected value must not reach
-a response, and through it a log. Only what is unambiguous is refused (issue 11 parts 2 and 3):
+a response, and through it a log. Only what is unambiguous is refused (decisions 0040 and 0041):
 
 - member_id is an internal member number, a sequence number or a salted hash (the specification allows
   them), never an e-mail address, a phone number written as one, a national personal ID of the store's
@@ -176,7 +176,7 @@ def free_texts_of_models(model: type, models: list[Any]) -> list[str]:
     """The free texts of models (instances of the model class `model`), field by field: each field of
     all of them in one list comprehension, then the models they hold, all of them at once (a batch's
     records, then all their items...). The order is not text_fields': a few calls for a whole batch in
-    place of one per object (docs/decisions.md, issue 20 session 7)."""
+    place of one per object (decision 0063)."""
     found: list[str] = []
     _free_texts_of_models(model, models, found)
     return found

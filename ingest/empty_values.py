@@ -1,4 +1,4 @@
-"""Optional fields sent as "" where the answer warns (issue 32): a value of a given form (a timestamp, an
+"""Optional fields sent as "" where the answer warns (decision 0018): a value of a given form (a timestamp, an
 amount, a listed code, card_last4) sent as "" is read as absent (ingest/wire/scalars.py EmptyAsAbsent), and
 the answer says so at the record, as the partner's export likely writes "" where it meant a value. Free
 strings and codes read "" as absent without a word."""

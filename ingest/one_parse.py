@@ -1,4 +1,4 @@
-"""A valid batch read with one parse (issue 20): msgspec decodes the body once, straight into Structs generated
+"""A valid batch read with one parse: msgspec decodes the body once, straight into Structs generated
 from the wire model (ingest/wire/record_structs.py), and the resend key, the I-JSON check and the validation
 all work from them, where the slow way (ingest/parsing.py `parse`) parses the same bytes three times.
 
@@ -13,6 +13,8 @@ every 400 and warning stays the same.
 - `no_repeated_names`: whether no object of the body has a member name twice, by counting colons.
 - `may_hold_control_characters`: whether a string of the body may hold a control character; when none can,
   the Structs skip the patterns that refuse only those.
+
+Why two readers: docs/decisions/0020-two-readers-of-the-wire-format.md.
 """
 
 from __future__ import annotations

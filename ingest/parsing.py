@@ -4,6 +4,8 @@ A body must be I-JSON (RFC 7493) as well as valid for its model: UTF-8, no membe
 object, no NaN or Infinity, numbers within the range of a double. A partner's batch must mean one
 thing: with a duplicate name, JSON parsers disagree on which value counts (most keep the last, some the
 first), so the partner's own parser and ours could read two different batches under one batch_id.
+
+Why two readers (this one, and ingest/one_parse.py's): docs/decisions/0020-two-readers-of-the-wire-format.md.
 """
 
 from __future__ import annotations

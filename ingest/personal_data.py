@@ -1,4 +1,4 @@
-"""Personal data a member_id must not be (spec 2, TradeRecord; issue 11 part 2): an e-mail address, a
+"""Personal data a member_id must not be (spec 2, TradeRecord; decision 0040): an e-mail address, a
 phone number written as one, a national personal ID of the store's country in its usual written form.
 
 Only what is unambiguous is recognised. The specification allows "a salted hash or sequence number",

@@ -1,7 +1,7 @@
 """The most HQ stores in one item: a Cosmos DB item holds at most 2 MB (JSON as stored, properties of our
 own and the service's included), and a transactional batch request carries at most 2 MB too. What one item
 would hold beyond MAX_STORED_BYTES is refused with a clear problem on every backend alike, so that what the
-embedded backend accepts, production accepts (docs/decisions.md, "One limit for what one item stores")."""
+embedded backend accepts, production accepts (decision 0013)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`make chaos`: partners push business days while the local host is killed with SIGKILL again and again
-(issue 19). Loopback only, bounded in time.
+(decision 0071). Loopback only, bounded in time.
 
 A local host of its own (loadtest/host.py: a temporary SQLite folder, or with CHAOS_BACKEND=azure the
 Cosmos DB and Azurite emulators, which keep running across kills) serves clients that push business days

@@ -1,6 +1,6 @@
 """What a load run reports: throughput, p50 and p99 latency and errors per endpoint, the memory verdict
 (growth after warm-up against LOAD_MAX_RSS_GROWTH_MB), the reconciliations, and what the host log says
-about messages delivered before their close was committed (issue 6); as a dict (LOAD_JSON) and as text."""
+about messages delivered before their close was committed (decision 0046); as a dict (LOAD_JSON) and as text."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def reconciliation_events(log_text: str) -> dict:
 
     A message delivered before its close was committed (the close sends its message first, and under
     load the commit can wait longer than the 1 s delay) is postponed: the worker fails it, and the
-    queue delivers it again after the visibility timeout (issue 6)."""
+    queue delivers it again after the visibility timeout (decision 0046)."""
     postponed = [{"close_batch_id": m[1], "store_id": m[2], "business_date": m[3]} for m in EARLY.finditer(log_text)]
     return {"postponed_before_commit": postponed, "swept": sum(int(m[1]) for m in SWEPT.finditer(log_text))}
 

@@ -1,4 +1,4 @@
-"""`make load`: a bounded load on loopback against a local host of its own (issue 6).
+"""`make load`: a bounded load on loopback against a local host of its own (decision 0072).
 
 Starts `python -m devhost` on a free port with a temporary data directory and the rate limit off,
 onboards several partners with the real `hq` command line, then runs one closed-loop client thread
@@ -7,7 +7,7 @@ resends, daily closes, status polls, reference and mapping reads, health checks 
 updates (loadtest/workload.py). Meanwhile it samples the server's resident memory (VmRSS of
 /proc/<pid>/status). At the end it waits for every daily close sent to be reconciled, and each must
 be MATCHED: the run also checks that nothing was lost or counted twice under load. The report counts
-the reconciliation messages that came before their close was committed (issue 6: the worker fails
+the reconciliation messages that came before their close was committed (decision 0046: the worker fails
 them, and the queue delivers them again 30 s later) and the closes the sweep re-sent.
 
 It reports throughput, p50 and p99 latency and errors per endpoint, and memory over time; it exits

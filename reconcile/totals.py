@@ -1,6 +1,6 @@
 """Control totals of a store-day, computed from the latest version of each transaction.
 
-Definitions (specification 4.8; docs/decisions.md, "Reconciliation"): counts over latest versions (combo
+Definitions (specification 4.8; decisions 0044 and 0045): counts over latest versions (combo
 children and voided lines included);
 net sales = sum(total - tax - tip) over transactions whose mapped standard type is revenue;
 payment total = sum(amount x direction of its payment_type), DEPOSIT_APPLIED (direction 0) not

@@ -1,4 +1,4 @@
-"""A partner's store-days in every status the dashboard shows (issue 18), written through the storage port,
+"""A partner's store-days in every status the dashboard shows (decision 0078), written through the storage port,
 for the dashboard's tests on the memory storage (tests/unit/test_dashboard.py) and on SQLite over HTTP
 (tests/e2e/test_dashboard_http.py).
 

@@ -1,11 +1,11 @@
-"""Failed authentications limited per client address, in memory on each instance (issue 21, part 3).
+"""Failed authentications limited per client address, in memory on each instance (decision 0037).
 
 Every function is anonymous to the Functions host; the app checks x-functions-key itself, and each
 unknown key costs a storage read (Cosmos DB in Azure). Bearer tokens count the same way (a refused token is
 a failure; an accepted one is known by its hash, like an accepted key). An address that sent more than the limit of
 bad keys within a minute is answered 429 RATE_LIMITED before anything is read, until its minute ends.
 A key this instance has already accepted still goes through (and is still read and checked): a
-partner sharing an address with a flood keeps working. docs/decisions.md says why.
+partner sharing an address with a flood keeps working. Why: decision 0037.
 
 The client address is the right-most X-Forwarded-For entry: the one the platform's front end appends
 (`ip:port`) behind anything the client sent. The local host appends it the same way.

@@ -1,4 +1,4 @@
-"""The worker process's garbage collector, set for the app's requests (issues 15 and 20).
+"""The worker process's garbage collector, set for the app's requests (decision 0063).
 
 CPython's cyclic collector runs when the container objects allocated and not yet freed since its last run
 pass a threshold (700 by default). A 500-record batch makes about 30,000 of them (the parsed body, the

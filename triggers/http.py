@@ -33,7 +33,7 @@ from triggers.composition import current_backend, current_bearer_tokens
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 REQUEST_ID_HEADER = "x-request-id"
-VALIDATE_ONLY = "validate_only"  # the query parameter of the partner writes (docs/decisions.md)
+VALIDATE_ONLY = "validate_only"  # the query parameter of the partner writes (decision 0022)
 log = logging.getLogger("pos.api")
 
 

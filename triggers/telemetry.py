@@ -39,8 +39,8 @@ log = logging.getLogger("pos.api")
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
 
-# What the app's log lines carry for the KQL queries of docs/decisions.md ("Package, telemetry and health as
-# Azure sees them"): Application Insights shows them as customDimensions of `traces`.
+# What the app's log lines carry for the KQL queries of decision 0074 and the
+# README: Application Insights shows them as customDimensions of `traces`.
 REQUEST_FIELDS = (
     "event",
     "function",
@@ -78,7 +78,7 @@ def configure_telemetry() -> None:
         from azure.monitor.opentelemetry import configure_azure_monitor  # heavy: only when used
 
         # Logs and metrics only: with tracing, every Cosmos DB request would be exported as a dependency row,
-        # tens of millions a month for a 10,000-store chain (docs/decisions.md, issue 31).
+        # tens of millions a month for a 10,000-store chain (decision 0067).
         # The distro reads this variable (its disable_tracing argument is overridden by it); set it to
         # `otlp` or another exporter to trace on purpose.
         os.environ.setdefault("OTEL_TRACES_EXPORTER", "none")

@@ -1,6 +1,7 @@
 """Opening Cosmos DB: the client with its TLS rule and connection pool, the four containers as
 infra/cosmos/containers.json defines them (the file the deployment uses too), and the thread pool a
-batch's items are written with. docs/decisions.md ("Cosmos DB") says why the containers are what they are."""
+batch's items are written with. Why the containers are what they are:
+docs/decisions/0053-cosmos-containers-and-keys.md."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ partition per trade record, `v|partner|trade_record_id`, id "version") copied in
 (record_index.py), with the payment_ids of the record each one names. One pass over the old entries; each
 is created in the index, or replaces an index entry of an older version, so a second run changes nothing
 (and completes an interrupted one). The old entries are left where they are: nothing reads them any more.
-docs/decisions.md ("The record index on Cosmos DB") says when to run it."""
+docs/decisions/0056-cosmos-record-index.md says when to run it."""
 
 from __future__ import annotations
 

@@ -84,8 +84,8 @@ def version_key(partner_id: str, trade_record_id: str) -> str:
 
 
 # The record index (record_index.py): a partner's version entries in this many logical partitions, so that
-# a batch writes them in a few transactional batches. Changing it moves every entry: docs/decisions.md
-# ("The record index") says how many records that holds and how to move to more.
+# a batch writes them in a few transactional batches. Changing it moves every entry: decision 0056
+# says how many records that holds and how to move to more.
 INDEX_BUCKETS = 16
 
 

@@ -20,8 +20,8 @@ from core.clock import from_utc_text, to_utc_text
 from core.kept_warnings import kept_warnings_json, kept_warnings_of
 from core.records import BatchMarker, RecordChanges
 
-# Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (docs/decisions.md, "Markers that do
-# not expire"): a batch resent after its marker is gone would be taken for a new one.
+# Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (decision 0032): a batch resent after its
+# marker is gone would be taken for a new one.
 DEFAULT_MARKER_TTL_DAYS = 0
 
 T = TypeVar("T")
@@ -50,8 +50,8 @@ class Markers:
             item["batch_seq"],
             RecordChanges.from_json(item.get("changes")),
             item.get("warnings") or {},  # none in markers stored before they were kept
-            kept_warnings_of(item.get("answer")),  # issue 32: the first answer's warnings, absent before
-            item.get("meaning_digest"),  # issue 32: what the body says, absent before
+            kept_warnings_of(item.get("answer")),  # the first answer's warnings (decision 0030), absent before
+            item.get("meaning_digest"),  # what the body says (decision 0029), absent before
         )
 
     @overload
@@ -91,7 +91,7 @@ class Markers:
             item["changes"] = marker.changes.as_json()
         if marker.warnings:
             item["warnings"] = marker.warnings
-        if marker.answer is not None:  # issue 32: a resend answers the first answer's warnings
+        if marker.answer is not None:  # a resend answers the first answer's warnings (decision 0030)
             item["answer"] = kept_warnings_json(marker.answer)
         if marker.meaning_digest is not None:
             item["meaning_digest"] = marker.meaning_digest
@@ -148,7 +148,7 @@ class Markers:
             record_count=earlier["record_count"],
             body_digest=earlier["body_digest"],
             received_at=from_utc_text(earlier["received_at"]),
-            answer=None,  # issue 32: a receipt keeps neither the first answer nor what the body said
+            answer=None,  # a receipt keeps neither the first answer nor what the body said
             meaning_digest=None,
         )
         return self.restore(received)

@@ -1,7 +1,7 @@
 """What the service answers when Cosmos DB cannot serve it: every error that means "not now" becomes
 BackendUnavailable (answered 503, the partner's retry completes the batch, since the marker is written
-last); any other error is a bug and propagates as it is. A 429 the SDK gave up on (docs/decisions.md,
-"Cosmos DB throttling") carries Cosmos DB's own retry-after, so the 503 tells the partner when to retry.
+last); any other error is a bug and propagates as it is. A 429 the SDK gave up on (decision
+0058) carries Cosmos DB's own retry-after, so the 503 tells the partner when to retry.
 A 403 of the account's firewall becomes AddressNotAllowed (a BackendUnavailable), so that `hq` says "your
 address is not allowed" instead of "unavailable"."""
 

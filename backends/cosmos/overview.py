@@ -11,7 +11,7 @@
 
 Batch entries written before they carried the marker's fields (partner_date, record_count, ...) are not
 found by the range query (they have no partner_date) and, in a store-day's batches, are read from their
-marker instead (skipped if it is gone). Request units: docs/decisions.md ("The dashboard's reads")."""
+marker instead (skipped if it is gone). Request units: decision 0079."""
 
 from __future__ import annotations
 

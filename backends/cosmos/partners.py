@@ -31,7 +31,7 @@ def partner_of(item: dict) -> Partner:
         item["name"],
         bool(item["active"]),
         from_utc_text(item["created_at"]),
-        item.get("rate_limit_per_minute"),  # absent on partners added before issue 31
+        item.get("rate_limit_per_minute"),  # absent on partners added before per-partner limits
     )
 
 

@@ -3,7 +3,7 @@ trade record with its latest version, the store-day it lives in, the store-days 
 and its payments' payment_ids. It is what keeps "the highest version wins" partner-wide and what finds the
 records that use a payment_id. Entries of a partner share INDEX_BUCKETS partitions (keys.py), so a batch of
 new records creates its entries in a few transactional batches, and a look-up reads only the partner's own
-partitions. docs/decisions.md ("The record index on Cosmos DB") says why."""
+partitions. docs/decisions/0056-cosmos-record-index.md says why."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 resends under a new batch_id, retries): the partner-wide version rule, item by item and in transactional
 batches. trade_records.py decides which rows come here; record_index.py holds the entries.
 
-The rule is the one of docs/decisions.md ("Latest version across store-days"): an entry only moves forward
+The rule is the one of decisions 0034 and 0054: an entry only moves forward
 by conditional writes (created when absent, replaced on the ETag read), so of concurrent writers exactly one
 moves it at a time; the record is then written in its store-day with the same rule; a record that moved
 leaves a tombstone where it was, and the store-days still to bury stay listed in the entry ("dirty") until

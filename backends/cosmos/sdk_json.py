@@ -1,7 +1,7 @@
 """The Cosmos DB SDK's JSON, by orjson: azure-cosmos 4.17 writes every request body with the standard
 library's `json.dumps` and reads every answer with `json.loads` (in `azure.cosmos._synchronized_request`),
 and a 500-record batch sends and receives about 2 MB of items each way. With orjson there, an accept costs
-about a seventh less CPU in this process (docs/decisions.md, "The record index on Cosmos DB"); in Azure CPU
+about a seventh less CPU in this process (decision 0057); in Azure CPU
 is what instances are billed by.
 
 This replaces the module's `json` with `CosmosJson` once, when the adapter connects. Only bodies the SDK

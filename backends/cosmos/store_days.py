@@ -1,6 +1,6 @@
 """Reading a store-day's trade records (container `trade-records`, one logical partition per store-day)
 for reconciliation: narrow projections of the top-level fields, summed or listed as the pages arrive.
-Request units: docs/decisions.md."""
+Request units: decisions 0044 and 0059."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class StoreDays:
 
     def totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
         # Summed here, as the pages arrive (a big day is never held whole): the emulator has no GROUP BY.
-        # The projection keeps the pages small; request units go by the records loaded (docs/decisions.md).
+        # The projection keeps the pages small; request units go by the records loaded (decision 0044).
         pk = day_key(partner_id, store_id, business_date.isoformat())
         items = stream(
             self._trades,
@@ -77,7 +77,7 @@ class StoreDays:
         self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
     ) -> list[str]:
         # Served by the index on /batch_seq within the store-day's partition: it loads the entries with
-        # that batch_seq only (none, usually), not one per batch of the day (docs/decisions.md).
+        # that batch_seq only (none, usually), not one per batch of the day (decision 0024).
         pk = day_key(partner_id, store_id, business_date.isoformat())
         items = query(
             self._trades,

@@ -2,7 +2,7 @@
 partner, kept by its entry in the record index (record_index.py), the record in its store-day's partition,
 tombstones where a record moved from, and the batch entry batch_seqs reads. New records (first versions) are
 written in transactional batches, entries then records; anything else, and whatever a batch refused, goes
-record by record. docs/decisions.md ("Cosmos DB", "The record index on Cosmos DB") says why."""
+record by record. Decisions 0053 and 0056 say why."""
 
 from __future__ import annotations
 

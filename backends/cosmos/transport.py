@@ -1,8 +1,8 @@
 """The HTTP transport the Cosmos DB client sends with: urllib3 alone, instead of azure-core's transport on
 `requests`. `requests` prepares every request again (its session's headers, cookies, hooks and settings
 merged each time): about 0.4 ms of CPU a request here, two fifths of a point read's. A batch of 500
-records makes about 36 requests, and in Azure CPU is what instances are billed by (docs/decisions.md, "The
-record index on Cosmos DB"). What this keeps of azure-core's transport: the same exceptions for the same
+records makes about 36 requests, and in Azure CPU is what instances are billed by (decisions 0056 and
+0057). What this keeps of azure-core's transport: the same exceptions for the same
 failures (the SDK retries on them, outages.py turns them into 503), TLS verified with certifi's roots as
 `requests` does, timeouts as the SDK asks, a proxy from the environment read once for the endpoint. No
 retries and no redirects here: retrying is the SDK's job."""

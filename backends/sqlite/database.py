@@ -6,7 +6,7 @@ database lock instead of failing half-way; readers never block in WAL mode.
 
 Checkpoints (copying the write-ahead log into the database file) run in a thread of their own after
 writes (`_Checkpointer`), not inside the commit that happens to cross SQLite's threshold: for a 500-record
-batch that was ~13 ms on every second request (docs/decisions.md, issue 20).
+batch that was ~13 ms on every second request (decision 0061).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ BUSY_TIMEOUT_MS = 30_000
 AUTOCHECKPOINT_PAGES = 10_000
 # Each connection's page cache, in KiB (SQLite's default is 2,000: fewer pages than one 500-record batch
 # writes, ~550). Past it, a batch into a busy store-day spills and reads pages again: at a store-day's 21st
-# batch with random trade_record_ids the store's CPU fell from 32 to 18 ms with 8 MiB or more (docs/decisions.md,
-# issue 20 session 7). Pages are allocated as they are read, up to this.
+# batch with random trade_record_ids the store's CPU fell from 32 to 18 ms with 8 MiB or more
+# (decision 0061). Pages are allocated as they are read, up to this.
 CACHE_KIB = 16_000
 
 

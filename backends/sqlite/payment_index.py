@@ -7,7 +7,7 @@ A record new to the partner and alone in its batch (the usual case) is inserted,
 are indexed straight from Python. For the others (stored already, or repeated in the batch) SQLite's upsert
 decides which version wins: their stored version's entries are removed before it and the winner's entries
 read back from the table after it, so the index never has to restate the version rule. Two triggers did
-this before for every row, with a `json_each` per row (docs/decisions.md, issue 20 session 9).
+this before for every row, with a `json_each` per row (decision 0061).
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ CREATE TABLE IF NOT EXISTS trade_records (
 -- Reconciliation sums a store-day from this index alone (it covers every column it reads, and its GROUP BY
 -- source_type follows the index's order). trade_record_id right after source_type puts a batch's entries
 -- at the end of each source_type's run when ids grow (ticket numbers), instead of all over the day's range:
--- at a store-day's 21st batch the store's CPU fell by about a quarter (docs/decisions.md, issue 20 session 7).
+-- at a store-day's 21st batch the store's CPU fell by about a quarter (decision 0061).
 -- It replaces trade_records_day_totals (the same columns without trade_record_id) and
 -- trade_records_by_day (partner, store, date) in databases made before it.
 CREATE INDEX IF NOT EXISTS trade_records_day_by_type ON trade_records(partner_id, store_id, business_date,

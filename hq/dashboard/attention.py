@@ -1,4 +1,4 @@
-"""The store-days that need HQ's attention now, across partners (issue 32): the front page's list.
+"""The store-days that need HQ's attention now, across partners (decision 0078): the front page's list.
 
 A store-day needs attention when its reconciliation is overdue, when it is MISMATCHED, or when no daily
 close came for it although the store is live: from the store's first data (a batch or a close, in the range

@@ -61,7 +61,7 @@ def store_day_url(partner_id: str, store_id: str, business_date: dt.date | str) 
 
 
 def when(moment: dt.datetime | None, never: str = "-") -> str:
-    """A timestamp in an operator's words: UTC to the second, no microseconds (issue 32)."""
+    """A timestamp in an operator's words: UTC to the second, no microseconds (decision 0078)."""
     return never if moment is None else moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 

@@ -154,7 +154,7 @@ def across_partners(storage: DashboardStorage, dates: DateRange, now: dt.datetim
 class Grid:
     """The overview of one partner. `rows` are the stores the store filter keeps; with a status filter,
     only stores that have a cell of that status, and a cell of another status is None (not shown).
-    The counters and the records per date count what the filters show (issue 32: an operator who picks
+    The counters and the records per date count what the filters show (decision 0078: an operator who picks
     MISMATCHED sees how many, and their records)."""
 
     partner: Partner
@@ -190,7 +190,7 @@ def partner_grid(
             rows.append((store_id, list(row)))
         elif any(cell.status == status for cell in row):
             rows.append((store_id, [cell if cell.status == status else None for cell in row]))
-    # the counters and the chart count what the filters show (issue 32)
+    # the counters and the chart count what the filters show (decision 0078)
     records = [
         sum(cell.records for cell in column if cell is not None)
         for column in zip(*(row for _, row in rows), strict=True)

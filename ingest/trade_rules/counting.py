@@ -1,4 +1,4 @@
-"""The rules that tell a partner how HQ will count a record, where that may surprise (issue 32): a
+"""The rules that tell a partner how HQ will count a record, where that may surprise (decision 0027): a
 source_transaction_type the mapping does not name, and a VOIDED record of a revenue type
 (ingest/trade_rules/__init__.py says how rules work).
 

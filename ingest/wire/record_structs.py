@@ -1,7 +1,7 @@
 """msgspec Structs generated field for field from a wire model of plain values and the pydantic dataclasses
 it holds (for TradeRecordsBatch: TradeRecord, TradeItem, TradeModifier, Payment, TaxLine), for the one-parse
 fast path (ingest/one_parse.py): msgspec decodes a body straight into them (`decode`) in about a fifth of
-the time pydantic-core takes (issue 20, sessions 8 and 9).
+the time pydantic-core takes.
 
 A batch the fast path confirms therefore holds these Structs where its annotations say the dataclasses:
 same names, same order, same defaults, and values of the same types and equal to what pydantic reads
@@ -22,6 +22,8 @@ done afterwards in bulk over the whole batch (`BulkChecks`), as msgspec does som
   a body leaves out gets its default from a factory that also counts it (`decode` returns the count), and
   the bulk checks know every text field (`BulkChecks.texts`) to count the colons of the strings.
 Anything in an annotation the generator does not know raises at build time, never skipped.
+
+Why two readers: docs/decisions/0020-two-readers-of-the-wire-format.md.
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ class MappingsBatch(WriteBatch):
 # A batch holds thousands of these objects: as pydantic dataclasses (same fields, same validation) they
 # are validated from JSON about a third faster than BaseModels, and orjson writes them natively (the
 # stored document). Without slots: orjson reads a dataclass's __dict__ in one step but a slotted one field
-# by field, which made the stored documents three times slower to write (docs/decisions.md, issue 20).
+# by field, which made the stored documents three times slower to write (decision 0021).
 # Their fields take no `= Field(...)` (pydantic would move such a field to the front of the schema and of
 # the error list): constraints go in Annotated, list defaults in dataclasses.field.
 record_part = dataclass(config=WireModel.model_config, kw_only=True)

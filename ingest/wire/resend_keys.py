@@ -1,6 +1,6 @@
 """What a resend is answered from: the batch_id and the store codes of a write body.
 
-A known batch_id is answered from its marker before the body is validated (docs/decisions.md). These
+A known batch_id is answered from its marker before the body is validated (decision 0028). These
 models read only the batch_id and the store codes, which a resend still has checked; everything else of
 the body is skipped by the parser, so the look-up costs a fraction of a validation.
 """

@@ -88,7 +88,7 @@ class StringKind(enum.Enum):
     scanned for card numbers (ingest/data_protection.py): a person may type anything there."""
 
     FREE_TEXT = "free text"  # names, order sources, payment types and details, member_id
-    CODE = "code"  # the partner's codes and ids: system-generated keys, never scanned (docs/decisions.md)
+    CODE = "code"  # the partner's codes and ids: system-generated keys, never scanned (decision 0014)
     DECIMAL = "decimal number"  # amounts and quantities
     STANDARD = "standard form"  # checked against a standard: ISO and IANA codes, language tags, UUIDs, HH:mm
 
@@ -126,7 +126,7 @@ Money = Annotated[
 # kept exactly as sent (spaces around it too: they are part of the partner's key), only without control
 # characters (C0, DEL, C1) and line or paragraph separators, which are never part of a code and would
 # break HQ's tables and logs. Storage escapes what its keys cannot hold (backends/cosmos/keys.py).
-# 200 characters is a generous maximum where the specification sets none (docs/decisions.md).
+# 200 characters is a generous maximum where the specification sets none (decision 0014).
 MAX_CODE_LENGTH = 200
 _CODE_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]+$"
 Code = Annotated[
@@ -158,7 +158,7 @@ _PRINTABLE = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]+$"
 # Names (store_name, product_name, option and source names, every language of a localized name). The
 # specification sets no length; 1,000 characters is five times the longest real name we know of (a product
 # name with its barcode, size and allergens), and a localized name of at most 50 languages keeps a product's
-# names under 400 KB even in 4-byte characters, far below Cosmos DB's 2 MB item (docs/decisions.md, issue 32).
+# names under 400 KB even in 4-byte characters, far below Cosmos DB's 2 MB item (decision 0018).
 MAX_NAME_LENGTH = 1000
 MAX_NAME_LANGUAGES = 50
 Text = Annotated[
@@ -269,7 +269,7 @@ TradeStatus = Literal["OPEN", "COMPLETED", "VOIDED", "REFUNDED", "PARTIALLY_REFU
 # ("" is then no value of it: a timestamp, an amount, a code of a list, card_last4), the answer also warns
 # (EMPTY_VALUE_READ_AS_ABSENT, ingest/batches.py), as the partner's export is then likely to write "" where
 # it meant to write a value. Free strings and codes read "" as absent without a word: that is what "" means
-# in them (docs/decisions.md, issue 32).
+# in them (decision 0018).
 
 
 # The branches of the union an optional field reads, as they appear in pydantic's error locations: the

@@ -1,4 +1,4 @@
-"""The HQ dashboard (issue 18) in a real browser: headless Debian chromium driven by Playwright, against
+"""The HQ dashboard (decision 0078) in a real browser: headless Debian chromium driven by Playwright, against
 `python -m hq dashboard` on the data the local host stored from days pushed over HTTP.
 
 The DOM hooks used here are the dashboard's contract (data-status, data-field, data-cause, ...); a
@@ -258,7 +258,7 @@ def test_a_store_id_with_punctuation_or_any_script_is_reached_by_a_click(host, d
     assert segments == ["", "partners", partner.partner_id, "stores", store_id, "days", DAY]
 
 
-# --- what needs attention now, across partners (issue 32) --------------------------------------------
+# --- what needs attention now, across partners (decision 0078) -----------------------------------------
 
 
 def test_the_front_page_lists_the_days_that_need_attention_newest_first(host, dashboard, page):

@@ -1,4 +1,4 @@
-"""Partner codes as storage keys, on both backends (issue 11, part 1).
+"""Partner codes as storage keys, on both backends (decision 0014).
 
 Codes are any printable text (ingest/wire/ `Code`): real systems write "FT A/123", "GST/HST" or
 "#4411", and Cosmos DB refuses `/ \\ ? #` in an id. Every key built from a partner's code must hold it

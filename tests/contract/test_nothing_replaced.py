@@ -1,4 +1,4 @@
-"""Issue 11, part 6: nothing silently replaced, ever.
+"""Nothing silently replaced, ever (decisions 0032 and 0033).
 
 A batch marker may be gone (Cosmos DB markers expire when BATCH_MARKER_TTL_DAYS opts in; a marker may be
 deleted), and a batch resent after that is then new to the marker look-up. A daily close or a mapping

@@ -1,4 +1,4 @@
-"""The Overview role of the Storage port (HQ's dashboard reads, issue 18), on every adapter: SQLite, Cosmos DB
+"""The Overview role of the Storage port (HQ's dashboard reads, decision 0079), on every adapter: SQLite, Cosmos DB
 on the emulator and the in-memory storage. Store-days over a range of business dates, summed from the trade
 record batch markers and read from the closes; a store-day's batches with their warnings; the partner's
 stores; the last sweep. Markers and reads made before the dashboard existed still read (SQLite, Cosmos DB)."""

@@ -168,7 +168,7 @@ def test_a_partner_is_deactivated_and_reactivated(storage, partner):
 
 
 def test_a_partner_has_its_own_rate_limit_or_the_services(storage, partner):
-    """Issue 31: a limit per partner, sized to its stores; None is the service's RATE_LIMIT_PER_MINUTE."""
+    """Decision 0036: a limit per partner, sized to its stores; None is the service's RATE_LIMIT_PER_MINUTE."""
     assert storage.get_partner(partner).rate_limit_per_minute is None
     assert storage.set_partner_rate_limit(partner, 12_000) == Partner(partner, "Partner", True, T0, 12_000)
     assert storage.get_partner(partner).rate_limit_per_minute == 12_000
@@ -474,7 +474,7 @@ def test_markers_keep_every_field(storage, partner):
 
 
 def test_markers_keep_the_first_answer_and_what_the_body_said(storage, partner):
-    """Issue 32: a resend answers the first answer's warnings, and tells a body written otherwise by what it
+    """Decision 0030: a resend answers the first answer's warnings, and tells a body written otherwise by what it
     says; both are kept with the marker on every adapter (None for a marker stored before)."""
     answer = (
         KeptWarning("AMOUNT_MISMATCH", "trade_records[0]", "total_amount is 5.99 but ...", "total_amount"),
@@ -493,7 +493,7 @@ def test_markers_keep_the_first_answer_and_what_the_body_said(storage, partner):
     quiet = replace(marker(partner, "stores"), answer=(), meaning_digest="d1")
     assert storage.save_stores(quiet, []) is None
     assert storage.find_batch(partner, quiet.batch_id).answer == ()
-    before = marker(partner, "mappings")  # as a release before issue 32 stored it
+    before = marker(partner, "mappings")  # as a release before decision 0030 stored it
     assert storage.replace_mapping(before, [{"source_code": "x", "standard_code": "SALE"}]) is None
     assert (
         storage.find_batch(partner, before.batch_id).answer,
@@ -650,7 +650,7 @@ def test_batch_seqs_list_the_trade_record_batches_of_a_store_day(storage, partne
 
 
 def test_batches_with_seq_are_the_store_days_batches_with_that_batch_seq(storage, partner):
-    """Read before each batch of trade records is accepted (BATCH_SEQ_REPEATED, issue 12)."""
+    """Read before each batch of trade records is accepted (BATCH_SEQ_REPEATED, decision 0024)."""
     assert storage.batches_with_seq(partner, "S1", DAY, 1, 10) == []
     twins = [save_records(storage, partner, record(f"T{n}"), seq=1) for n in range(3)]
     save_records(storage, partner, record("T9"), seq=2)
@@ -669,7 +669,7 @@ def test_batches_with_seq_are_the_store_days_batches_with_that_batch_seq(storage
     assert len(storage.batches_with_seq(partner, "S2", DAY, 1, 10)) == 1
 
 
-# -- partner-wide payment ids and products not (yet) in the master (issue 11) --------------------
+# -- partner-wide payment ids and products not (yet) in the master (decisions 0025, 0026) ----------------
 
 
 def test_payment_ids_are_found_across_the_partners_stores_and_dates(storage, partner):
@@ -973,7 +973,7 @@ def test_a_resent_close_changes_nothing(storage, partner):
     assert storage.get_closed_day(partner, "S1", DAY) == result_of(first)
 
 
-# -- records that change a checked day (issue 12) --------------------------------------------------
+# -- records that change a checked day (decision 0048) ---------------------------------------------
 
 
 def save_batch(storage, partner_id: str, *rows: TradeRecordRow, seq: int = 1):

@@ -1,4 +1,4 @@
-"""Issue 31, point 1: with the accounts behind their firewalls (vnetEnabled), `hq` run from an address
+"""Decision 0067: with the accounts behind their firewalls (vnetEnabled), `hq` run from an address
 they do not allow says so, instead of "unavailable". The real SDKs talk to tests/firewall_stub.py, which
 answers as the services document their firewall's 403 (Azure's network rules cannot run here)."""
 

@@ -1,4 +1,4 @@
-"""Failed authentications limited per client address (issue 21, part 3), over real HTTP on the local
+"""Failed authentications limited per client address (decision 0037), over real HTTP on the local
 host, which appends X-Forwarded-For as Azure's front end does. Each client binds its own loopback
 source address (127.0.0.0/8 is all loopback on Linux), so the host sees distinct socket peers."""
 

@@ -1,4 +1,4 @@
-"""Barcodes printed in names are not card numbers (issue 32 section 1), over real HTTP, and the thresholds
+"""Barcodes printed in names are not card numbers (decision 0041), over real HTTP, and the thresholds
 of bench/barcodes.py on its smaller samples: every published test card number in free text refused, at
 most 0.1 % of valid EAN-13, JAN, UPC-A and ISBN-13 barcodes in names refused."""
 
@@ -11,7 +11,7 @@ from tests.e2e.test_business_day import DAY, open_store
 from tests.payloads import error_paths
 from tests.trade_payloads import Line, trade_batch, trade_record
 
-# Each passes the Luhn check in a card network's range (Visa 13, Maestro 13): refused before issue 32.
+# Each passes the Luhn check in a card network's range (Visa 13, Maestro 13): refused before barcodes were recognised.
 BARCODE_NAMES = [
     "お茶 500ml JAN 4901234500044",
     "Apfelschorle 0,5l EAN 4006381334013 x2",
@@ -22,7 +22,7 @@ BARCODE_NAMES = [
 
 @pytest.mark.parametrize("name", BARCODE_NAMES)
 def test_a_barcode_in_a_product_name_is_accepted(partner, name):
-    assert barcodes.contains_card_number_or_barcode(name)  # what the rule before issue 32 refused
+    assert barcodes.contains_card_number_or_barcode(name)  # what the rule before barcodes were recognised refused
     open_store(partner)
     record = trade_record("S1", DAY, [Line("P-TEA", 1, 550)])
     record["items"][0]["product_name"] = name

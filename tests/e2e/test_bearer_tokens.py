@@ -1,4 +1,4 @@
-"""OAuth 2.0 bearer tokens beside the API keys (issue 34; spec 5.8 and 9), over real HTTP on the local host,
+"""OAuth 2.0 bearer tokens beside the API keys (decision 0038; spec 5.8 and 9), over real HTTP on the local host,
 against a real identity provider on loopback (tests/identity_provider.py: its own RSA keys, OpenID configuration
 and JWKS, tokens minted with PyJWT as Microsoft Entra ID mints them, v1 and v2)."""
 

@@ -1,4 +1,4 @@
-"""kill -9 in the middle of writes (issue 19 part 1): the short form of `make chaos` on each backend.
+"""kill -9 in the middle of writes (decision 0071): the short form of `make chaos` on each backend.
 
 The local host is killed with SIGKILL while two clients push business days, first at steps inside a
 write (armed to kill at once: inside the SQLite transaction of a batch; between a Cosmos DB batch's record

@@ -380,7 +380,7 @@ def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
     assert "usage:" in result.stderr and result.stdout == ""
 
 
-# --- the console script and a closed pipe (issue 32) -----------------------------------------------
+# --- the console script and a closed pipe (decision 0077) --------------------------------------------
 
 
 def test_hq_is_a_command_of_the_venv_that_runs_from_any_folder(host, tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 6: a daily close whose reconciliation message is delivered before the close is committed.
+"""Decision 0046: a daily close whose reconciliation message is delivered before the close is committed.
 
 The daily close sends its delayed message first and then commits the close (ingest/daily_close.py).
 Under load, the commit can wait longer than the delay for SQLite's write lock. The worker used to find

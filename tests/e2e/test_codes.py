@@ -1,4 +1,4 @@
-"""Codes are strings, as the specification types them (issue 11, part 1).
+"""Codes are strings, as the specification types them (decision 0014).
 
 Real POS systems write codes with slashes, hashes, spaces and their own scripts: Portuguese and Polish
 fiscal document numbers ("FT A/123", "FV/2024/01/001"), the Canadian tax code "GST/HST", SKUs such as

@@ -1,4 +1,4 @@
-"""`python -m hq dashboard` over real HTTP on SQLite data (issue 18): every page answers with the contract's
+"""`python -m hq dashboard` over real HTTP on SQLite data (decision 0078): every page answers with the contract's
 hooks, a store_id with punctuation travels percent-encoded, and the server answers GET only, on the
 loopback address, to loopback host names. The data: tests/dashboard_days.py, written with SqliteStorage."""
 

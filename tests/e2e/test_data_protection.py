@@ -1,5 +1,5 @@
-"""Partner data protection (ingest/data_protection.py, personal_data.py, card_numbers.py; issue 11
-parts 2 and 3): personal data in member_id and payment card numbers are refused, only when unambiguous.
+"""Partner data protection (ingest/data_protection.py, personal_data.py, card_numbers.py; decisions
+0040 and 0041): personal data in member_id and payment card numbers are refused, only when unambiguous.
 
 Card numbers are made here from a prefix and a computed Luhn check digit, so that every number the
 tests use is valid (or invalid) by construction. A card number is refused in free-text fields only

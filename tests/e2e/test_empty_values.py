@@ -1,4 +1,4 @@
-"""Optional fields sent as "" and names up to their generous limits, over real HTTP (issue 32 section 1).
+"""Optional fields sent as "" and names up to their generous limits, over real HTTP (decision 0018).
 
 Many POS exports and CSV-to-JSON converters write "no value" as "": an optional field reads it as absent,
 stored exactly as an omitted field (so the totals are the same); a value of a given form (a timestamp, an

@@ -1,4 +1,4 @@
-"""GET /health costs nothing to abuse (issue 15 section 5): whatever the rate of calls, the backends are
+"""GET /health costs nothing to abuse (decision 0075): whatever the rate of calls, the backends are
 checked at most once per interval per instance; a part that fails is named in a 503, and health
 recovers at the next check after the part is back. Counted from the host's own log: one
 `health_check` line per backend check."""

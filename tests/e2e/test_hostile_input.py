@@ -249,7 +249,7 @@ DUPLICATES = {
 
 @pytest.mark.parametrize("case", DUPLICATES)
 def test_a_member_name_twice_in_one_object_is_invalid(victim, case):
-    """Decision: refused (docs/decisions.md). Parsers disagree on which of two equal names counts, so
+    """Decision: refused (decision 0016). Parsers disagree on which of two equal names counts, so
     one batch_id could mean two different batches to the partner and to HQ."""
     write, marker, duplicate = DUPLICATES[case]
     method, path, make = WRITES[write]

@@ -1,4 +1,4 @@
-"""HQ operations (issue 5 item 4): batch show, reconcile list across stores, payment-type directions.
+"""HQ operations (decision 0077): batch show, reconcile list across stores, payment-type directions.
 
 Most commands run in this process (host.hq_in_process, the same code as `python -m hq`); a few run as
 the separate process HQ starts, to show the real entry point and exit codes. The end-to-end proof that

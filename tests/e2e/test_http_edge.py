@@ -256,7 +256,7 @@ def test_no_quota_headers_without_a_known_partner_or_without_a_limit(tmp_path, p
     assert unlimited.status_code == 200 and "RateLimit" not in unlimited.headers
 
 
-# --- a partner's own rate limit (issue 31) ------------------------------------------------------------
+# --- a partner's own rate limit (decision 0036) ---------------------------------------------------------
 
 
 def test_a_partners_own_rate_limit_replaces_the_services(tmp_path):

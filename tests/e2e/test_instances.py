@@ -1,9 +1,9 @@
-"""Several instances at once (issue 19 part 3): local host processes sharing one store, as Flex Consumption
+"""Several instances at once (decision 0060): local host processes sharing one store, as Flex Consumption
 runs many instances against one Cosmos DB account and one queue.
 
 On both backends: the Cosmos DB and Azurite emulators (one database, one Azurite), and one SQLite data
 folder (the embedded backend allows it: WAL, write transactions that take the lock first, and a queue whose
-receive is one UPDATE ... RETURNING under that lock; docs/decisions.md, "Several instances (issue 19)").
+receive is one UPDATE ... RETURNING under that lock; decision 0060).
 Requests go through every instance at once: duplicates of one trade-records batch and of one daily close,
 versions of one trade record, and closes of other days whose reconciliation messages the instances' queue
 triggers compete for. What must hold: one 202 per batch_id, the others 200 ALREADY_RECEIVED; the highest

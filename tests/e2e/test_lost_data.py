@@ -1,4 +1,4 @@
-"""Warnings where data would otherwise be lost without a word (issue 12 part 2), over real HTTP.
+"""Warnings where data would otherwise be lost without a word (decision 0023), over real HTTP.
 
 - A batch_seq already received for the store-day: BATCH_SEQ_REPEATED on the 202 (both backends).
 - A member name the service does not know (a misspelled optional field) is ignored as before, and
@@ -247,7 +247,7 @@ def test_a_resend_with_an_unknown_member_is_answered_from_its_marker_without_it(
     batch = trade_batch("S1", DAY, [ticket(tip_amout="1.00")])
     assert unknown_of(accepted(partner.post("trade-records", batch))) == [("trade_records[0]", "tip_amout")]
     again = partner.post("trade-records", batch)
-    # the first answer's warning, told again (issue 32)
+    # the first answer's warning, told again (decision 0030)
     assert again.status_code == 200 and unknown_of(again.json()) == [("trade_records[0]", "tip_amout")]
 
 
@@ -301,7 +301,7 @@ def test_a_resend_that_only_writes_its_batch_id_differently_is_the_same_body(any
         again = send(anywhere, kind, {**body, "batch_id": form})
         assert again.status_code == 200 and again.json()["warnings"] == [], (form, again.text)
     # A body that says something else is still a different body, in any form of the batch_id (a member the
-    # service does not know says nothing to it: issue 32).
+    # service does not know says nothing to it: decision 0029).
     changed = WRITES[kind][3]({**body, "batch_id": body["batch_id"].upper()})
     codes = [w["code"] for w in send(anywhere, kind, changed).json()["warnings"]]
     assert codes == ["RESEND_BODY_IGNORED"]
@@ -321,7 +321,7 @@ def test_the_batch_id_is_found_wherever_it_is_written_and_however_escaped(partne
     for text in (upper, escaped, braced):
         again = partner.post("trade-records", text.encode())
         assert again.status_code == 200 and again.json()["warnings"] == [], text[-80:]
-    # other whitespace says the same (issue 32); another value does not
+    # other whitespace says the same (decision 0029); another value does not
     spaced = upper.replace('"batch_id": "', '"batch_id" : "')
     assert partner.post("trade-records", spaced).json()["warnings"] == []
     other = upper.replace('"batch_seq": 1', '"batch_seq": 2')
@@ -337,7 +337,7 @@ def test_only_the_batchs_own_batch_id_is_taken_in_canonical_form(partner):
     first = accepted(partner.post("trade-records", batch))  # warns: the record's batch_id is not a field
     same = partner.post("trade-records", {**batch, "batch_id": sent.upper()})
     assert same.status_code == 200 and same.json()["warnings"] == first["warnings"]  # the first answer's
-    # a member the service does not know says nothing to it (issue 32), whatever it holds
+    # a member the service does not know says nothing to it (decision 0029), whatever it holds
     record = {**batch["trade_records"][0], "batch_id": sent.upper()}
     unknown_changed = partner.post("trade-records", {**batch, "batch_id": sent.upper(), "trade_records": [record]})
     assert "RESEND_BODY_IGNORED" not in [w["code"] for w in unknown_changed.json()["warnings"]]

@@ -144,7 +144,7 @@ def test_an_empty_mapping_is_invalid(partner):
         ("standard_code", DELETE),
         ("standard_code", None),
         ("source_name", 5),
-        ("source_name", "a\x00b"),  # "" is absent (issue 32)
+        ("source_name", "a\x00b"),  # "" is absent (decision 0018)
     ],
 )
 def test_an_invalid_entry_is_reported_at_its_path(partner, field, value):

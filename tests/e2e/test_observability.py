@@ -1,4 +1,4 @@
-"""Structured logs and counters (issue 5 item 3): a whole business day's log has the fields support
+"""Structured logs and counters (decision 0073): a whole business day's log has the fields support
 needs and never a key, a member_id or a card number; the counters count what happened."""
 
 from __future__ import annotations

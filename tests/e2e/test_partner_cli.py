@@ -155,7 +155,7 @@ def test_usage_errors_exit_2(host, tmp_path):
     assert no_key.returncode == EXIT_USAGE and "POS_API_KEY" in no_key.stderr
 
 
-# --- --format json and tables fitted to the terminal (issue 32) ------------------------------------------
+# --- --format json and tables fitted to the terminal (decision 0081) ---------------------------------------
 
 
 def test_json_for_a_scheduler(host, tmp_path):

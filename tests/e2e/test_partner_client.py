@@ -1,4 +1,4 @@
-"""The partner client (client/, pos_partner_client) against the local host over HTTP (issue 17 part 2).
+"""The partner client (client/, pos_partner_client) against the local host over HTTP (decision 0081).
 
 A whole day to MATCHED on both backends; 2,000 records cut into batches of 500, and heavy records cut by the
 5 MB rule; a 429 waited out and the rest of the day paced by the RateLimit header; a 503 (the queue stopped,

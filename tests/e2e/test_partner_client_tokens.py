@@ -1,4 +1,4 @@
-"""The partner client with OAuth 2.0 client credentials (issue 34), over real HTTP: tokens from a real identity
+"""The partner client with OAuth 2.0 client credentials (decision 0038), over real HTTP: tokens from a real identity
 provider on loopback (tests/identity_provider.py), the local host on SQLite and on the Cosmos DB and Azurite
 emulators. One partner pushes a whole day to MATCHED with tokens only, another with its key, side by side; the
 token is reused, renewed once on a 401, and never printed; `pos-partner` takes the credentials from the

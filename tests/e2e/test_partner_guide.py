@@ -1,6 +1,6 @@
 """The partner guide's worked example (docs/partner-guide.md, "How HQ counts a store-day") sent over real
 HTTP: the totals it computes by hand are MATCHED, and the close that counts the voided sale is MISMATCHED
-with the raw difference it names (issue 32 section 3)."""
+with the raw difference it names (decision 0009)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 11 part 5 over real HTTP on both backends: payment_id is unique within the partner (a warning,
+"""Decisions 0025 and 0026 over real HTTP on both backends: payment_id is unique within the partner (a warning,
 never a refusal), and HQ sees which product_ids of a store-day are not (yet) in the product master
 (`python -m hq products missing`), then sees them matched once the products arrive (spec 4.6).
 

@@ -1,4 +1,4 @@
-"""Every problem of a request in one 400, in words a partner understands (issue 12, part 3), over HTTP.
+"""Every problem of a request in one 400, in words a partner understands (decision 0012), over HTTP.
 
 A body its model refuses still has its readable parts checked (amounts against a valid currency,
 repeated ids, the records that are valid on their own); the problems come sorted in the order of the

@@ -141,7 +141,7 @@ def test_a_store_specific_product_is_priced_in_its_store_currency(partner):
         ("version", 2**53),  # beyond what JSON parsers hold exactly
         ("version", 2**64),
         ("product_id", 7),
-        ("store_id", "S1/A"),  # "" is absent (all stores), issue 32
+        ("store_id", "S1/A"),  # "" is absent (all stores), decision 0018
         ("status", "DELETED"),
         ("status", "active"),
         ("product_type", "BUNDLE"),

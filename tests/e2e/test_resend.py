@@ -1,5 +1,5 @@
 """A resend of a known batch_id is answered from its marker before the body is validated, on every write
-(ingest/batches.py `known_batch`; docs/decisions.md): 200 ALREADY_RECEIVED with the original record_count,
+(ingest/batches.py `known_batch`; decision 0028): 200 ALREADY_RECEIVED with the original record_count,
 and RESEND_BODY_IGNORED when the body differs, even when the new body would be refused. The key and the
 store codes are still checked first, and a body that is not I-JSON is still refused."""
 
@@ -122,7 +122,7 @@ def test_a_resend_that_names_its_batch_id_twice_is_refused(partner):
     assert "same member name twice" in problem["errors"][0]["message"]
 
 
-# --- batch_id: echoed as sent, equal as a UUID (issue 11 part 4) ------------------------------------
+# --- batch_id: echoed as sent, equal as a UUID (decision 0017) -------------------------------------
 
 
 def forms_of(batch_id: str) -> list[str]:

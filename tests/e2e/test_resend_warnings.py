@@ -1,4 +1,4 @@
-"""A resend answers what the first answer told (issue 32 section 2), on every write and every backend: the
+"""A resend answers what the first answer told (decision 0030), on every write and every backend: the
 200 ALREADY_RECEIVED carries the warnings of the first 202 (codes, paths, fields), as the first answer is
 often the one a timeout lost. RESEND_BODY_IGNORED tells a change of what the body says, not of its bytes:
 the same batch written with other whitespace or member order is the same batch. A marker stored before the
@@ -92,7 +92,7 @@ def test_a_batch_stored_before_the_warnings_were_kept_tells_them_by_code(partner
     open_store(partner)
     body = with_unknown_member("trade-records")
     assert send(partner, "trade-records", body).status_code == 202
-    with sqlite3.connect(partner.host.data_dir / "pos.sqlite3") as db:  # as a release before issue 32 kept it
+    with sqlite3.connect(partner.host.data_dir / "pos.sqlite3") as db:  # as a release before decision 0030 kept it
         db.execute(
             "UPDATE batches SET answer = NULL, meaning_digest = NULL WHERE partner_id = ? AND batch_id = ?",
             (partner.partner_id, body["batch_id"]),

@@ -1,4 +1,4 @@
-"""A reconciled day never silently goes stale (issue 12): records that change a MATCHED or MISMATCHED
+"""A reconciled day never silently goes stale (decision 0048): records that change a MATCHED or MISMATCHED
 store-day put it back to RECEIVED, and it is reconciled again after the delay. Over HTTP, both backends."""
 
 from __future__ import annotations

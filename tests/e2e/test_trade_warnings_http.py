@@ -1,4 +1,4 @@
-"""Recording-rule warnings and data protection over real HTTP (spec 4.7; issue 3 items 2 and 3).
+"""Recording-rule warnings and data protection over real HTTP (spec 4.7; decisions 0023, 0040 and 0041).
 
 The rules themselves are unit-tested in test_trade_rules.py and test_data_protection.py; here each
 one is shown to reach the partner in the 202 response (or as a 400 that stores nothing).
@@ -150,7 +150,7 @@ def test_closed_at_is_null_while_a_transaction_is_open(shop):
 
 
 def test_how_hq_counts_a_record_is_told_where_it_may_surprise(shop):
-    """Issue 32: an unmapped source type is warned at the record; a VOIDED sale counts as a sale (HQ counts
+    """Decision 0027: an unmapped source type is warned at the record; a VOIDED sale counts as a sale (HQ counts
     by standard type, not status), and says so; a VOIDED record mapped to VOID is not a sale."""
     unmapped = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], source_type="77")
     assert warnings_for(shop, unmapped) == [("SOURCE_TYPE_UNMAPPED", "trade_records[0]", "source_transaction_type")]

@@ -1,4 +1,4 @@
-"""Issue 17, part 1: `?validate_only=true` on the five writes, over HTTP on both backends.
+"""Decision 0022: `?validate_only=true` on the five writes, over HTTP on both backends.
 
 A validate-only request runs every check of a real send and answers what the real send would answer,
 with status VALID (200) in place of ACCEPTED (202), or the same problem; it stores nothing, claims no

@@ -1,4 +1,4 @@
-"""The Azure accept against its floor (bench/azure_accept.py, issue 30): `python -m bench.azure_accept --quick`
+"""The Azure accept against its floor (bench/azure_accept.py, decision 0056): `python -m bench.azure_accept --quick`
 runs end to end on the Cosmos DB and Azurite emulators (the request counter preloaded into the first), a local
 host on the Azure adapters, one on SQLite and the SDK's transactional batches, and prints its table. What
 the emulator counts and what /proc says are asserted, no time and no target."""

@@ -1,4 +1,4 @@
-"""bench/cost_model.py (issue 31): what each environment costs a month, from documented prices and stated
+"""bench/cost_model.py (decision 0067): what each environment costs a month, from documented prices and stated
 quantities, and the README's cost table as its output."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_idle_production_costs_more_than_idle_test_and_the_chain_more_still():
 
 
 def test_data_plane_logs_would_cost_several_times_every_other_log_together():
-    """Why production sends no CDBDataPlaneRequests (docs/decisions.md, issue 31)."""
+    """Why production sends no CDBDataPlaneRequests (decision 0067)."""
     costs, volumes = cost_model.environment("main.production.parameters.json", chain=cost_model.CHAIN_FROM_CAPACITY)
     assert "CDBDataPlaneRequests" not in volumes
     assert cost_model.data_plane_logs_cost() > 5 * costs["Log Analytics: ingestion"]

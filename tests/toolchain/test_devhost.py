@@ -204,7 +204,7 @@ def test_a_setting_that_is_not_a_number_is_named_in_the_error(monkeypatch):
 
 def test_a_body_reaches_the_function_as_the_one_object_the_host_read(monkeypatch):
     """A 5 MB body costs its size once in the host: read in one piece (Content-Length), then handed to
-    func.HttpRequest and through triggers/http.py's json_body without a copy (docs/decisions.md)."""
+    func.HttpRequest and through triggers/http.py's json_body without a copy (decision 0005)."""
     import http.client
     import re
 

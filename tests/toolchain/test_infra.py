@@ -24,7 +24,7 @@ checked (tests/bicep_model.py reads the files):
 - Packaging: .funcignore ships every file the app imports or reads at run time and none of tests,
   tooling, docs or the rest of infra, read as azd reads it (gitignore rules) and as Core Tools does (a port
   of its GitIgnoreParser: patterns anchored at the root); nested caches and virtual environments stay out.
-- Issue 21: no ftpsState, basic-auth publishing off; Cosmos DB role assignments serialised after the
+- Decision 0066: no ftpsState, basic-auth publishing off; Cosmos DB role assignments serialised after the
   containers; every resource name fits its type for any azd environment name (the name expressions are
   evaluated); guards for autoscale steps and always-ready instances; HTTP concurrency, always-ready
   instances, zone redundancy and vnetEnabled as parameters, on in production; private endpoints; diagnostic
@@ -815,7 +815,7 @@ def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
         ".venv/bin/python",
         ".data/pos.sqlite",
         "local.settings.json",
-        "docs/decisions.md",
+        "docs/decisions/README.md",
         "infra/main.bicep",
         "infra/modules/cosmos.bicep",
         "infra/main.test.parameters.json",
@@ -829,7 +829,7 @@ def test_funcignore_leaves_out_tests_tooling_and_the_rest_of_infra():
     assert not any(path.startswith(("tests/", "devhost/", "bench/", "examples/")) for path in _deployed_files())
 
 
-# -- issue 21: the first deployment succeeds ----------------------------------------------------------
+# -- decision 0066: the first deployment succeeds ------------------------------------------------------
 
 
 def test_flex_site_sets_no_ftps_state_and_basic_auth_publishing_is_off():
@@ -942,7 +942,7 @@ def test_flex_instance_counts_are_within_what_the_plan_accepts():
         _guard("checkedAlwaysReadyInstanceCount", alwaysReadyInstanceCount=41, **counts)
 
 
-# -- issue 21: capacity -------------------------------------------------------------------------------
+# -- decision 0066: capacity ---------------------------------------------------------------------------
 
 
 def test_http_concurrency_and_always_ready_instances_are_parameters():
@@ -977,7 +977,7 @@ def test_a_platform_429_is_told_from_the_apps():
     assert "429" in partners and "RATE_LIMITED" in partners and "platform" in partners
 
 
-# -- issue 21: production posture ---------------------------------------------------------------------
+# -- decision 0066: production posture -----------------------------------------------------------------
 
 
 def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
@@ -1035,7 +1035,7 @@ def test_zone_redundancy_for_the_plan_and_cosmos_is_a_parameter_on_in_production
 
 
 def test_diagnostic_settings_send_chosen_categories_to_the_workspace():
-    """Issue 31: categories chosen for their use and volume (docs/decisions.md; bench/cost_model.py models
+    """Decision 0067: categories chosen for their use and volume (decision 0067; bench/cost_model.py models
     them): Cosmos DB control-plane always and data-plane only by parameter (off in production); Storage
     writes and deletes, not reads (the host's polls); no site setting (FunctionAppLogs repeats what
     Application Insights already holds in the same workspace)."""
@@ -1072,7 +1072,7 @@ def test_diagnostic_settings_send_chosen_categories_to_the_workspace():
     assert logs == {"blobService": Ref("blobLogs"), "queueService": Ref("queueLogs")}
 
 
-# -- issue 21: .funcignore under both tools' rules ----------------------------------------------------
+# -- decision 0066: .funcignore under both tools' rules ------------------------------------------------
 
 
 def _core_tools_ignore() -> CoreToolsIgnore:
@@ -1085,7 +1085,7 @@ def test_the_core_tools_port_anchors_patterns_at_the_root():
     assert not rules.accepts("__pycache__/function_app.cpython-311.pyc")
     assert rules.accepts("triggers/__pycache__/routes.cpython-311.pyc")
     assert not rules.accepts("x.pyc") and rules.accepts("triggers/x.pyc")
-    assert not rules.accepts("docs/decisions.md") and rules.accepts("docs/openapi.json")
+    assert not rules.accepts("docs/decisions/README.md") and rules.accepts("docs/openapi.json")
 
 
 # Files a developer's or azd's machine holds that must never ship, wherever they are.
@@ -1121,7 +1121,7 @@ def test_both_tools_ship_the_same_files_of_the_repository():
     assert RUN_TIME_FILES <= azd
 
 
-# -- issue 31: production on day one ------------------------------------------------------------------
+# -- decision 0067: production on day one --------------------------------------------------------------
 
 
 def test_subnets_use_the_single_address_prefix_of_the_flex_samples():

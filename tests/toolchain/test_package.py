@@ -1,4 +1,4 @@
-"""The deployment package, as Azure gets it (issue 15 section 3).
+"""The deployment package, as Azure gets it (decision 0070).
 
 `func azure functionapp publish` zips the project minus what `.funcignore` denies, read by Core Tools'
 own matcher (below: Core Tools' GitIgnoreParser, which differs from git's rules), and the remote build

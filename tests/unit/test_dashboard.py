@@ -1,4 +1,4 @@
-"""HQ dashboard's read model and pages (issue 18) on the memory storage: each cell's status (overdue and
+"""HQ dashboard's read model and pages (decision 0078) on the memory storage: each cell's status (overdue and
 not received included), counters, filters, the store-day's totals and causes, what a page never shows,
 and hostile store_ids (markup, path punctuation) escaped in the HTML and encoded in links. The pages over
 HTTP on SQLite data: tests/e2e/test_dashboard_http.py."""
@@ -58,7 +58,7 @@ def test_a_status_filter_keeps_the_stores_with_such_a_day_and_hides_their_other_
     grid = partner_grid(storage, "acme", RANGE, NOW, status="OVERDUE")
     assert [store for store, _ in grid.rows] == ["S2"]
     assert [None if cell is None else cell.status for cell in grid.rows[0][1]] == [None, "OVERDUE", None]
-    # the counters and the chart count what the filters show (issue 32)
+    # the counters and the chart count what the filters show (decision 0078)
     assert grid.counters == {"MATCHED": 0, "MISMATCHED": 0, "RECEIVED": 0, "OVERDUE": 1, "NOT_RECEIVED": 0}
     assert dict(grid.records_per_date) == {D1: 0, D2: 0, D3: 0}
     by_store = partner_grid(storage, "acme", RANGE, NOW, store="S1")
@@ -208,7 +208,7 @@ def test_every_page_has_main_and_the_nav_links(storage):
     assert '<tr data-partner="acme">' in get(storage, "/").body
 
 
-# --- the store-days that need attention now, across partners (issue 32) -----------------------------
+# --- the store-days that need attention now, across partners (decision 0078) --------------------------
 
 
 def test_the_front_page_lists_what_needs_attention_newest_first(storage):

@@ -1,4 +1,4 @@
-"""The fast path against the slow way, on bodies shaped like real partners' data (issue 20).
+"""The fast path against the slow way, on bodies shaped like real partners' data (decision 0020).
 
 `ingest.one_parse.validated_once` may only ever confirm: for any body it returns None (the slow way,
 `ingest.parsing.parse`, then answers) or exactly what the slow way returns for a body it accepts. This
@@ -87,7 +87,7 @@ def assert_agrees(body: bytes, exponent: int) -> TradeRecordsBatch | None:
         assert_same(getattr(fast, name), getattr(slow, name), name)
     for index, (mine, theirs) in enumerate(zip(fast.trade_records, slow.trade_records, strict=True)):
         assert document_json(mine) == document_json(theirs), f"trade_records[{index}]: stored document"
-    # what the batch says, which a resend written otherwise is compared by (issue 32)
+    # what the batch says, which a resend written otherwise is compared by (decision 0029)
     assert trade_records_meaning(fast) == trade_records_meaning(slow)
     return fast
 
@@ -717,7 +717,7 @@ def test_a_value_the_slow_way_refuses_is_never_confirmed(currency, level, name, 
     assert_never_confirmed(body_of(document, "orjson", raws), EXPONENTS[currency])
 
 
-# Optional fields sent as "" (issue 32): the fast path reads "" as absent in free strings and codes, as the
+# Optional fields sent as "" (decision 0018): the fast path reads "" as absent in free strings and codes, as the
 # slow way does; a value of a given form sent as "" (the slow way warns) is left to the slow way.
 EMPTY_AS_ABSENT = [
     ("record", "order_source"),

@@ -1,4 +1,4 @@
-"""Every string field of the wire format declares what it holds (issue 16 item 9).
+"""Every string field of the wire format declares what it holds (decision 0019).
 
 The card-number scan (ingest/data_protection.py) reads free text only, and finds it by the declared
 kind of each field's type (`StringKind` in ingest/wire/scalars.py), not by guessing from its pattern.

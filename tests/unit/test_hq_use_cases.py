@@ -1,4 +1,4 @@
-"""HQ's use cases without the command line (issue 16 item 5): onboarding (ingest/onboarding.py), the
+"""HQ's use cases without the command line (decision 0077): onboarding (ingest/onboarding.py), the
 reconciliation operations (reconcile/operations.py) and the queue's consumer side, on the real SQLite
 adapters in a temporary directory. The command line's wording of them is tested in test_cli.py and
 test_hq_operations.py."""

@@ -2,7 +2,7 @@
 
 The graph is built from the AST of every module of the app's packages (imports inside functions
 included: a late import is still a dependency), so it holds for code that no test happens to run.
-Packages, bottom to top (README, "Layers"; docs/decisions.md, "Layers and the triggers' home"):
+Packages, bottom to top (README, "Layers"; decision 0002):
 
     core                      imports nothing of the project
     reference                 core
@@ -211,7 +211,7 @@ MAX_MODULE_LINES = 400
 
 
 def test_no_module_of_the_app_is_over_400_lines():
-    """Small modules (issue 16): a module that grows past the limit is split by concern."""
+    """Small modules (decision 0007): a module that grows past the limit is split by concern."""
     long = {
         module: lines
         for module, file in _module_files(ROOT).items()

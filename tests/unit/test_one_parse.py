@@ -1,4 +1,4 @@
-"""A valid batch read with one parse (issue 20, ingest/one_parse.py): it builds the same batch as the wire
+"""A valid batch read with one parse (decision 0020, ingest/one_parse.py): it builds the same batch as the wire
 model when every amount has the exponent's places and at most 15 digits, the body is I-JSON and every
 member is known; it confirms nothing else, and what it does not confirm gets the wire model's answer, so a
 batch gets the same answer as before: the same 400 for wrong places or range or a repeated name, a 202

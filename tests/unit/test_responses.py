@@ -1,4 +1,4 @@
-"""Responses built from their models (ingest/wire/responses.py `answer`, issue 16 item 6) answer the same
+"""Responses built from their models (ingest/wire/responses.py `answer`, decision 0019) answer the same
 bytes as the dicts the use cases built by hand before: members in the same order, null where they were
 null, absent where they were absent (also a member that a stored result predates)."""
 

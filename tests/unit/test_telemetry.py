@@ -1,6 +1,5 @@
-"""Telemetry as Application Insights gets it (issue 15 section 4; docs/decisions.md, "Package, telemetry and
-health as Azure sees them"): the host records every invocation as a request (host.json), the app exports
-its own lines once, through OpenTelemetry, with the fields the KQL queries read."""
+"""Telemetry as Application Insights gets it (decision 0074): the host records every invocation as a request
+(host.json), the app exports its own lines once, through OpenTelemetry, with the fields the KQL queries read."""
 
 from __future__ import annotations
 
@@ -96,7 +95,7 @@ def test_each_request_line_is_exported_once_with_the_fields_the_queries_read(tmp
     # Not also handed to the worker, whose host would write it again without its fields.
     assert seen["forwarded_to_worker"] == [] and seen["propagate"] is False
     assert seen["otel_handlers_on_pos"] == 1 and seen["otel_handlers_on_root"] == 0
-    # No traces: the SDK's calls would each become an exported dependency (issue 31, Log Analytics volume).
+    # No traces: the SDK's calls would each become an exported dependency (decision 0067, Log Analytics volume).
     assert seen["tracer_provider"] != "TracerProvider", seen["tracer_provider"]
 
 

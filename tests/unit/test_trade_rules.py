@@ -279,7 +279,7 @@ def test_a_record_that_follows_every_rule_has_no_warnings(body, standard_type):
 
 
 def without_unmapped(warnings: list) -> list:
-    """The warnings but SOURCE_TYPE_UNMAPPED, which every record of an unmapped type gets (issue 32)."""
+    """The warnings but SOURCE_TYPE_UNMAPPED, which every record of an unmapped type gets (decision 0027)."""
     return [warning for warning in warnings if warning.code != SOURCE_TYPE_UNMAPPED]
 
 
@@ -840,7 +840,7 @@ def test_a_quantity_as_integers_is_the_decimal_exactly(quantity):
     assert (units > 0, units < 0) == (Decimal(quantity) > 0, Decimal(quantity) < 0)
 
 
-# --- SOURCE_TYPE_UNMAPPED and VOIDED_COUNTED_BY_TYPE (issue 32) ------------------------------------
+# --- SOURCE_TYPE_UNMAPPED and VOIDED_COUNTED_BY_TYPE (decision 0027) ---------------------------------
 
 
 def test_an_unmapped_source_type_is_warned_at_the_record():
