@@ -22,7 +22,7 @@ SECONDS_PER_MONTH = 730 * 3600
 MINUTES_PER_MONTH = 730 * 60
 GB = 1024**3
 
-# docs/performance.md, "Capacity for a 10,000-store chain", the latest run (cost per month, USD), as its
+# docs/performance.md, "What a 10,000-store chain needs", the latest run (cost per month, USD), as its
 # table gives them (the run of 2026-11-27 19:35 UTC, on the record index); a later run: --capacity.
 CHAIN_FROM_CAPACITY = {
     "Cosmos DB autoscale throughput": 527.0,

@@ -44,7 +44,7 @@ param instanceMemoryMB int
 @maxValue(1000)
 param maximumInstanceCount int
 
-@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another. 1, the platform default for Python: an instance (2,048 MB, one core) runs one Python worker process (Flex ignores FUNCTIONS_WORKER_PROCESS_COUNT) and the accept is CPU-bound, so a second concurrent request only queues behind the GIL (measured: no more records per second, p99 two to three times longer; docs/performance.md, Worker processes).')
+@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another. 1, the platform default for Python: an instance (2,048 MB, one core) runs one Python worker process (Flex ignores FUNCTIONS_WORKER_PROCESS_COUNT) and the accept is CPU-bound, so a second concurrent request only queues behind the GIL (measured: no more records per second, p99 two to three times longer; docs/performance.md, the figures against their targets).')
 @minValue(1)
 @maxValue(1000)
 param httpPerInstanceConcurrency int = 1
