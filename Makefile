@@ -29,7 +29,7 @@ $(NODE_STAMP): package.json package-lock.json
 	@npm ci --no-audit --no-fund --loglevel=error
 	@touch $(NODE_STAMP)
 
-# `hq`, HQ's command line, on the venv's PATH as the README writes it (`.venv/bin/hq`, or `hq` once the venv is
+# `hq`, HQ's command line, on the venv's PATH as the guides write it (`.venv/bin/hq`, or `hq` once the venv is
 # activated): a console script that runs this checkout's `python -m hq` from any folder. The app is not a
 # distribution of its own (its folders are the Functions app's layout), so make writes the script pip would.
 HQ_COMMAND := $(VENV)/bin/hq
@@ -86,17 +86,17 @@ openapi: $(STAMP)
 
 # Benchmarks against the floor of the same work (docs/performance.md): prints a table and writes
 # bench/results/latest.json. BENCH_REPEAT=N sets the repetitions (default 15); BENCH_ARGS="--quick",
-# "--profile" or "--only accept,reconcile" pass options to bench/run.py. "azure" (bench/azure_accept.py) runs
+# "--profile" or "--only accept,reconcile" (or azure) pass options to bench/run.py. "azure" (bench/azure_accept.py) runs
 # on the Cosmos DB and Azurite emulators, hence `install`.
 bench: install
 	$(PY) -m bench.run $(BENCH_ARGS)
 
-# docs/dashboard-overview.png and docs/dashboard-store-day.png (shown in the README): the HQ dashboard on
+# docs/dashboard-overview.png and docs/dashboard-store-day.png (shown in docs/operator-guide.md): the HQ dashboard on
 # seeded data (tests/browser/screenshots.py), photographed in headless chromium.
 screenshots: $(STAMP) browser
 	$(PY) -m tests.browser.screenshots
 
-# The capacity model (bench/capacity.py, docs/performance.md "Capacity for a 10,000-store chain"): measures
+# The capacity model (bench/capacity.py, docs/performance.md "What a 10,000-store chain needs"): measures
 # per-request costs on SQLite and the Cosmos DB emulator, prints what a 10,000-store chain needs.
 # CAPACITY_ARGS="--quick" or "--markdown --json FILE" pass options.
 capacity: install

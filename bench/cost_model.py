@@ -1,8 +1,9 @@
 """What an environment costs a month, by resource (decision 0067): the idle test environment, the idle production
 environment, and production carrying a 10,000-store chain. Every figure is a documented price times a stated
 quantity; every quantity is read from infra/ or is a named assumption of `Usage`. Nothing here was billed:
-no Azure account is reachable from this project. The README's cost table is this module's output
-(`python -m bench.cost_model --markdown`; tests/toolchain/test_cost_model.py keeps them equal).
+no Azure account is reachable from this project. The operator guide's cost table (docs/operator-guide.md,
+"Cost") is this module's output (`python -m bench.cost_model --markdown`; tests/toolchain/test_cost_model.py
+keeps them equal).
 
 The chain's Cosmos DB and on-demand Functions figures come from the capacity model (bench/capacity_model.py,
 docs/performance.md): `--capacity FILE` reads them from `python -m bench.capacity --json FILE`; without it,
@@ -21,12 +22,12 @@ SECONDS_PER_MONTH = 730 * 3600
 MINUTES_PER_MONTH = 730 * 60
 GB = 1024**3
 
-# docs/performance.md, "Capacity for a 10,000-store chain", the latest run (cost per month, USD), as its
-# table gives them (the capacity run on the record index); a later run: --capacity.
+# docs/performance.md, "What a 10,000-store chain needs", the latest run (cost per month, USD), as its
+# table gives them (the run of 2026-11-27 19:35 UTC, on the record index); a later run: --capacity.
 CHAIN_FROM_CAPACITY = {
     "Cosmos DB autoscale throughput": 527.0,
     "Cosmos DB storage (month 1, average)": 254.0,
-    "Functions Flex Consumption (upper bound)": 12.5,
+    "Functions Flex Consumption (upper bound)": 11.6,
     "Storage Queue operations": 0.36,
 }
 
@@ -219,7 +220,7 @@ CASES = {
 
 
 def table(chain: dict = CHAIN_FROM_CAPACITY) -> dict[str, tuple[dict[str, float], dict[str, float]]]:
-    """(USD a month by resource, log GB a month by table) for the three cases of the README's table."""
+    """(USD a month by resource, log GB a month by table) for the three cases of the operator guide's table."""
     return {case: environment(file, chain=chain if busy else None) for case, (file, busy) in CASES.items()}
 
 
@@ -228,7 +229,7 @@ def _usd(value: float) -> str:
 
 
 def markdown(chain: dict = CHAIN_FROM_CAPACITY) -> str:
-    """The README's table: a row per resource, a column per case, USD a month."""
+    """The operator guide's cost table: a row per resource, a column per case, USD a month."""
     cases = table(chain)
     resources = list(next(iter(cases.values()))[0])
     lines = ["| USD a month | " + " | ".join(cases) + " |", "| --- |" + " ---: |" * len(cases)]
@@ -247,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--capacity", type=Path, help="a `python -m bench.capacity --json` file for the chain's figures"
     )
-    parser.add_argument("--markdown", action="store_true", help="the README's table")
+    parser.add_argument("--markdown", action="store_true", help="the operator guide's cost table")
     args = parser.parse_args(argv)
     chain = CHAIN_FROM_CAPACITY
     if args.capacity:

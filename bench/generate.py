@@ -238,7 +238,7 @@ def sized_batch_body(
 
 
 def control_totals(records: list[dict], exponent: int = 2) -> dict:
-    """The daily close's totals as the POS computes them (README, Reconciliation result)."""
+    """The daily close's totals as the POS computes them (docs/partner-guide.md, "How HQ counts a store-day")."""
     revenue = {code for code, (standard, _) in MAPPING.items() if standard in REVENUE_STANDARD_CODES}
     net = tax = tip = paid = 0
     items = payment_rows = 0

@@ -112,7 +112,7 @@ def not_allowed_message(refused: AddressNotAllowed) -> str:
     seen = f" ({refused.address})" if refused.address else ""
     return (
         f"{refused.service} refused the request: your address{seen} is not allowed by its network rules "
-        "(firewall). Allow it (README, Deploy: HQ's way in: operatorIpRanges / POS_OPERATOR_IP_RANGES, then "
+        "(firewall). Allow it (docs/operator-guide.md, HQ's way in: operatorIpRanges / POS_OPERATOR_IP_RANGES, then "
         "provision again) or run hq from the virtual network."
     )
 

@@ -10,7 +10,7 @@ reuses the same partner, store and day, replacing the record by a higher version
 their batch markers.
 
 It needs what every `hq` command needs (the same settings, data roles, and an address the accounts'
-firewalls allow: README, Deploy) and the service's base URL (the deployment's BASE_URL output).
+firewalls allow: docs/operator-guide.md, HQ's way in) and the service's base URL (the deployment's BASE_URL output).
 Exit 0 when the day is MATCHED; 1, naming the step, otherwise.
 """
 

@@ -6,7 +6,7 @@
 // No account key or connection string with a key is in any app setting: Storage, Cosmos DB and
 // Application Insights accept only Microsoft Entra tokens (see docs/decisions/0064-flex-consumption-identity-only.md).
 //
-// Deploy: README.md, "For HQ" > "Deploy" (azd up, or az deployment group create + func publish).
+// Deploy: docs/operator-guide.md, "Deploying to Azure" (azd up, or az deployment group create + func publish).
 // Parameter files: main.test.parameters.json, main.production.parameters.json; main.parameters.json is azd's.
 
 targetScope = 'resourceGroup'
@@ -44,7 +44,7 @@ param instanceMemoryMB int
 @maxValue(1000)
 param maximumInstanceCount int
 
-@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another. 1, the platform default for Python: an instance (2,048 MB, one core) runs one Python worker process (Flex ignores FUNCTIONS_WORKER_PROCESS_COUNT) and the accept is CPU-bound, so a second concurrent request only queues behind the GIL (measured: no more records per second, p99 two to three times longer; docs/performance.md, Worker processes).')
+@description('Flex Consumption: concurrent HTTP requests one instance is given before the platform starts another. 1, the platform default for Python: an instance (2,048 MB, one core) runs one Python worker process (Flex ignores FUNCTIONS_WORKER_PROCESS_COUNT) and the accept is CPU-bound, so a second concurrent request only queues behind the GIL (measured: no more records per second, p99 two to three times longer; docs/performance.md, the figures against their targets).')
 @minValue(1)
 @maxValue(1000)
 param httpPerInstanceConcurrency int = 1
@@ -88,10 +88,10 @@ param operatorPrincipalId string = ''
 ])
 param cosmosBackupTier string = 'Continuous7Days'
 
-@description('Optional: the name of an existing Cosmos DB account to use instead of the one this template names, e.g. an account restored to a point in time (README, Restore). Empty: cosmos-pos-<environment>-<token>.')
+@description('Optional: the name of an existing Cosmos DB account to use instead of the one this template names, e.g. an account restored to a point in time (docs/operator-guide.md, Backups and restore). Empty: cosmos-pos-<environment>-<token>.')
 param cosmosAccountName string = ''
 
-@description('Log every Cosmos DB data-plane request (CDBDataPlaneRequests, about 1 KB each): for an investigation or a test environment; in production it would be the largest log table by far (README, Cost).')
+@description('Log every Cosmos DB data-plane request (CDBDataPlaneRequests, about 1 KB each): for an investigation or a test environment; in production it would be the largest log table by far (docs/operator-guide.md, Sizing and cost).')
 param cosmosDataPlaneLogs bool = false
 
 @description('Days a deleted blob (the deployment package, the host\'s keys and leases) or container can be restored from soft delete.')
@@ -130,11 +130,11 @@ param reconcileSweepSchedule string = '0 */5 * * * *'
 @minValue(0)
 param reconcileSweepGraceSeconds int = 300
 
-@description('BATCH_MARKER_TTL_DAYS: 0 (default) keeps batch markers forever; N > 0 lets Cosmos DB expire them after N days, after which a resent batch is applied again (README, settings).')
+@description('BATCH_MARKER_TTL_DAYS: 0 (default) keeps batch markers forever; N > 0 lets Cosmos DB expire them after N days, after which a resent batch is applied again (docs/operator-guide.md, Settings).')
 @minValue(0)
 param batchMarkerTtlDays int = 0
 
-@description('OAUTH_ISSUER: identity providers whose bearer tokens are accepted beside API keys, comma-separated (Entra ID: https://login.microsoftonline.com/TENANT_ID/v2.0); empty: API keys only (README, bearer tokens).')
+@description('OAUTH_ISSUER: identity providers whose bearer tokens are accepted beside API keys, comma-separated (Entra ID: https://login.microsoftonline.com/TENANT_ID/v2.0); empty: API keys only (docs/operator-guide.md, Partners on bearer tokens).')
 param oauthIssuer string = ''
 
 @description('OAUTH_AUDIENCE: what a token\'s aud may name, comma-separated (Entra ID: the API\'s application id, and its api:// URI for v1 tokens); required with oauthIssuer.')
@@ -320,7 +320,7 @@ module functionApp 'modules/functionapp.bicep' = {
   }
 }
 
-// Alert rules on what needs HQ (README, "Alerts"): failed requests, poisoned reconciliation requests,
+// Alert rules on what needs HQ (docs/operator-guide.md, "Alerts"): failed requests, poisoned reconciliation requests,
 // overdue closes, Cosmos DB throttling, function errors.
 module alerts 'modules/alerts.bicep' = {
   name: 'alerts'
@@ -339,11 +339,11 @@ module alerts 'modules/alerts.bicep' = {
 
 output FUNCTION_APP_NAME string = functionApp.outputs.name
 output BASE_URL string = 'https://${functionApp.outputs.defaultHostName}/${hostSettings.extensions.http.routePrefix}'
-// What `python -m hq` needs to work on this environment (README, "Onboard the first partner").
+// What `python -m hq` needs to work on this environment (docs/operator-guide.md, "Onboard the first partner").
 output POS_BACKEND string = 'azure'
 output COSMOS_ENDPOINT string = cosmos.outputs.endpoint
 output COSMOS_DATABASE string = cosmosDatabaseName
-// For a second operator's Cosmos DB data role (README, "A second HQ operator").
+// For a second operator's Cosmos DB data role (docs/operator-guide.md, "Keys, a second operator, app settings").
 output COSMOS_ACCOUNT_NAME string = cosmos.outputs.name
 output AzureWebJobsStorage__accountName string = storage.outputs.name
 output RESOURCE_GROUP_NAME string = resourceGroup().name

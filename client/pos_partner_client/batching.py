@@ -1,6 +1,6 @@
 """A store-day's trade records cut into batches, and the batch_ids that make resending safe.
 
-Limits (README "For partners"): at most 500 records and 5 MB of encoded JSON per request (the service refuses
+Limits (the service's docs/partner-guide.md, "Rules of the wire"): at most 500 records and 5 MB of encoded JSON per request (the service refuses
 over 5 MiB). Each record is encoded once, compactly, in UTF-8; a batch's body is assembled from those bytes, so
 the body sent, and sent again on a retry, is always the same.
 

@@ -13,7 +13,7 @@ FINAL_STATUSES = frozenset({"MATCHED", "MISMATCHED"})
 
 @dataclass(frozen=True)
 class BatchWarning:
-    """The records are stored, but something looks wrong (README "Warnings"); `message` is for people."""
+    """The records are stored, but something looks wrong (the service's docs/partner-guide.md, "Warnings"); `message` is for people."""
 
     code: str
     path: str

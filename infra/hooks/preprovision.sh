@@ -1,5 +1,5 @@
 #!/bin/sh
-# azd preprovision hook (azure.yaml; README, "Deploy"). What must hold before infra/main.bicep is deployed,
+# azd preprovision hook (azure.yaml; docs/operator-guide.md, "Deploying to Azure"). What must hold before infra/main.bicep is deployed,
 # checked with the az CLI as the signed-in deployer; it stops `azd provision` / `azd up` with a message
 # saying what to change. Reads the azd environment (azd exports it to hooks): AZURE_LOCATION,
 # AZURE_RESOURCE_GROUP, POS_VNET_ENABLED, POS_ZONE_REDUNDANT, POS_COSMOS_THROUGHPUT_MODE, and
@@ -47,7 +47,7 @@ if [ -n "${COSMOS_ACCOUNT_NAME:-}" ] && [ -n "${AZURE_RESOURCE_GROUP:-}" ]; then
     has_zones=$(printf '%s' "$1" | tr 'A-Z' 'a-z')
     is_serverless=$(printf '%s' "$2" | tr 'A-Z' 'a-z')
     [ "$has_zones" = "$zones" ] ||
-      fail "Cosmos DB account $COSMOS_ACCOUNT_NAME was created with zone redundancy $has_zones and cannot change it; set POS_ZONE_REDUNDANT=$has_zones, or move the data to a new account (README, Restore)"
+      fail "Cosmos DB account $COSMOS_ACCOUNT_NAME was created with zone redundancy $has_zones and cannot change it; set POS_ZONE_REDUNDANT=$has_zones, or move the data to a new account (docs/operator-guide.md, Backups and restore)"
     if [ "$mode" = "serverless" ]; then want_serverless=true; else want_serverless=false; fi
     [ "$is_serverless" = "$want_serverless" ] ||
       fail "Cosmos DB account $COSMOS_ACCOUNT_NAME is $([ "$is_serverless" = true ] && echo serverless || echo provisioned) and POS_COSMOS_THROUGHPUT_MODE=$mode asks otherwise: the mode is chosen when the account is created"

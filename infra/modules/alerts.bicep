@@ -61,7 +61,7 @@ var logRules = [
   {
     name: 'overdue-closes'
     severity: 2
-    description: 'The sweep found daily closes past their reconciliation time and enqueued them again: the queue worker is failing or behind (README, Alerts).'
+    description: 'The sweep found daily closes past their reconciliation time and enqueued them again: the queue worker is failing or behind (docs/operator-guide.md, Alerts).'
     query: 'AppTraces | where Message startswith "sweep re-enqueued"'
   }
 ]
@@ -103,13 +103,13 @@ resource logAlerts 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = [for ru
 }]
 
 // Cosmos DB answered 429 (throughput at its autoscale maximum, or a hot partition) more than 100 times in
-// 15 minutes: the SDK retries them, but past its retries partners get 503 (README, Alerts).
+// 15 minutes: the SDK retries them, but past its retries partners get 503 (docs/operator-guide.md, Alerts).
 resource cosmosThrottling 'Microsoft.Insights/metricAlerts@2018-03-01' = {
   name: '${namePrefix}-cosmos-throttling'
   location: 'global'
   tags: tags
   properties: {
-    description: 'Cosmos DB throttled more than 100 requests (429) in 15 minutes: raise cosmosAutoscaleMaxThroughput (README, Alerts).'
+    description: 'Cosmos DB throttled more than 100 requests (429) in 15 minutes: raise cosmosAutoscaleMaxThroughput (docs/operator-guide.md, Alerts).'
     severity: 2
     enabled: true
     scopes: [

@@ -124,7 +124,7 @@ resource dataContributors 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignme
 
 // Control-plane changes (keys, firewall, throughput, containers: who changed the account), always; data-plane
 // requests (one row per request: read, write, query, transactional batch) only when asked: for a 10,000-store
-// chain they would be the workspace's largest table by far, ~5 times every other log together (README, Cost).
+// chain they would be the workspace's largest table by far, ~5 times every other log together (docs/operator-guide.md, Sizing and cost).
 // Throttling and request counts come from the account's platform metrics (free), which the alert rules read.
 // Resource-specific tables.
 resource diagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-preview' = {

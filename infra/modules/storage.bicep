@@ -130,7 +130,7 @@ resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-
   }
 }
 
-// Chosen for what they tell HQ against what they cost (README, Cost; bench/cost_model.py). Queues: messages
+// Chosen for what they tell HQ against what they cost (docs/operator-guide.md, Sizing and cost; bench/cost_model.py). Queues: messages
 // put and deleted (a close's reconciliation request, a move to the poison queue). Blobs: deletes only (the
 // package, the host's keys): blob writes are mostly the host's lease renewals, about 12 a minute on every
 // running instance, idle or not. No StorageRead anywhere: the host's polls, every 2 s per instance.

@@ -1,5 +1,5 @@
 """`make screenshots`: docs/dashboard-overview.png and docs/dashboard-store-day.png, the pictures of the HQ
-dashboard in the README.
+dashboard in the operator guide (docs/operator-guide.md).
 
 Seeds a partner's last 30 business dates for eight stores in a temporary SQLite data dir through the real
 use cases (bench/dashboard_data.py: most days MATCHED, some MISMATCHED, overdue, without a close or with

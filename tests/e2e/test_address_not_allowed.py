@@ -39,6 +39,9 @@ def not_allowed(result: subprocess.CompletedProcess, service: str) -> str:
     assert message.startswith("error: ") and "Traceback" not in message and "\n" not in message, message
     assert f"{service} refused the request" in message and "your address" in message, message
     assert "not allowed" in message and "unavailable" not in message, message
+    assert "docs/operator-guide.md, HQ's way in" in message, message  # where an operator reads what to do
+    guide = (ROOT / "docs" / "operator-guide.md").read_text(encoding="utf-8")
+    assert "### HQ's way in" in guide and "POS_OPERATOR_IP_RANGES" in guide
     return message
 
 

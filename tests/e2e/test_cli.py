@@ -384,7 +384,7 @@ def test_bad_usage_exits_with_2_and_shows_the_usage(host, args):
 
 
 def test_hq_is_a_command_of_the_venv_that_runs_from_any_folder(host, tmp_path):
-    """make install writes .venv/bin/hq, as the README's tables write the commands; it runs this checkout's
+    """make install writes .venv/bin/hq, as the operator guide's tables write the commands; it runs this checkout's
     hq from another folder, on the settings of the environment."""
     command = ROOT / ".venv" / "bin" / "hq"
     assert command.is_file(), "run make install"

@@ -1,4 +1,4 @@
-"""Decision 0067: `hq smoke BASE_URL`, the check the README's Deploy section runs after `azd up`, run
+"""Decision 0067: `hq smoke BASE_URL`, the check the operator guide runs after `azd up`, run
 here against the local host over real HTTP (the same app, the SQLite backend)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """bench/cost_model.py (decision 0067): what each environment costs a month, from documented prices and stated
-quantities, and the README's cost table as its output."""
+quantities, and the operator guide's cost table as its output."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from bench import cost_model
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_the_readme_cost_table_is_the_models_output():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert cost_model.markdown() in readme, "run: .venv/bin/python -m bench.cost_model --markdown"
+def test_the_operator_guides_cost_table_is_the_models_output():
+    guide = (ROOT / "docs" / "operator-guide.md").read_text(encoding="utf-8")
+    assert cost_model.markdown() in guide, "run: .venv/bin/python -m bench.cost_model --markdown"
 
 
 def test_zone_redundancy_bills_two_always_ready_instances_per_scale_group():

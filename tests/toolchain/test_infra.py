@@ -11,13 +11,13 @@ checked (tests/bicep_model.py reads the files):
   exist; parameter types are Bicep types; API versions are dated, not previews.
 - Parameter files (test, production, azd's): every name is a parameter of main.bicep, every required
   parameter is set, every value has the parameter's type and meets @allowed/@minValue/@maxValue/
-  @minLength/@maxLength; azd's defaults are the test environment; the README's azd production settings
-  are the production file's.
+  @minLength/@maxLength; azd's defaults are the test environment; the operator guide's azd production
+  settings are the production file's.
 - Agreement with the code: Cosmos DB containers come from infra/cosmos/containers.json (loaded, not
   copied); every app setting the deployed code reads is set (or listed as local-only), and every app
   setting set is read by someone; setting defaults equal the code's; queue names equal
-  backends.queues.RECONCILE_QUEUE and its poison queue; the route prefix of host.json is the README's and
-  the base URL output's.
+  backends.queues.RECONCILE_QUEUE and its poison queue; the route prefix of host.json is the one the README
+  and the guides write, and the base URL output's.
 - Identity only: no key, listKeys() or connection string with a key anywhere in infra/; shared key and
   local auth disabled on Storage, Cosmos DB and Application Insights; the managed identity holds the
   data roles; no app setting the Flex Consumption plan refuses.
@@ -28,7 +28,7 @@ checked (tests/bicep_model.py reads the files):
   containers; every resource name fits its type for any azd environment name (the name expressions are
   evaluated); guards for autoscale steps and always-ready instances; HTTP concurrency, always-ready
   instances, zone redundancy and vnetEnabled as parameters, on in production; private endpoints; diagnostic
-  settings; a platform 429 told from the app's in README and OpenAPI.
+  settings; a platform 429 told from the app's in the partner guide and OpenAPI.
 """
 
 from __future__ import annotations
@@ -66,6 +66,9 @@ ENVIRONMENT_FILES = {
 }
 AZD_PARAMETERS = INFRA / "main.parameters.json"
 README = ROOT / "README.md"
+OPERATOR_GUIDE = ROOT / "docs" / "operator-guide.md"
+PARTNER_GUIDE = ROOT / "docs" / "partner-guide.md"
+DOCS_WITH_URLS = [README, PARTNER_GUIDE, OPERATOR_GUIDE, ROOT / "docs" / "developer-guide.md"]
 
 # Settings the code reads that are for one machine only and must not be set in Azure: the local host's
 # port, the SQLite backend's folder and demo partner, the emulator's Cosmos DB key, and the storage
@@ -325,13 +328,13 @@ def test_azd_defaults_are_the_test_environment_and_every_size_is_an_azd_variable
 
 
 def _readme_production_block() -> str:
-    """The README's code block that sets up production with azd (after "For production")."""
-    after = README.read_text(encoding="utf-8").split("For production", 1)[1]
+    """The operator guide's code block that sets up production with azd (after "For production")."""
+    after = OPERATOR_GUIDE.read_text(encoding="utf-8").split("For production", 1)[1]
     return after.split("```sh", 1)[1].split("```", 1)[0]
 
 
 def test_readme_azd_production_settings_are_the_production_file():
-    """The README's `azd env set POS_...` lines for production give the production file's values."""
+    """The operator guide's `azd env set POS_...` lines for production give the production file's values."""
     readme_settings = dict(re.findall(r"azd env set (POS_\w+) (\S+)", _readme_production_block()))
     variables = _azd_variables()
     production = _parameter_values(ENVIRONMENT_FILES["production"])
@@ -617,12 +620,13 @@ def test_queue_names_are_the_codes():
     assert re.fullmatch(r"\[for (\w+) in queueNames:.*", queues.loop.text, re.DOTALL)
 
 
-def test_route_prefix_is_the_readmes_and_the_base_url_outputs():
+def test_route_prefix_is_the_documents_and_the_base_url_outputs():
     prefix = settings_module.route_prefix(settings_module.host_settings())
     assert prefix == "pos/v1"
-    readme = README.read_text(encoding="utf-8")
-    paths = re.findall(r"(?:127\.0\.0\.1:7071|azurewebsites\.net)/([\w/.{}-]*)", readme)
-    assert any(".azurewebsites.net/" in line for line in readme.splitlines()), "README shows no Azure URL"
+    documents = "\n".join(path.read_text(encoding="utf-8") for path in DOCS_WITH_URLS)
+    paths = re.findall(r"(?:127\.0\.0\.1:7071|azurewebsites\.net)/([\w/.{}-]*)", documents)
+    operator_guide = OPERATOR_GUIDE.read_text(encoding="utf-8")
+    assert any(".azurewebsites.net/" in line for line in operator_guide.splitlines()), "no Azure URL shown"
     assert paths and all(path == prefix or path.startswith(prefix + "/") for path in paths), paths
     main = _model()
     assert main.variables["hostSettings"] == Expr("loadJsonContent('../host.json')")
@@ -914,8 +918,7 @@ def test_resource_names_come_from_the_names_variable():
     assert params["functionApp"]["planName"] == Ref("names.plan")
     assert params["functionApp"]["appName"] == Ref("names.functionApp")
     assert params["network"]["vnetName"] == Ref("names.vnet")
-    readme = README.read_text(encoding="utf-8")
-    assert "64 characters" in readme
+    assert "64 characters" in OPERATOR_GUIDE.read_text(encoding="utf-8")
 
 
 def _guard(variable: str, **values):
@@ -973,7 +976,7 @@ def test_a_platform_429_is_told_from_the_apps():
         if "429" in operation.get("responses", {})
     ]
     assert descriptions and all("RATE_LIMITED" in text and "platform" in text for text in descriptions)
-    partners = README.read_text(encoding="utf-8").split("## For partners")[1].split("## For HQ")[0]
+    partners = PARTNER_GUIDE.read_text(encoding="utf-8").split("## Rules of the wire")[1].split("\n## ")[0]
     assert "429" in partners and "RATE_LIMITED" in partners and "platform" in partners
 
 

@@ -1,8 +1,9 @@
-"""The README as a newcomer follows it: its commands run as written, against a fresh local host.
+"""The README and the guides as a newcomer follows them: their commands run as written, against a fresh
+local host, and their links lead somewhere.
 
-The walkthrough's shell block runs in bash (curl included, failing on any HTTP error), then the example
-day's HQ commands and push script (examples/README.md) run against the same data, as a newcomer who tries
-one after the other would: the two must not collide, and the day must reach MATCHED.
+The developer guide's walkthrough (a shell block) runs in bash (curl included, failing on any HTTP error),
+then the example day's HQ commands and push script (examples/README.md) run against the same data, as a
+newcomer who tries one after the other would: the two must not collide, and the day must reach MATCHED.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from tests.conftest import ROOT, start_host
 
 README = ROOT / "README.md"
 EXAMPLES_README = ROOT / "examples" / "README.md"
+DEVELOPER_GUIDE = ROOT / "docs" / "developer-guide.md"
+GUIDES = [ROOT / "docs" / name for name in ("partner-guide.md", "operator-guide.md", "developer-guide.md")]
 
 
 def shell_block(markdown: Path, heading: str) -> str:
@@ -47,7 +50,7 @@ def fresh_host(tmp_path_factory):
 
 
 def test_the_walkthrough_then_the_example_day_run_as_written(fresh_host):
-    walkthrough = shell_block(README, "## Walkthrough (local)")
+    walkthrough = shell_block(DEVELOPER_GUIDE, "## Walkthrough (local)")
     walkthrough = walkthrough.replace("BASE=http://127.0.0.1:7071/pos/v1", f"BASE={fresh_host.base_url}")
     assert f"BASE={fresh_host.base_url}" in walkthrough, "the walkthrough no longer sets BASE as expected"
     ran = run_bash(walkthrough, fresh_host.env)
@@ -85,29 +88,53 @@ def test_the_quickstart_is_two_commands_and_says_what_a_machine_needs():
     text = README.read_text(encoding="utf-8")
     first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
     assert first_block.split("\n")[:2] == ["make run", "make test"] and first_block.count("\n") == 2
-    needs = text[: text.index("## Walkthrough")]
+    needs = text[: text.index("\n## ")]  # before the first section
     for word in ("Python 3.11", "make", "Node.js", "npm"):
         assert word in needs, word
 
 
+def test_the_readme_is_short_and_sends_each_reader_to_a_guide():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 120
+    for guide in GUIDES:
+        assert f"](docs/{guide.name})" in text, guide.name
+        opening = guide.read_text(encoding="utf-8").split("\n## ", 1)[0]
+        assert opening.count("](#") >= 3, f"{guide.name} opens with who it is for and a table of contents"
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _anchors(markdown: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", markdown.read_text(encoding="utf-8"), flags=re.S)
+    return {_slug(heading) for heading in re.findall(r"^#+ (.*)$", text, re.M)}
+
+
+def _markdown_files() -> list[Path]:
+    return [README, EXAMPLES_README, *sorted((ROOT / "docs").rglob("*.md"))]
+
+
 def test_the_readme_never_points_outside_the_repository():
-    decisions = sorted((ROOT / "docs" / "decisions").glob("*.md"))
-    assert len(decisions) > 1, "docs/decisions/ holds the decision records and their index"
-    for markdown in (README, EXAMPLES_README, ROOT / "docs" / "partner-guide.md", *decisions):
+    assert len(sorted((ROOT / "docs" / "decisions").glob("*.md"))) > 1, "docs/decisions/ holds the records"
+    for markdown in _markdown_files():
         text = markdown.read_text(encoding="utf-8")
         assert "../shared" not in text and "shared/spec" not in text, markdown
         assert not re.search(r"\bspec(ification)? (section )?[0-9]", text), markdown
-        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+        for target, anchor in re.findall(r"\]\(([^)#]*)(?:#([^)]*))?\)", text):
             if re.match(r"[a-z]+:", target):
                 continue  # an absolute URL
-            resolved = (markdown.parent / target).resolve()
+            resolved = (markdown.parent / target).resolve() if target else markdown
             assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{markdown.name}: {target}"
+            if anchor and resolved.suffix == ".md":
+                assert anchor in _anchors(resolved), f"{markdown.name}: {target}#{anchor}"
 
 
-def test_the_readme_says_which_cosmos_db_emulator_the_tests_use_and_what_it_lacks():
+def test_the_developer_guide_says_which_cosmos_db_emulator_the_tests_use_and_what_it_lacks():
     package = json.loads((ROOT / "package.json").read_text(encoding="utf-8"))
     emulator = next(name for name in package["devDependencies"] if "cosmos" in name)
-    text = README.read_text(encoding="utf-8")
+    text = DEVELOPER_GUIDE.read_text(encoding="utf-8")
     assert f"`{emulator}`" in text
     for limit in ("throttling", "request charges", "consistency"):
         assert limit in text, limit

@@ -2,7 +2,7 @@
 
 The graph is built from the AST of every module of the app's packages (imports inside functions
 included: a late import is still a dependency), so it holds for code that no test happens to run.
-Packages, bottom to top (README, "Layers"; decision 0002):
+Packages, bottom to top (docs/developer-guide.md, "Layers"; decision 0002):
 
     core                      imports nothing of the project
     reference                 core
@@ -165,7 +165,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_every_package_of_the_app_has_its_layer():
-    assert app_packages() <= set(ALLOWED), "name the new package's layer in ALLOWED (and in the README)"
+    assert app_packages() <= set(ALLOWED), "name the new package's layer in ALLOWED (and in docs/developer-guide.md)"
 
 
 def test_every_import_between_packages_goes_down_the_layers():
