@@ -317,6 +317,24 @@ class Storage(
     """Every role: what a storage adapter implements and the composition root opens."""
 
 
+class ExportDestination(Protocol):
+    """Where the Parquet export writes its files: a local folder, or a Blob Storage container (ADLS Gen2
+    too), in backends/export_destinations.py. Paths are relative and "/"-separated."""
+
+    @property
+    def location(self) -> str:
+        """The destination as an operator names it (a folder, a URL), for messages."""
+        ...
+
+    def write(self, path: str, data: bytes) -> None:
+        """Store `data` at `path`, replacing what is there: readers see the old file or the new one whole."""
+        ...
+
+    def read(self, path: str) -> bytes | None:
+        """The file at `path`, or None when there is none."""
+        ...
+
+
 class DelayedQueue(Protocol):
     def send(self, body: str, delay_seconds: int) -> None: ...
     def ping(self) -> None: ...

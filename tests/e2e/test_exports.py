@@ -1,0 +1,193 @@
+"""`hq export` end to end, on both backends: store-days sent over HTTP and reconciled by the queue worker are
+exported as Parquet into a folder, read back with DuckDB and with pyarrow, and their rows add up to each
+day's reconciliation `actual` exactly; running the export again writes the same bytes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from core.clock import epoch_micros
+from tests.conftest import make_partner
+from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, push
+from tests.payloads import mapping_batch, store, stores_batch
+from tests.trade_payloads import Line, Pay, totals_of, trade_record
+
+NEXT_DAY = "2026-11-21"
+# A store id in Japanese with a space, and one that looks like a number (its zeros must stay).
+TOKYO, NUMERIC = "店舗 新宿", "0042"
+STORES = ("S1", TOKYO, NUMERIC)
+
+# Per store-day, the sums the reconciliation's `actual` holds, from the exported rows alone.
+DUCKDB_SUMS = """
+WITH records AS (
+    SELECT business_date, store_id, COUNT(*) AS trade_record_count,
+        SUM(item_row_count) AS item_rows_said, SUM(payment_row_count) AS payment_rows_said,
+        COALESCE(SUM(net_sales_amount) FILTER (WHERE is_revenue), 0) AS net_sales_amount,
+        SUM(tax_amount) AS tax_amount, SUM(tip_amount) AS tip_amount
+    FROM read_parquet('{out}/trade_records/**/*.parquet', hive_partitioning = true)
+    WHERE partner_id = $partner GROUP BY ALL),
+items AS (
+    SELECT business_date, store_id, COUNT(*) AS item_row_count
+    FROM read_parquet('{out}/item_lines/**/*.parquet', hive_partitioning = true)
+    WHERE partner_id = $partner GROUP BY ALL),
+payments AS (
+    SELECT business_date, store_id, COUNT(*) AS payment_row_count,
+        COALESCE(SUM(amount * direction) FILTER (WHERE direction IS NOT NULL), 0) AS payment_total_amount
+    FROM read_parquet('{out}/payments/**/*.parquet', hive_partitioning = true)
+    WHERE partner_id = $partner GROUP BY ALL)
+SELECT r.business_date, r.store_id, trade_record_count, item_row_count, payment_row_count, net_sales_amount,
+    tax_amount, tip_amount, payment_total_amount, item_rows_said, payment_rows_said
+FROM records r JOIN items USING (business_date, store_id) JOIN payments USING (business_date, store_id)
+ORDER BY 1, 2
+"""
+
+
+@pytest.fixture
+def shop(backend_host):
+    partner = make_partner(backend_host, STORES)
+    stores = [store("S1"), store(TOKYO, currency="JPY", country_code="JP", time_zone="Asia/Tokyo", locale="ja-JP")]
+    assert partner.put("stores", stores_batch(*stores, store(NUMERIC))).status_code == 202
+    mapping = mapping_batch(("01", "SALE"), ("02", "REFUND"), ("0003", "SALE"))
+    assert partner.put("mappings/transaction-types", mapping).status_code == 202
+    return partner
+
+
+def send_days(shop) -> dict[tuple[str, str], dict]:
+    """Four store-days, reconciled: their results by (business_date, store_id)."""
+    results = {}
+    s1 = [
+        trade_record("S1", DAY, [Line("P-抹茶ラテ", 2, 550), Line("P-COLA", 1, 199)], tax=130, tip=100),
+        trade_record("S1", DAY, [Line("P-FRIES", -1, 299)], source_type="02", tax=-24),
+        trade_record(
+            "S1",
+            DAY,
+            [Line("P-BURGER", 1, 1000)],
+            [Pay(700), Pay(300, "DEPOSIT_APPLIED", "OTHER")],
+            source_type="0003",
+            tax=80,
+            order_source_detail="",  # read as absent, as an omitted field
+            member_id="",
+            opened_at="2026-11-20T23:30:00.123456+09:00",
+        ),
+    ]
+    push(shop, "S1", s1)
+    results[(DAY, "S1")] = close_and_wait(shop, "S1", totals_of(s1, {"01", "02", "0003"}, DIRECTIONS))
+    tokyo = [trade_record(TOKYO, DAY, [Line("P-おにぎり", 3, 180)], currency="JPY", exponent=0, tax=54)]
+    push(shop, TOKYO, tokyo)
+    results[(DAY, TOKYO)] = close_and_wait(
+        shop, TOKYO, totals_of(tokyo, {"01"}, DIRECTIONS, exponent=0), currency="JPY"
+    )
+    first = trade_record(NUMERIC, NEXT_DAY, [Line("P-BURGER", 1, 550)], tax=44, trade_record_id="000123")
+    corrected = {**trade_record(NUMERIC, NEXT_DAY, [Line("P-BURGER", 2, 550)], tax=88, version=2)}
+    corrected.update(trade_record_id="000123", last_modified_at="2026-11-21T21:00:00Z")
+    push(shop, NUMERIC, [first], business_date=NEXT_DAY)
+    push(shop, NUMERIC, [corrected], batch_seq=2, business_date=NEXT_DAY)
+    results[(NEXT_DAY, NUMERIC)] = close_and_wait(
+        shop, NUMERIC, totals_of([corrected], {"01"}, DIRECTIONS), business_date=NEXT_DAY, batch_count=2
+    )
+    sent = trade_record("S1", NEXT_DAY, [Line("P-COLA", 1, 199)], tax=16)
+    missing = trade_record("S1", NEXT_DAY, [Line("P-COLA", 2, 199)], tax=32)
+    push(shop, "S1", [sent], business_date=NEXT_DAY)
+    results[(NEXT_DAY, "S1")] = close_and_wait(
+        shop, "S1", totals_of([sent, missing], {"01"}, DIRECTIONS), business_date=NEXT_DAY
+    )
+    statuses = {key: result["status"] for key, result in results.items()}
+    assert statuses == {
+        (DAY, "S1"): "MATCHED",
+        (DAY, TOKYO): "MATCHED",
+        (NEXT_DAY, NUMERIC): "MATCHED",
+        (NEXT_DAY, "S1"): "MISMATCHED",
+    }
+    return results
+
+
+def ok(result) -> str:
+    """The command's summary (stdout); progress goes to stderr, starting with what it exports where."""
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.startswith("Exporting "), result.stderr
+    return result.stdout
+
+
+def file_digests(folder: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_the_exported_rows_of_each_store_day_add_up_to_its_reconciliation(shop, tmp_path):
+    results = send_days(shop)
+    out = tmp_path / "export"
+    exported = ok(shop.host.hq("export", shop.partner_id, "--from", DAY, "--to", NEXT_DAY, "--out", str(out)))
+    assert f"Exported 4 reconciled store-days of {shop.partner_id}" in exported
+    assert "16 files" in exported
+
+    sums = duckdb.sql(DUCKDB_SUMS.format(out=out), params={"partner": shop.partner_id}).fetchall()
+    assert [(row[0].isoformat(), row[1]) for row in sums] == sorted(results)
+    for row in sums:
+        actual = results[(row[0].isoformat(), row[1])]["actual"]
+        counts = {"trade_record_count": row[2], "item_row_count": row[3], "payment_row_count": row[4]}
+        assert counts == {name: actual[name] for name in counts}
+        assert (row[9], row[10]) == (row[3], row[4])  # each record's own counts agree with its rows
+        for name, value in zip(
+            ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount"), row[5:9], strict=True
+        ):
+            assert isinstance(value, Decimal) and value == Decimal(actual[name]), (row[:2], name, value)
+
+    closes = duckdb.sql(
+        f"SELECT business_date, store_id, status, epoch_us(checked_at), typeof(checked_at), actual_net_sales_amount, "
+        "differences, currency "
+        f"FROM read_parquet('{out}/daily_closes/**/*.parquet', hive_partitioning = true) ORDER BY 1, 2"
+    ).fetchall()
+    for business_date, store_id, status, checked_us, checked_type, net_sales, differences, currency in closes:
+        result = results[(business_date.isoformat(), store_id)]
+        assert status == result["status"] and differences == result["differences"]
+        assert checked_us == epoch_micros(dt.datetime.fromisoformat(result["checked_at"]))
+        assert checked_type == "TIMESTAMP WITH TIME ZONE"
+        assert net_sales == Decimal(result["actual"]["net_sales_amount"])
+        assert currency == ("JPY" if store_id == TOKYO else "USD")
+
+    again = ok(shop.host.hq("export", shop.partner_id, "--from", DAY, "--to", NEXT_DAY, "--out", str(out)))
+    assert "16 files" in again
+    before = file_digests(out)
+    ok(shop.host.hq("export", shop.partner_id, "--from", DAY, "--to", NEXT_DAY, "--out", str(out)))
+    assert file_digests(out) == before and len(before) == 16
+
+
+def test_pyarrow_reads_exact_decimals_utc_times_and_the_partners_text(shop, tmp_path):
+    send_days(shop)
+    out = tmp_path / "export"
+    ok(shop.host.hq_in_process("export", shop.partner_id, "--from", DAY, "--to", DAY, "--out", str(out)))
+    records = ds.dataset(out / "trade_records", partitioning="hive").to_table()
+    assert records.schema.field("total_amount").type == pa.decimal128(38, 4)
+    assert records.schema.field("opened_at").type == pa.timestamp("us", tz="UTC")
+    rows = {row["source_transaction_type"]: row for row in records.to_pylist() if row["store_id"] == "S1"}
+    assert set(rows) == {"01", "02", "0003"}  # "0003" kept as text, its zeros too
+    deposit = rows["0003"]
+    assert deposit["opened_at"] == dt.datetime(2026, 11, 20, 14, 30, 0, 123456, tzinfo=dt.UTC)
+    assert (deposit["order_source_detail"], deposit["member_id"]) == (None, None)  # "" is stored as absent
+    assert deposit["standard_transaction_type"] == "SALE" and deposit["is_revenue"] is True
+    assert rows["02"]["standard_transaction_type"] == "REFUND" and rows["02"]["is_revenue"] is True  # negative sales
+    assert rows["01"]["total_amount"] == Decimal("15.29") and rows["01"]["net_sales_amount"] == Decimal("12.99")
+    (tokyo,) = [row for row in records.to_pylist() if row["store_id"] == TOKYO]
+    assert (tokyo["total_amount"], tokyo["currency"], tokyo["currency_exponent"]) == (Decimal("594"), "JPY", 0)
+    assert {row["partner_id"] for row in records.to_pylist()} == {shop.partner_id}
+
+    lines = ds.dataset(out / "item_lines", partitioning="hive").to_table().to_pylist()
+    assert {line["product_id"] for line in lines} >= {"P-抹茶ラテ", "P-おにぎり"}
+    payments = ds.dataset(out / "payments", partitioning="hive").to_table().to_pylist()
+    applied = [payment for payment in payments if payment["payment_type"] == "DEPOSIT_APPLIED"]
+    assert [(payment["amount"], payment["direction"]) for payment in applied] == [(Decimal("3.00"), 0)]
+    assert sorted(path.name for path in (out / "trade_records").rglob("*.parquet")) == [
+        "part-S1.parquet",
+        f"part-{TOKYO}.parquet",
+    ]
