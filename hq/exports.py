@@ -34,8 +34,6 @@ def add_group(groups) -> None:
 
 
 def export_command(backend: Backend, args: argparse.Namespace) -> None:
-    import os
-
     from backends.export_destinations import open_destination
     from export.store_days import Exported, export_period
 
@@ -44,7 +42,7 @@ def export_command(backend: Backend, args: argparse.Namespace) -> None:
     if last < first:
         raise AdminError(f"--to {last} is before --from {first}")
     require_partner(backend.storage.get_partner, args.partner_id)
-    destination = open_destination(args.out, os.environ.get("EXPORT_STORAGE_CONNECTION", ""))
+    destination = open_destination(args.out, backend.settings.export_storage_connection)
     started = last_shown = time.monotonic()
     print(f"Exporting {args.partner_id} {first} to {last} into {destination.location} ...", file=sys.stderr)
 

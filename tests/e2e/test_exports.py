@@ -191,3 +191,55 @@ def test_pyarrow_reads_exact_decimals_utc_times_and_the_partners_text(shop, tmp_
         "part-S1.parquet",
         f"part-{TOKYO}.parquet",
     ]
+
+
+def checked_at(result: dict) -> dt.datetime:
+    return dt.datetime.fromisoformat(result["checked_at"])
+
+
+def test_the_timer_catches_up_a_missed_run_and_exports_a_day_checked_again(host, tmp_path):
+    """The timer's use case on the host's storage, its clock given: each run exports the days checked since
+    the checkpoint (SETTLE before its time) and moves the checkpoint; a run that never happened is caught up
+    by the next; a day reconciled again after its export is exported again over its files."""
+    from backends.export_destinations import LocalFolder
+    from export.checkpoint import SETTLE, export_newly_checked, exported_through
+
+    shop = make_partner(host, ("S1", "S2"))
+    assert shop.put("stores", stores_batch(store("S1"), store("S2"))).status_code == 202
+    assert shop.put("mappings/transaction-types", mapping_batch(("01", "SALE"))).status_code == 202
+    destination, storage = LocalFolder(tmp_path / "exports"), host.storage()
+
+    def day(store_id: str, business_date: str, *records: dict, batch_seq: int = 1) -> dict:
+        push(shop, store_id, list(records), batch_seq=batch_seq, business_date=business_date)
+        totals = totals_of(list(records), {"01"}, DIRECTIONS)
+        return close_and_wait(shop, store_id, totals, business_date=business_date, batch_count=batch_seq)
+
+    first = trade_record("S1", DAY, [Line("P-BURGER", 1, 550)], tax=44)
+    a = day("S1", DAY, first)
+    exported, through = export_newly_checked(storage, destination, now=checked_at(a) + SETTLE - dt.timedelta(seconds=1))
+    assert exported.days == 0  # checked too recently: a result may still be being saved
+    assert exported_through(destination) == through == checked_at(a) - dt.timedelta(seconds=1)
+    run_1 = checked_at(a) + SETTLE + dt.timedelta(seconds=1)
+    exported, through = export_newly_checked(storage, destination, now=run_1)
+    assert exported.days == 1 and exported_through(destination) == through == checked_at(a) + dt.timedelta(seconds=1)
+
+    b = day("S2", DAY, trade_record("S2", DAY, [Line("P-COLA", 2, 199)], tax=32))
+    c = day("S1", NEXT_DAY, trade_record("S1", NEXT_DAY, [Line("P-COLA", 1, 199)], tax=16))
+    # The runs between are lost; the next one exports both days, not the one exported already.
+    paths = sorted(path.relative_to(destination.root) for path in destination.root.rglob("*.parquet"))
+    exported, through = export_newly_checked(storage, destination, now=checked_at(c) + SETTLE)
+    assert exported.days == 2 and exported.files == 8 and through == checked_at(c)
+    assert len(paths) == 4 and len(list(destination.root.rglob("*.parquet"))) == 12
+    assert export_newly_checked(storage, destination, now=checked_at(c) + SETTLE)[0].days == 0  # nothing new
+    assert checked_at(b) <= checked_at(c)
+
+    corrected = {**first, "version": 2, "last_modified_at": "2026-11-21T09:00:00Z"}
+    corrected["items"] = [{**first["items"][0], "product_name": "Burger ダブル"}]
+    a_again = day("S1", DAY, corrected, batch_seq=2)
+    assert a_again["status"] == "MATCHED" and checked_at(a_again) > checked_at(c)
+    exported, _ = export_newly_checked(storage, destination, now=checked_at(a_again) + SETTLE)
+    assert exported.days == 1
+    lines = ds.dataset(destination.root / "item_lines", partitioning="hive").to_table().to_pylist()
+    assert [line["product_name"] for line in lines if line["trade_record_id"] == first["trade_record_id"]] == [
+        "Burger ダブル"
+    ]
