@@ -243,3 +243,57 @@ def test_the_timer_catches_up_a_missed_run_and_exports_a_day_checked_again(host,
     assert [line["product_name"] for line in lines if line["trade_record_id"] == first["trade_record_id"]] == [
         "Burger ダブル"
     ]
+
+
+@pytest.fixture(scope="module")
+def azurite_blob(tmp_path_factory):
+    from devhost.azurite_emulator import start_azurite_blob
+
+    emulator = start_azurite_blob(tmp_path_factory.mktemp("azurite-blob"))
+    yield emulator
+    emulator.stop()
+
+
+def test_an_export_to_blob_storage_writes_the_same_files_as_to_a_folder(host, azurite_blob, tmp_path):
+    """Into a container of Azurite's Blob service, signed in with the emulator's account key (Entra ID, as
+    in Azure, cannot be tested here): the blobs are the folder's files, byte for byte, under the prefix."""
+    from azure.storage.blob import ContainerClient
+
+    from core.settings import DEVELOPMENT_ACCOUNT, DEVELOPMENT_KEY
+
+    shop = make_partner(host, STORES)
+    stores = [store("S1"), store(TOKYO, currency="JPY", country_code="JP", time_zone="Asia/Tokyo", locale="ja-JP")]
+    assert shop.put("stores", stores_batch(*stores)).status_code == 202
+    assert shop.put("mappings/transaction-types", mapping_batch(("01", "SALE"))).status_code == 202
+    for store_id, currency, exponent in (("S1", "USD", 2), (TOKYO, "JPY", 0)):
+        record = trade_record(store_id, DAY, [Line("P-抹茶", 2, 550)], currency=currency, exponent=exponent, tax=88)
+        push(shop, store_id, [record])
+        totals = totals_of([record], {"01"}, DIRECTIONS, exponent=exponent)
+        assert close_and_wait(shop, store_id, totals, currency=currency)["status"] == "MATCHED"
+
+    account_url = f"http://127.0.0.1:{azurite_blob.port}/{DEVELOPMENT_ACCOUNT}"
+    connection = f"AccountName={DEVELOPMENT_ACCOUNT};AccountKey={DEVELOPMENT_KEY};BlobEndpoint={account_url};"
+    folder = tmp_path / "folder"
+    ok(shop.host.hq_in_process("export", shop.partner_id, "--from", DAY, "--to", DAY, "--out", str(folder)))
+    shop.host.env["EXPORT_STORAGE_CONNECTION"] = connection
+    try:
+        for _ in range(2):  # the second run overwrites every blob with the same bytes
+            summary = ok(
+                shop.host.hq(
+                    "export", shop.partner_id, "--from", DAY, "--to", DAY, "--out", f"{account_url}/exports/hq"
+                )
+            )
+            assert "2 reconciled store-days" in summary and "8 files" in summary
+    finally:
+        del shop.host.env["EXPORT_STORAGE_CONNECTION"]
+
+    container = ContainerClient(
+        account_url, "exports", credential={"account_name": DEVELOPMENT_ACCOUNT, "account_key": DEVELOPMENT_KEY}
+    )
+    blobs = {
+        blob.name.removeprefix("hq/"): container.download_blob(blob.name).readall()
+        for blob in container.list_blobs(name_starts_with="hq/")
+    }
+    files = {str(path.relative_to(folder)): path.read_bytes() for path in folder.rglob("*.parquet")}
+    assert blobs == files and len(files) == 8
+    assert f"trade_records/partner_id={shop.partner_id}/business_date={DAY}/part-{TOKYO}.parquet" in blobs
