@@ -248,6 +248,23 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
                 f"< {pages['target_ms']} ms",
                 page["met"],
             )
+    export = results.get("export")
+    if export:
+        day, month = export["store_day"], export["month"]
+        for label, figures in (
+            (f"export of a {day['records']:,}-record store-day ({day['bytes'] / 1e6:.1f} MB Parquet)", day),
+            (
+                f"export of {month['stores']} stores x {month['days']} days "
+                f"({month['records_per_day']} records a day, {month['files']:,} files)",
+                month,
+            ),
+        ):
+            add(
+                f"{label}, median",
+                fmt_ms(figures["service"]["median_ms"]),
+                fmt_ms(figures["floor"]["median_ms"]),
+                fmt_x(figures["ratio"]),
+            )
     azure = results.get("azure")
     if azure:
         from bench.azure_accept import report_rows  # imported here: bench/azure_accept.py imports this module

@@ -33,6 +33,7 @@ from bench import (
     azure_accept,
     cold_import,
     dashboard,
+    export,
     generate,
     large_body,
     over_http,
@@ -53,7 +54,8 @@ BENCHMARKS = {
     "import": cold_import.run,
     "workers": worker_processes.run,
     "dashboard": dashboard.run,
-    "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (decision 0056)
+    "export": export.run,  # the Parquet export of a 10,000-record store-day and of a month of 100 stores
+    "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (decision 0059)
 }
 
 

@@ -13,7 +13,7 @@ when the batch_id was known (the caller answers ALREADY_RECEIVED), or None when 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Protocol, TypeVar
 
 from core.clients import ClientInfo, ClientOwner, SigningKey
@@ -287,6 +287,21 @@ class Overview(Protocol):
     def last_sweep(self) -> dt.datetime | None: ...
 
 
+class ExportReads(Protocol):
+    """What the Parquet export reads beyond the closes (Overview.day_statuses, get_closed_day): the store-days
+    checked in a span of time, across partners, and a store-day's latest records with their documents."""
+
+    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+        """Each store-day, of any partner, whose result was checked after `after` (None: whenever) and not
+        after `through`, with its partner_id; ordered by partner_id, business_date, store_id."""
+        ...
+
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+        """The latest version of each trade record of the store-day with its `document_json`, read page by
+        page as it is consumed (a day is never held whole by the adapter), in no particular order."""
+        ...
+
+
 class Storage(
     PartnerAdmin,
     Admission,
@@ -297,9 +312,28 @@ class Storage(
     TradeRecordReads,
     Reconciliations,
     Overview,
+    ExportReads,
     Protocol,
 ):
     """Every role: what a storage adapter implements and the composition root opens."""
+
+
+class ExportDestination(Protocol):
+    """Where the Parquet export writes its files: a local folder, or a Blob Storage container (ADLS Gen2
+    too), in backends/export_destinations.py. Paths are relative and "/"-separated."""
+
+    @property
+    def location(self) -> str:
+        """The destination as an operator names it (a folder, a URL), for messages."""
+        ...
+
+    def write(self, path: str, data: bytes) -> None:
+        """Store `data` at `path`, replacing what is there: readers see the old file or the new one whole."""
+        ...
+
+    def read(self, path: str) -> bytes | None:
+        """The file at `path`, or None when there is none."""
+        ...
 
 
 class DelayedQueue(Protocol):

@@ -198,6 +198,11 @@ class Settings:
     oauth_issuers: tuple[str, ...] = ()
     oauth_audiences: tuple[str, ...] = ()
     oauth_keys_refresh_seconds: int = 300
+    # The Parquet export's timer (triggers/exports.py): where it writes (a folder or a Blob Storage URL; ""
+    # locally: POS_DATA_DIR/exports), and an account-key connection string for a Blob destination that is
+    # not signed in with Entra ID (Azurite); "" signs in with Entra ID.
+    export_destination: str = ""
+    export_storage_connection: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -224,4 +229,6 @@ class Settings:
             ),
             oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
             oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
+            export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
+            export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
         )

@@ -122,3 +122,37 @@ def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
         if "EADDRINUSE" not in emulator.log():
             raise RuntimeError(f"Azurite did not start on port {port}:\n{emulator.log()}")
     raise RuntimeError("Azurite could not find a free port")
+
+
+AZURITE_BLOB = ROOT / "node_modules" / ".bin" / "azurite-blob"
+
+
+def start_azurite_blob(work_dir: Path) -> Azurite:
+    """Start azurite-blob in memory on a free loopback port (the Parquet export's Blob destination in tests);
+    its account URL is http://127.0.0.1:PORT/devstoreaccount1."""
+    if not AZURITE_BLOB.exists():
+        raise RuntimeError(f"{AZURITE_BLOB} is missing: run `make install` (npm ci) to install the emulators")
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    port = _free_port()
+    log_path = work_dir / f"azurite-blob-{port}.log"
+    process = subprocess.Popen(
+        [str(AZURITE_BLOB), "--blobHost", "127.0.0.1", "--blobPort", str(port), *COMMON_OPTIONS],
+        cwd=work_dir,
+        stdout=log_path.open("wb"),
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    emulator = Azurite(port, process, log_path)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+            return emulator
+        except HTTPError:  # an HTTP answer, an error status too: it listens
+            return emulator
+        except OSError:
+            time.sleep(0.1)
+    emulator.stop()
+    raise RuntimeError(f"Azurite (blob) did not start on port {port}:\n{emulator.log()}")

@@ -23,6 +23,7 @@ from hq import (
     batches,
     cosmos_index,
     dashboard,
+    exports,
     keys,
     partners,
     payment_types,
@@ -43,6 +44,7 @@ GROUPS = (
     payment_types,
     poison_queue,
     dashboard,
+    exports,
     cosmos_index,
     smoke,
 )

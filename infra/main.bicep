@@ -113,6 +113,16 @@ param alertActionGroupId string = ''
 ])
 param operatorPrincipalType string = 'User'
 
+@description('Name of the Parquet export\'s container in the app\'s storage account (docs/exports.md).')
+param exportContainerName string = 'exports'
+
+@description('Days after which an exported blob moves to the Cool tier (lifecycle management).')
+@minValue(1)
+param exportCoolAfterDays int = 30
+
+@description('Microsoft Fabric mirroring of the Cosmos DB database into OneLake, for an HQ that lives in Fabric (docs/exports.md): lets Fabric through the Cosmos DB firewall; continuous backup, its prerequisite, is always on. The mirror itself is created in the Fabric workspace.')
+param fabricMirroring bool = false
+
 // App settings the code reads (core/settings.py); the defaults are the code's own.
 @description('RATE_LIMIT_PER_MINUTE: requests per partner per minute; 0 turns it off.')
 @minValue(0)
@@ -125,6 +135,9 @@ param reconcileDelaySeconds int = 900
 
 @description('RECONCILE_SWEEP_SCHEDULE: NCRONTAB of the sweep that re-enqueues overdue closes.')
 param reconcileSweepSchedule string = '0 */5 * * * *'
+
+@description('EXPORT_SCHEDULE: NCRONTAB of the export timer, which writes the store-days reconciled since its last run as Parquet.')
+param exportSchedule string = '0 30 2 * * *'
 
 @description('RECONCILE_SWEEP_GRACE_SECONDS: how long past its due time a close waits before the sweep re-enqueues it.')
 @minValue(0)
@@ -232,6 +245,8 @@ module storage 'modules/storage.bicep' = {
     allowedIpRanges: operatorIpRules
     softDeleteDays: blobSoftDeleteDays
     workspaceId: monitoring.outputs.workspaceId
+    exportContainerName: exportContainerName
+    exportCoolAfterDays: exportCoolAfterDays
   }
 }
 
@@ -257,6 +272,7 @@ module cosmos 'modules/cosmos.bicep' = {
     backupTier: cosmosBackupTier
     dataPlaneLogs: cosmosDataPlaneLogs
     workspaceId: monitoring.outputs.workspaceId
+    fabricMirroring: fabricMirroring
   }
 }
 
@@ -298,6 +314,9 @@ var appSettings = {
   RECONCILE_DELAY_SECONDS: string(reconcileDelaySeconds)
   RECONCILE_SWEEP_SCHEDULE: reconcileSweepSchedule
   RECONCILE_SWEEP_GRACE_SECONDS: string(reconcileSweepGraceSeconds)
+  // The export timer (triggers/exports.py) writes into the export container as the app's identity.
+  EXPORT_SCHEDULE: exportSchedule
+  EXPORT_DESTINATION: storage.outputs.exportContainerUrl
   LOG_LEVEL: logLevel
 }
 
@@ -346,4 +365,6 @@ output COSMOS_DATABASE string = cosmosDatabaseName
 // For a second operator's Cosmos DB data role (docs/operator-guide.md, "Keys, a second operator, app settings").
 output COSMOS_ACCOUNT_NAME string = cosmos.outputs.name
 output AzureWebJobsStorage__accountName string = storage.outputs.name
+// Where `hq export --out` and the export timer write (docs/exports.md).
+output EXPORT_DESTINATION string = storage.outputs.exportContainerUrl
 output RESOURCE_GROUP_NAME string = resourceGroup().name

@@ -60,6 +60,28 @@ def refused_address(error: BaseException) -> AddressNotAllowed | None:
     return AddressNotAllowed("Cosmos DB", address.group(1) if address else None)
 
 
+def as_unavailable(error: Exception) -> Exception:
+    """What a Cosmos DB error is to the caller: BackendUnavailable (or AddressNotAllowed) for an outage,
+    else the error itself (a bug)."""
+    if isinstance(error, CosmosHttpResponseError):
+        refused = refused_address(error)
+        if refused is not None:
+            return refused
+        if error.status_code in OUTAGE_STATUS:
+            return BackendUnavailable(
+                f"Cosmos DB answered {error.status_code}", retry_after_seconds=retry_after_seconds(error)
+            )
+        return error
+    if isinstance(error, UNREACHABLE):
+        return BackendUnavailable(f"Cosmos DB cannot be reached: {type(error).__name__}")
+    if isinstance(error, ContentionNotSettled):
+        return BackendUnavailable(str(error))
+    return error
+
+
+_CAUGHT = (CosmosHttpResponseError, *UNREACHABLE, ContentionNotSettled)
+
+
 def outage_as_unavailable(method):
     """A Cosmos DB outage (after the SDK's own retries) becomes BackendUnavailable: answered 503."""
 
@@ -67,18 +89,27 @@ def outage_as_unavailable(method):
     def guarded(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except CosmosHttpResponseError as error:
-            refused = refused_address(error)
-            if refused is not None:
-                raise refused from error
-            if error.status_code in OUTAGE_STATUS:
-                raise BackendUnavailable(
-                    f"Cosmos DB answered {error.status_code}", retry_after_seconds=retry_after_seconds(error)
-                ) from error
-            raise
-        except UNREACHABLE as error:
-            raise BackendUnavailable(f"Cosmos DB cannot be reached: {type(error).__name__}") from error
-        except ContentionNotSettled as error:
-            raise BackendUnavailable(str(error)) from error
+        except _CAUGHT as error:
+            raised = as_unavailable(error)
+            if raised is error:
+                raise
+            raise raised from error
+
+    return guarded
+
+
+def outages_while_read(method):
+    """outage_as_unavailable for a method that returns an iterator read page by page: an outage met on a
+    later page (while the caller consumes it) becomes BackendUnavailable too."""
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        try:
+            yield from method(self, *args, **kwargs)
+        except _CAUGHT as error:
+            raised = as_unavailable(error)
+            if raised is error:
+                raise
+            raise raised from error
 
     return guarded

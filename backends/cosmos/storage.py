@@ -5,17 +5,18 @@ with its marker (markers.py) and ends by committing it."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from backends.cosmos.admission import Admission
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.exports import ExportReads
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
 from backends.cosmos.masters import Masters
-from backends.cosmos.outages import outage_as_unavailable
+from backends.cosmos.outages import outage_as_unavailable, outages_while_read
 from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
@@ -82,6 +83,7 @@ class CosmosStorage:
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
+        self._exports = ExportReads(containers.trade_records, containers.closes)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CosmosStorage:
@@ -338,3 +340,13 @@ class CosmosStorage:
     @outage_as_unavailable
     def last_sweep(self) -> dt.datetime | None:
         return self._overview.last_sweep()
+
+    # -- the Parquet export's reads -----------------------------------------------------------------
+
+    @outage_as_unavailable
+    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+        return self._exports.days_checked(after, through)
+
+    @outages_while_read
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+        return self._exports.store_day_documents(partner_id, store_id, business_date)

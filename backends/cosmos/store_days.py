@@ -44,7 +44,7 @@ class StoreDays:
             pk,
             pk=pk,
         )
-        return StoreDayTotals.of_records(_sums(item) for item in items)
+        return StoreDayTotals.of_records(record_sums(item) for item in items)
 
     def rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
@@ -63,7 +63,7 @@ class StoreDays:
                 from_epoch_micros(int(item["last_modified_us"])),
                 store_id,
                 business_date,
-                *_sums(item),
+                *record_sums(item),
             )
             for item in items
         ]
@@ -108,7 +108,7 @@ class StoreDays:
         ]
 
 
-def _sums(item: dict) -> tuple[str, int, int, int, int, int, dict[str, int]]:
+def record_sums(item: dict) -> tuple[str, int, int, int, int, int, dict[str, int]]:
     """A stored record's sums, in the order StoreDayTotals.of_records and TradeRecordRow take them."""
     payments = {kind: int(amount) for kind, amount in item["payments"].items()}
     return (

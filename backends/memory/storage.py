@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from backends.memory.administration import MemoryAdministration
 from backends.memory.batch_writes import MemoryBatchWrites
+from backends.memory.exports import MemoryExportReads
 from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
     from core.ports import Storage
 
 
-class MemoryStorage(MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview):
+class MemoryStorage(
+    MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview, MemoryExportReads
+):
     """Every part over one set of tables (MemoryState.__init__)."""
 
 

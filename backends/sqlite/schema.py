@@ -94,6 +94,8 @@ CREATE TABLE IF NOT EXISTS closed_days (
 CREATE INDEX IF NOT EXISTS closed_days_due ON closed_days(status, due_at);
 -- HQ's dashboard reads a partner's closes over a range of business dates (Overview.day_statuses).
 CREATE INDEX IF NOT EXISTS closed_days_by_date ON closed_days(partner_id, business_date);
+-- The export's timer reads the closes checked since its checkpoint, across partners (ExportReads.days_checked).
+CREATE INDEX IF NOT EXISTS closed_days_checked ON closed_days(checked_at) WHERE checked_at IS NOT NULL;
 -- Every close a store-day received and every mapping a partner uploaded, kept for good whatever becomes
 -- of their batch markers: an earlier one resent is known as a resend and never replaces a later one.
 CREATE TABLE IF NOT EXISTS close_receipts (

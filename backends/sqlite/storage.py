@@ -1,8 +1,9 @@
 """The embedded Storage adapter: SQLite (WAL) under POS_DATA_DIR.
 
 `SqliteStorage` only assembles the adapter from one class per concern, each in its module: the
-administration tables, request admission, batch writes, reads, reconciliation results and HQ's dashboard
-reads (overview.py), over the database that schema.open_database opens (and migrates).
+administration tables, request admission, batch writes, reads, reconciliation results, HQ's dashboard
+reads (overview.py) and the export's reads (exports.py), over the database that schema.open_database opens
+(and migrates).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from backends.sqlite.administration import SqliteAdministration
 from backends.sqlite.admission import SqliteAdmission
 from backends.sqlite.batch_writes import SqliteBatchWrites
+from backends.sqlite.exports import SqliteExportReads
 from backends.sqlite.overview import SqliteOverview
 from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
@@ -19,7 +21,13 @@ from backends.sqlite.schema import open_database
 
 
 class SqliteStorage(
-    SqliteAdministration, SqliteAdmission, SqliteBatchWrites, SqliteReads, SqliteResults, SqliteOverview
+    SqliteAdministration,
+    SqliteAdmission,
+    SqliteBatchWrites,
+    SqliteReads,
+    SqliteResults,
+    SqliteOverview,
+    SqliteExportReads,
 ):
     def __init__(self, data_dir: Path) -> None:
         self.db = open_database(data_dir)

@@ -37,6 +37,8 @@ param backupTier string
 param dataPlaneLogs bool
 @description('Log Analytics workspace of the diagnostic settings.')
 param workspaceId string
+@description('Microsoft Fabric mirrors the database into OneLake (docs/exports.md): lets Azure services such as Fabric through the firewall. Its other prerequisite, continuous backup, is always on.')
+param fabricMirroring bool = false
 
 // Cosmos DB Built-in Data Contributor (data plane: read, write, query items; read metadata).
 var builtInDataContributor = '00000000-0000-0000-0000-000000000002'
@@ -72,6 +74,9 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     ipRules: [for range in allowedIpRanges: {
       ipAddressOrRange: range
     }]
+    // Fabric mirroring reads the account from Fabric's own network: a trusted Azure service when the
+    // firewall has rules (docs/exports.md, "Fabric mirroring").
+    networkAclBypass: fabricMirroring ? 'AzureServices' : 'None'
     // Point-in-time restore into a new account, by HQ (az cosmosdb restore), no support request.
     backupPolicy: {
       type: 'Continuous'

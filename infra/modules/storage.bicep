@@ -1,5 +1,5 @@
 // The app's Storage account: Functions host storage (AzureWebJobsStorage, identity-based), the Flex
-// Consumption deployment package container, and the reconciliation queues. Shared key access is off:
+// Consumption deployment package container, the reconciliation queues and the Parquet export's container. Shared key access is off:
 // every client signs in with Microsoft Entra ID.
 
 param location string
@@ -27,11 +27,17 @@ param allowedIpRanges array = []
 param softDeleteDays int
 @description('Log Analytics workspace of the diagnostic settings.')
 param workspaceId string
+@description('Container of the Parquet export (the export timer writes it; HQ reads it).')
+param exportContainerName string
+@description('Days after which an exported blob moves to the Cool tier (read seldom once its month is analysed).')
+param exportCoolAfterDays int
 
 // Built-in roles. Blob Data Owner: the host's own blobs (keys, timer leases) and the deployment package.
 var storageBlobDataOwner = 'b7e6dc6d-f1e8-4753-8033-0f276bb0955b'
 // Queue Data Contributor: the queue trigger and backends/azure_queue.py (send, receive, delete, create).
 var storageQueueDataContributor = '974c5e8b-45b9-4653-ba55-5f855dd0fb88'
+// Blob Data Contributor: the operator's `hq export` into the export container, and reading it.
+var storageBlobDataContributor = 'ba92f5b4-2d11-453d-a403-e96b0029c9fe'
 
 resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
   name: name
@@ -90,6 +96,51 @@ resource deploymentContainer 'Microsoft.Storage/storageAccounts/blobServices/con
   }
 }
 
+// The Parquet export (docs/exports.md). The app writes it as Storage Blob Data Owner (below); the operator
+// gets Storage Blob Data Contributor on this container only, for `hq export` and for reading it.
+resource exportContainer 'Microsoft.Storage/storageAccounts/blobServices/containers@2023-05-01' = {
+  parent: blobService
+  name: exportContainerName
+  properties: {
+    publicAccess: 'None'
+  }
+}
+
+// Exported files are rewritten only when a day is reconciled again, mostly within days: after
+// exportCoolAfterDays without a change they move to Cool (cheaper to keep, dearer to read).
+resource lifecycle 'Microsoft.Storage/storageAccounts/managementPolicies@2023-05-01' = {
+  parent: account
+  name: 'default'
+  properties: {
+    policy: {
+      rules: [
+        {
+          name: 'exports-to-cool'
+          enabled: true
+          type: 'Lifecycle'
+          definition: {
+            filters: {
+              blobTypes: [
+                'blockBlob'
+              ]
+              prefixMatch: [
+                '${exportContainerName}/'
+              ]
+            }
+            actions: {
+              baseBlob: {
+                tierToCool: {
+                  daysAfterModificationGreaterThan: exportCoolAfterDays
+                }
+              }
+            }
+          }
+        }
+      ]
+    }
+  }
+}
+
 resource queueService 'Microsoft.Storage/storageAccounts/queueServices@2023-05-01' = {
   parent: account
   name: 'default'
@@ -125,6 +176,16 @@ resource operatorQueueContributor 'Microsoft.Authorization/roleAssignments@2022-
   scope: account
   properties: {
     roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageQueueDataContributor)
+    principalId: operatorPrincipalId
+    principalType: operatorPrincipalType
+  }
+}
+
+resource operatorExportContributor 'Microsoft.Authorization/roleAssignments@2022-04-01' = if (!empty(operatorPrincipalId)) {
+  name: guid(exportContainer.id, operatorPrincipalId, storageBlobDataContributor)
+  scope: exportContainer
+  properties: {
+    roleDefinitionId: subscriptionResourceId('Microsoft.Authorization/roleDefinitions', storageBlobDataContributor)
     principalId: operatorPrincipalId
     principalType: operatorPrincipalType
   }
@@ -172,3 +233,4 @@ resource queueDiagnostics 'Microsoft.Insights/diagnosticSettings@2021-05-01-prev
 output id string = account.id
 output name string = account.name
 output blobEndpoint string = account.properties.primaryEndpoints.blob
+output exportContainerUrl string = '${account.properties.primaryEndpoints.blob}${exportContainerName}'

@@ -81,6 +81,8 @@ LOCAL_ONLY_SETTINGS = {
     "COSMOS_KEY",
     "AzureWebJobsStorage",
     "COSMOS_INJECT_THROTTLING",
+    # An account-key connection string for a Blob export destination (Azurite); Azure signs in with Entra ID.
+    "EXPORT_STORAGE_CONNECTION",
 }
 # Settings the code reads as an alternative to one that is set: backends/azure_queue.py takes the queue
 # service URI or, failing that, the account name (set, since the Functions host reads it too).
@@ -562,6 +564,7 @@ def test_app_setting_defaults_are_the_codes():
         "BATCH_MARKER_TTL_DAYS": defaults.batch_marker_ttl_days,
         "LOG_LEVEL": defaults.log_level,
         "RECONCILE_SWEEP_SCHEDULE": _example_settings()["RECONCILE_SWEEP_SCHEDULE"],
+        "EXPORT_SCHEDULE": _example_settings()["EXPORT_SCHEDULE"],
     }
     for name, default in expected.items():
         value = settings[name]
@@ -1240,6 +1243,45 @@ def test_cosmos_takes_continuous_backup_and_blobs_soft_delete():
         "empty(cosmosAccountName) ? 'cosmos-pos-${nameSuffix}' : cosmosAccountName"
     )
     assert _names_for("pos-test")["cosmos"] == "cosmos-pos-postest-abcdefghijklm"
+
+
+def test_the_export_container_cools_down_and_its_timer_writes_it_as_the_app():
+    main, storage = _model(), _module("storage")
+    (container,) = [
+        each
+        for each in _resources_of_type(storage, "Microsoft.Storage/storageAccounts/blobServices/containers")
+        if each.body["name"] == Ref("exportContainerName")
+    ]
+    assert container.body["properties"] == {"publicAccess": "None"}
+    (policy,) = _resources_of_type(storage, "Microsoft.Storage/storageAccounts/managementPolicies")
+    (rule,) = policy.body["properties"]["policy"]["rules"]
+    assert rule["definition"]["filters"]["prefixMatch"] == [Expr("'${exportContainerName}/'")]
+    assert rule["definition"]["actions"]["baseBlob"] == {
+        "tierToCool": {"daysAfterModificationGreaterThan": Ref("exportCoolAfterDays")}
+    }
+    passed = main.modules["storage"].body["params"]
+    assert (passed["exportContainerName"], passed["exportCoolAfterDays"]) == (
+        Ref("exportContainerName"),
+        Ref("exportCoolAfterDays"),
+    )
+    assert main.params["exportContainerName"].default == "exports"
+    assert main.params["exportCoolAfterDays"].default == 30
+    settings = _app_settings()
+    assert settings["EXPORT_DESTINATION"] == Ref("storage.outputs.exportContainerUrl")
+    assert settings["EXPORT_SCHEDULE"] == Ref("exportSchedule")
+    # The app writes it as Storage Blob Data Owner of the account; the operator gets Contributor on it alone.
+    roles = {each.name: each for each in _resources_of_type(storage, "Microsoft.Authorization/roleAssignments")}
+    assert roles["operatorExportContributor"].body["scope"] == Ref("exportContainer")
+    assert "appBlobOwner" in roles
+
+
+def test_fabric_mirroring_is_a_parameter_that_lets_fabric_through_the_cosmos_firewall():
+    main = _model()
+    assert main.params["fabricMirroring"].default is False
+    assert main.modules["cosmos"].body["params"]["fabricMirroring"] == Ref("fabricMirroring")
+    (account,) = _resources_of_type(_module("cosmos"), "Microsoft.DocumentDB/databaseAccounts")
+    assert account.body["properties"]["networkAclBypass"] == Expr("fabricMirroring ? 'AzureServices' : 'None'")
+    assert account.body["properties"]["backupPolicy"]["type"] == "Continuous"  # mirroring's prerequisite
 
 
 def _alerts() -> bicep_model.BicepFile:

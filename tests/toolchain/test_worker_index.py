@@ -47,6 +47,7 @@ print(json.dumps({"worker": worker, "devhost": devhost}))
 """
 
 SCHEDULE = "0 */5 * * * *"
+EXPORT_SCHEDULE = "0 30 2 * * *"
 HTTP = {  # name: (route, method)
     "put_stores": ("stores", "PUT"),
     "put_products": ("products", "PUT"),
@@ -66,8 +67,8 @@ HTTP = {  # name: (route, method)
 def indexed() -> dict:
     """The worker's index and the local host's table of the same functions, from a fresh interpreter
     (the app allows get_functions() once per process, and the worker imports the script itself)."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("POS_", "RECONCILE_"))}
-    env.update({"PYTHONPATH": str(ROOT), "RECONCILE_SWEEP_SCHEDULE": SCHEDULE})
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("POS_", "RECONCILE_", "EXPORT_"))}
+    env.update({"PYTHONPATH": str(ROOT), "RECONCILE_SWEEP_SCHEDULE": SCHEDULE, "EXPORT_SCHEDULE": EXPORT_SCHEDULE})
     done = subprocess.run(
         [sys.executable, "-c", INDEX_SCRIPT, str(ROOT / "function_app.py")],
         cwd=ROOT,
@@ -82,7 +83,7 @@ def indexed() -> dict:
 
 def test_the_worker_indexes_every_function_with_its_bindings(indexed):
     worker = indexed["worker"]
-    assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes"}
+    assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days"}
     for name, (route, method) in HTTP.items():
         trigger, output = worker[name]["bindings"]
         assert trigger == {
@@ -114,6 +115,15 @@ def test_the_worker_indexes_every_function_with_its_bindings(indexed):
             "runOnStartup": False,
         }
     ]
+    assert worker["export_reconciled_days"]["bindings"] == [
+        {
+            "direction": "IN",
+            "type": "timerTrigger",
+            "name": "timer",
+            "schedule": "%EXPORT_SCHEDULE%",
+            "runOnStartup": False,
+        }
+    ]
 
 
 def test_the_local_host_serves_exactly_what_the_worker_indexed(indexed):
@@ -131,7 +141,9 @@ def test_the_local_host_serves_exactly_what_the_worker_indexed(indexed):
     }
     assert devhost["timers"] == {
         name: {
-            "schedule": trigger["schedule"].replace("%RECONCILE_SWEEP_SCHEDULE%", SCHEDULE),
+            "schedule": trigger["schedule"]
+            .replace("%RECONCILE_SWEEP_SCHEDULE%", SCHEDULE)
+            .replace("%EXPORT_SCHEDULE%", EXPORT_SCHEDULE),
             "runOnStartup": trigger["runOnStartup"],
         }
         for name, trigger in triggers.items()

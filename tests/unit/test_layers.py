@@ -7,6 +7,7 @@ Packages, bottom to top (docs/developer-guide.md, "Layers"; decision 0002):
     core                      imports nothing of the project
     reference                 core
     ingest, reconcile         core, reference (never each other)
+    export                    core, reference, reconcile (its totals' field names)
     backends                  core, reference
     triggers                  everything above
     hq                        everything above but triggers
@@ -28,8 +29,9 @@ ALLOWED: dict[str, set[str]] = {
     "ingest": {"core", "reference"},
     "reconcile": {"core", "reference"},
     "backends": {"core", "reference"},
-    "triggers": {"core", "reference", "ingest", "reconcile", "backends"},
-    "hq": {"core", "reference", "ingest", "reconcile", "backends"},
+    "export": {"core", "reference", "reconcile"},
+    "triggers": {"core", "reference", "ingest", "reconcile", "export", "backends"},
+    "hq": {"core", "reference", "ingest", "reconcile", "export", "backends"},
     "function_app": {"triggers"},
 }
 TOOLING = {"devhost", "bench", "loadtest", "examples", "tests"}

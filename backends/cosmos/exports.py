@@ -1,0 +1,61 @@
+"""What the Parquet export reads on Cosmos DB (core.ports.ExportReads):
+
+- the store-days checked in a span of time: container `daily-closes`, one query across partners served by
+  the index on /checked_at (a close still RECEIVED has checked_at null, which no comparison with text
+  matches), sorted here;
+- a store-day's latest records with their documents: container `trade-records`, within the store-day's
+  partition, read page by page as they are consumed (items.stream)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import orjson
+
+from backends.cosmos.items import query, stream
+from backends.cosmos.keys import day_key
+from backends.cosmos.store_days import record_sums
+from core.clock import from_epoch_micros, to_utc_text
+from core.records import StoreDay, TradeRecordRow
+
+CHECKED_BETWEEN = (
+    "SELECT c.partner_id, c.store_id, c.business_date FROM c WHERE c.checked_at > @after AND c.checked_at <= @through"
+)
+DAY_DOCUMENTS = (
+    "SELECT c.trade_record_id, c.version, c.last_modified_us, c.source_type, c.item_rows, c.payment_rows, "
+    "c.total_minor, c.tax_minor, c.tip_minor, c.payments, c.document FROM c WHERE c.pk = @pk AND c.type = 'record'"
+)
+
+
+class ExportReads:
+    def __init__(self, trades, closes) -> None:
+        self._trades = trades
+        self._closes = closes
+
+    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+        # checked_at is fixed-width UTC text, so text order is time order; "" is before every time.
+        items = query(
+            self._closes,
+            CHECKED_BETWEEN,
+            after="" if after is None else to_utc_text(after),
+            through=to_utc_text(through),
+        )
+        items.sort(key=lambda item: (item["partner_id"], item["business_date"], item["store_id"]))
+        return [
+            (item["partner_id"], StoreDay(item["store_id"], dt.date.fromisoformat(item["business_date"])))
+            for item in items
+        ]
+
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+        pk = day_key(partner_id, store_id, business_date.isoformat())
+        for item in stream(self._trades, DAY_DOCUMENTS, pk, pk=pk):
+            yield TradeRecordRow(
+                item["trade_record_id"],
+                int(item["version"]),
+                from_epoch_micros(int(item["last_modified_us"])),
+                store_id,
+                business_date,
+                *record_sums(item),
+                orjson.dumps(item["document"]).decode(),
+            )

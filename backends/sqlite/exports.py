@@ -1,0 +1,67 @@
+"""What the Parquet export reads from the storage database (core.ports.ExportReads): the store-days checked
+in a span of time (index closed_days_checked) and a store-day's latest records with their documents, a page
+at a time."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import orjson
+
+from backends.sqlite.database import SqliteDatabase
+from core.clock import from_epoch_micros, to_utc_text
+from core.records import StoreDay, TradeRecordRow
+
+# Records read per page: each page is its own short read, so a big day never holds a read transaction long.
+DOCUMENTS_PER_PAGE = 1000
+
+# In the order of the index trade_records_day_by_type (source_type, trade_record_id), from where the
+# previous page ended: each page is a range of the index, and a record's document is read by its rowid.
+DAY_DOCUMENTS = (
+    "SELECT source_type, trade_record_id, version, last_modified_us, item_rows, payment_rows, total_minor, "
+    "tax_minor, tip_minor, payments, document FROM trade_records "
+    "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND (source_type, trade_record_id) > (?, ?) "
+    "ORDER BY source_type, trade_record_id LIMIT ?"
+)
+
+
+class SqliteExportReads:
+    db: SqliteDatabase
+
+    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+        # checked_at is fixed-width UTC text (NULL while RECEIVED), so text order is time order.
+        with self.db.read() as db:
+            rows = db.execute(
+                "SELECT partner_id, store_id, business_date FROM closed_days "
+                "WHERE checked_at > ? AND checked_at <= ? ORDER BY partner_id, business_date, store_id",
+                ("" if after is None else to_utc_text(after), to_utc_text(through)),
+            ).fetchall()
+        return [(row[0], StoreDay(row[1], dt.date.fromisoformat(row[2]))) for row in rows]
+
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+        last = ("", "")  # before every (source_type, trade_record_id): both are non-empty codes
+        while True:
+            with self.db.read() as db:
+                rows = db.execute(
+                    DAY_DOCUMENTS, (partner_id, store_id, business_date.isoformat(), *last, DOCUMENTS_PER_PAGE)
+                ).fetchall()
+            for row in rows:
+                yield TradeRecordRow(
+                    row[1],
+                    row[2],
+                    from_epoch_micros(row[3]),
+                    store_id,
+                    business_date,
+                    row[0],
+                    row[4],
+                    row[5],
+                    row[6],
+                    row[7],
+                    row[8],
+                    orjson.loads(row[9]),
+                    row[10],
+                )
+            if len(rows) < DOCUMENTS_PER_PAGE:
+                return
+            last = (rows[-1][0], rows[-1][1])

@@ -1,0 +1,106 @@
+"""Benchmark: the Parquet export (export/) of one 10,000-record store-day and of a month of 100 stores
+(quick: 1,000 records; 3 stores x 3 days), each against its floor: pyarrow writing the same tables from memory
+(the service also reads the day from SQLite, parses the documents and builds the tables)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from functools import partial
+from pathlib import Path
+
+from bench import generate, harness
+from bench.measure import Config, fresh, ms, ratio, summary, timed
+from bench.reconciliation import load_store_day
+
+MONTH_DAYS = 30
+MONTH_RECORDS_PER_DAY = 20
+
+
+def _reconciled(service: harness.Service, size: int, business_date: dt.date, seed: int) -> None:
+    from reconcile.service import reconcile
+
+    request, _ = load_store_day(service, size, business_date, seed)
+    result = reconcile(service.storage, request)
+    if result is None or result.status != "MATCHED":
+        raise RuntimeError(f"the bench store-day did not reconcile: {result}")
+
+
+def _floor(tables_by_day: list[dict]) -> int:
+    """pyarrow alone: the same tables, already in memory, written as the same Parquet files."""
+    from export.tables import parquet_bytes
+
+    return sum(len(parquet_bytes(table)) for tables in tables_by_day for table in tables.values())
+
+
+def _tables(service: harness.Service, days: list) -> list[dict]:
+    from export.store_days import resolution_of
+    from export.tables import store_day_tables
+
+    resolution = resolution_of(service.storage, service.partner.partner_id)
+    tables = []
+    for partner_id, day in days:
+        close = service.storage.get_closed_day(partner_id, day.store_id, day.business_date)
+        records = service.storage.store_day_documents(partner_id, day.store_id, day.business_date)
+        tables.append(store_day_tables(close, records, resolution))
+    return tables
+
+
+def _measure(cfg: Config, service: harness.Service, days: list, out: Path) -> dict:
+    from backends.export_destinations import LocalFolder
+    from export.store_days import export_days
+
+    tables = _tables(service, days)
+    samples: dict[str, list[float]] = {"service": [], "floor": []}
+    exported = None
+    for index in range(cfg.repeat + 1):
+        fresh()
+        service_s, exported = timed(partial(export_days, service.storage, LocalFolder(out), days))
+        fresh()
+        floor_s, _ = timed(partial(_floor, tables))
+        if index:  # the first round is a warm-up
+            samples["service"].append(ms(service_s))
+            samples["floor"].append(ms(floor_s))
+    service_summary, floor_summary = summary(samples["service"]), summary(samples["floor"])
+    assert exported is not None and exported.days == len(days)
+    return {
+        "store_days": exported.days,
+        "files": exported.files,
+        "rows": exported.rows,
+        "bytes": exported.bytes,
+        "service": service_summary,
+        "floor": floor_summary,
+        "ratio": ratio(service_summary["median_ms"], floor_summary["median_ms"]),
+    }
+
+
+def run(cfg: Config, tmp: Path) -> dict:
+    from core.records import StoreDay
+
+    big = 1_000 if cfg.quick else 10_000
+    day_service = harness.open_service(tmp / "export-day")
+    _reconciled(day_service, big, generate.DEFAULT_DATE, cfg.seed)
+    partner_id = day_service.partner.partner_id
+    one_day = [(partner_id, StoreDay(day_service.store_id, generate.DEFAULT_DATE))]
+
+    stores, dates = (3, 3) if cfg.quick else (100, MONTH_DAYS)
+    month_days = []
+    month_service = None
+    for number in range(stores):
+        month_service = harness.open_service(tmp / "export-month", store_id=f"S{number:03d}")
+        for offset in range(dates):
+            business_date = generate.DEFAULT_DATE + dt.timedelta(days=offset)
+            _reconciled(month_service, MONTH_RECORDS_PER_DAY, business_date, cfg.seed + number)
+            month_days.append((partner_id, StoreDay(month_service.store_id, business_date)))
+    assert month_service is not None
+    return {
+        "floor_explained": "pyarrow writing the same four tables per store-day from memory, as Parquet "
+        "(zstd) into bytes; the service also reads each day from SQLite, parses its documents, builds "
+        "the tables and writes the files to a folder",
+        "store_day": {"records": big, **_measure(cfg, day_service, one_day, tmp / "out-day")},
+        "month": {
+            "stores": stores,
+            "days": dates,
+            "records_per_day": MONTH_RECORDS_PER_DAY,
+            **_measure(cfg, month_service, month_days, tmp / "out-month"),
+        },
+    }

@@ -1,0 +1,49 @@
+"""The export timer: each run exports the store-days reconciled since the last one as Parquet, to the
+destination EXPORT_DESTINATION names (in Azure: the export container of the app's storage account, signed in
+with the app's managed identity), at EXPORT_SCHEDULE (nightly by default). The catch-up and its checkpoint:
+export/checkpoint.py."""
+
+from __future__ import annotations
+
+import logging
+
+import azure.functions as func
+
+from backends.export_destinations import open_destination
+from core.ports import ExportDestination
+from core.settings import Settings
+from export.checkpoint import export_newly_checked
+from triggers.composition import current_backend
+
+bp = func.Blueprint()
+log = logging.getLogger("pos.export")
+
+
+def export_destination(settings: Settings) -> ExportDestination | None:
+    """EXPORT_DESTINATION; when it is empty, POS_DATA_DIR/exports on the embedded backend (the local host),
+    and none on Azure, where a folder of the instance would be lost (the timer then does nothing)."""
+    if settings.export_destination:
+        return open_destination(settings.export_destination, settings.export_storage_connection)
+    if settings.backend == "sqlite":
+        return open_destination(str(settings.data_dir / "exports"))
+    return None
+
+
+@bp.timer_trigger(arg_name="timer", schedule="%EXPORT_SCHEDULE%", run_on_startup=False)
+def export_reconciled_days(timer: func.TimerRequest) -> None:
+    backend = current_backend()
+    destination = export_destination(backend.settings)
+    if destination is None:
+        log.warning("export skipped: EXPORT_DESTINATION is not set")
+        return
+    exported, through = export_newly_checked(backend.storage, destination)
+    log.info(
+        "exported %d store-days checked up to %s to %s: %d files, %d rows, %d bytes%s",
+        exported.days,
+        through,
+        destination.location,
+        exported.files,
+        exported.rows,
+        exported.bytes,
+        f"; {len(exported.changed)} changed while read, exported after their next result" if exported.changed else "",
+    )
