@@ -7,7 +7,7 @@ Arrow to the datasets' decimal: exact, never a float. Times with an offset becom
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import orjson
 import pyarrow as pa
@@ -39,9 +39,7 @@ class Resolution:
     def __init__(self, standard_of: dict[str, str], directions: dict[str, int]) -> None:
         self.standard_of = standard_of
         self.directions = directions
-        self._revenue = {
-            code: bool((standard_transaction_type(code) or {}).get("is_revenue")) for code in set(standard_of.values())
-        }
+        self._revenue = {code: _is_revenue(code) for code in set(standard_of.values())}
 
     def is_revenue(self, standard: str | None) -> bool | None:
         return None if standard is None else self._revenue[standard]
@@ -107,8 +105,14 @@ def store_day_tables(
     }
 
 
+def _is_revenue(standard_code: str) -> bool:
+    entry = standard_transaction_type(standard_code)
+    return entry is not None and entry.get("is_revenue", False)
+
+
 def _close_columns(close: ClosedDay, exponent: int) -> dict[str, list]:
-    expected, actual = close.expected, close.actual or {}
+    expected: Mapping[str, object] = close.expected
+    actual: Mapping[str, object] = close.actual or {}
     values: dict[str, object] = {
         "store_id": close.store_id,
         "close_batch_id": close.close_batch_id,
