@@ -176,7 +176,7 @@ def _store_currency_problems(products: list[Product], currencies: dict[str, str 
     """A store-specific product is priced in its store's currency, once the store is known."""
     problems = []
     for index, product in enumerate(products):
-        expected = None if product.store_id is None else currencies[product.store_id]
+        expected = None if product.store_id is None else currencies.get(product.store_id)
         if expected is not None and product.currency != expected:
             problems.append(
                 FieldProblem(
