@@ -1,22 +1,29 @@
 """Benchmark 1: accept a trade-records batch in-process, and its resend, against the floor (bench/floors.py:
 orjson.loads plus one SQLite transaction of the same records); and where an accept's time goes, stage
-by stage. Runs of the service and of its floor alternate, so that a noisy neighbour slows both."""
+by stage: the use case's own stages (ingest/write_flow.py), timed as it calls them on batches of their own.
+Runs of the service and of its floor alternate, so that a noisy neighbour slows both."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
+import contextlib
+import importlib
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import orjson
 
+from backends.sqlite.storage import SqliteStorage
 from bench import floors, generate, harness
 from bench.measure import Config, fresh, ms, ratio, summary, timed
-from core.records import BatchMarker, TradeRecordRow
+from ingest.batches import BatchOutcome
 
 
-def run(cfg: Config, tmp: Path) -> dict:
+def run(cfg: Config, tmp: Path) -> dict[str, Any]:
     service = harness.open_service(tmp / "accept")
     floor_db = floors.connect(tmp / "accept" / "floor.sqlite3")
     warmup = 2
@@ -30,16 +37,18 @@ def run(cfg: Config, tmp: Path) -> dict:
         if index % 2:  # alternate which goes first
             floor_s, _ = timed(partial(floors.accept, floor_db, body))
             settled()
-            service_s, outcome = timed(partial(service.post_trade_records, body))
+            service_s, answer = timed(partial(service.post_trade_records, body))
         else:
-            service_s, outcome = timed(partial(service.post_trade_records, body))
+            service_s, answer = timed(partial(service.post_trade_records, body))
             settled()
             floor_s, _ = timed(partial(floors.accept, floor_db, body))
+        outcome = _outcome(answer)
         if outcome.http_status != 202 or outcome.record_count != cfg.records:
             raise RuntimeError(f"the service did not accept the batch: {outcome.as_dict()}")
         warnings += len(outcome.warnings)
         settled()
-        again_s, again = timed(partial(service.post_trade_records, body))
+        again_s, answer = timed(partial(service.post_trade_records, body))
+        again = _outcome(answer)
         if not again.replayed or again.warnings != outcome.warnings:  # the first answer's warnings (issue 32)
             raise RuntimeError(f"a resend was not answered ALREADY_RECEIVED: {again.as_dict()}")
         settled()
@@ -70,7 +79,7 @@ def run(cfg: Config, tmp: Path) -> dict:
             ("bench", record["trade_record_id"], orjson.dumps(record).decode()) for record in document["trade_records"]
         ]
         write_ms.append(ms(timed(partial(write, rows))[0]))
-    stages = _accept_stages(service, bodies[-1], max(3, cfg.repeat // 3))
+    stages = _accept_stages(service, cfg, max(3, cfg.repeat // 3))
     service_summary, floor_summary = summary(service_ms), summary(floor_ms)
     resend_summary, resend_floor_summary = summary(resend_ms), summary(resend_floor_ms)
     return {
@@ -91,124 +100,84 @@ def run(cfg: Config, tmp: Path) -> dict:
     }
 
 
+def _outcome(answer: object) -> BatchOutcome:
+    if not isinstance(answer, BatchOutcome):
+        raise TypeError(f"the use case answered {answer!r}")
+    return answer
+
+
 def _settled(service: harness.Service) -> None:
     """Before a timed call: garbage collected, and the service's checkpoint done. The service checkpoints
     SQLite's log in a thread of its own after each write (backends/sqlite/database.py): waited for here, it
     does not run inside the next timed call, the floor's or its own. The floor checkpoints inside its
     commits, as a minimal server does (docs/decisions.md)."""
     fresh()
-    with service.storage.db.read() as connection:  # FULL waits for a checkpoint under way, then finishes it
+    storage = service.storage
+    assert isinstance(storage, SqliteStorage)  # the benchmark's service (harness.open_service)
+    with storage.db.read() as connection:  # FULL waits for a checkpoint under way, then finishes it
         connection.execute("PRAGMA wal_checkpoint(FULL)")
 
 
-# Batches a store-day holds before the store stage's first timed run (the accept's own day ends with ~17).
-BUSY_DAY_BATCHES = 10
+# Where the storage of the service is the owner of a stage.
+STORAGE = "storage"
+# (label, owner, attribute): the stages of post_trade_records, each timed as the use case calls it (the
+# attribute of the module or of the service's storage, wrapped for the runs): its prologue, reads, checks and
+# save (ingest/write_flow.py), and some of what each does ("prologue: ...", "checks: ..."). A stage the use
+# case no longer calls is timed at 0 ms and the test of the benchmark fails; a label starting with "store"
+# is compared with the floor's insert (bench/report.py), the others with its parse.
+STAGES: list[tuple[str, str, str]] = [
+    ("prologue (resend look-up, the one parse, stores registered)", "ingest.trade_records", "open_trade_records"),
+    ("prologue: the one decode (msgspec, ingest/one_parse.py)", "ingest.trade_records", "read_batch"),
+    ("prologue: bulk checks (places of the store's currency, timestamps)", "ingest.one_parse", "bulk_checks"),
+    ("prologue: I-JSON: repeated names, by counting colons", "ingest.one_parse", "no_repeated_names"),
+    ("reads (store, mapping, payment directions, payment ids, batch_seqs)", "ingest.trade_records", "read_needs"),
+    ("checks, without storage (problems, warnings, rows)", "ingest.trade_records", "check"),
+    (
+        "checks: the records' problems (structure, currency, amounts, data protection)",
+        "ingest.trade_records",
+        "record_problems",
+    ),
+    ("checks: recording rules and data protection warnings", "ingest.trade_records", "per_record_warnings"),
+    ("checks: rows and stored documents, and what the batch says", "ingest.trade_records", "stored_rows"),
+    ("save (marker look-up, records and marker, days reopened)", "ingest.trade_records", "save"),
+    ("store (save_trade_records, in save) into the accept's own store-day", STORAGE, "save_trade_records"),
+]
 
 
-def _busy_store_day(
-    service: harness.Service, marker: BatchMarker, rows: list[TradeRecordRow], runs: int
-) -> Iterator[tuple[BatchMarker, list[TradeRecordRow]]]:
-    """The store stage's (marker, rows) for each run: the batch's rows as new records, into one store-day (of a
-    partner of its own) that already holds BUSY_DAY_BATCHES batches and grows run after run, as the accept's
-    own does. Each run's trade_record_ids and payment_ids are greater than the previous run's, as ticket
-    numbers grow through a day; an empty store-day would hide what the day's indexes cost."""
-    partner_id = f"{harness.PARTNER_ID}-store-stage"
+@contextlib.contextmanager
+def _timing_stages(service: harness.Service, seconds: dict[str, float]) -> Iterator[None]:
+    """Each stage of STAGES wrapped so that its calls add their time to `seconds`, by label."""
 
-    def batch(number: int) -> tuple[BatchMarker, list[TradeRecordRow]]:
-        prefix = f"R{number:04d}-"
-        renamed = [
-            replace(
-                row,
-                trade_record_id=prefix + row.trade_record_id,
-                payment_ids=tuple(prefix + payment_id for payment_id in row.payment_ids),
-            )
-            for row in rows
-        ]
-        return replace(marker, partner_id=partner_id, batch_id=prefix + marker.batch_id), renamed
+    def timed_stage(label: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def stage(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return call(*args, **kwargs)
+            finally:
+                seconds[label] += time.perf_counter() - started
 
-    for number in range(BUSY_DAY_BATCHES):
-        service.storage.save_trade_records(*batch(number))
-    return iter([batch(BUSY_DAY_BATCHES + run) for run in range(runs)])
+        return stage
+
+    with contextlib.ExitStack() as stack:
+        for label, owner_name, attribute in STAGES:
+            owner = service.storage if owner_name == STORAGE else importlib.import_module(owner_name)
+            stack.enter_context(mock.patch.object(owner, attribute, timed_stage(label, getattr(owner, attribute))))
+        yield
 
 
-def _accept_stages(service: harness.Service, body: bytes, repeat: int) -> dict[str, dict]:
-    """Where an accept's time goes: each stage of post_trade_records timed alone on the same parsed batch
-    (a diagnostic: medians; the whole accept is also the store, the marker and the look-ups)."""
-    from core.money import currency_exponent
-    from ingest.amounts import MoneyReader
-    from ingest.batches import resend_key
-    from ingest.data_protection import may_hold_card_numbers, protection_problems
-    from ingest.one_parse import bulk_checks, no_repeated_names, read_batch, validated_once
-    from ingest.trade_batches import meaning_of_records, trade_records_meaning
-    from ingest.trade_records import _row, read_amounts, trade_records_marker
-    from ingest.trade_rules import record_warnings
-    from ingest.wire.requests import TradeRecordsBatch
-    from ingest.wire.resend_keys import StoreDayKey
-
-    store = service.storage.get_store(harness.PARTNER_ID, service.store_id)
-    exponent = currency_exponent(store.currency)
-    read, checked = read_batch(TradeRecordsBatch, body), read_batch(TradeRecordsBatch, body)
-    assert read is not None and checked is not None
-    colons = bulk_checks(checked.struct, exponent)  # the checks replace the timestamps: a batch of their own
-    assert colons is not None
-    # the batch a real accept holds: the fast path's Structs (the slow way's dataclasses cost otherwise)
-    batch = validated_once(TradeRecordsBatch, body, read, exponent)
-    assert batch is not None
-    standard_of = service.storage.get_mapping(harness.PARTNER_ID).standard_code_of()
-    known_payment_types = {"SALE", "REFUND", "DEPOSIT", "DEPOSIT_APPLIED", "ADJUSTMENT"}
-    paths = [f"trade_records[{index}]" for index in range(len(batch.trade_records))]
-    amounts = [
-        read_amounts(path, record, MoneyReader(record.currency, exponent))
-        for path, record in zip(paths, batch.trade_records, strict=True)
-    ]
-    rows = [_row(record, money) for record, money in zip(batch.trade_records, amounts, strict=True)]
-    marker = trade_records_marker(harness.PARTNER_ID, batch, len(rows), body, trade_records_meaning(batch))
-    store_runs = _busy_store_day(service, marker, rows, repeat)
-    stages = {
-        "the one decode (msgspec, ingest/one_parse.py)": lambda: read_batch(TradeRecordsBatch, body),
-        "resend key from the decoded values": lambda: resend_key(
-            body, StoreDayKey, read.values(StoreDayKey.model_fields)
-        ),
-        "the one decode and the bulk checks (places of the store's currency, timestamps)": lambda: bulk_checks(
-            read_batch(TradeRecordsBatch, body).struct,  # type: ignore[union-attr]
-            exponent,
-        ),
-        "I-JSON: repeated names, by counting colons": lambda: no_repeated_names(body, colons - read.left_out),
-        "amounts: minor units (places checked in validation)": lambda: [
-            read_amounts(path, record, MoneyReader(record.currency, exponent))
-            for path, record in zip(paths, batch.trade_records, strict=True)
-        ],
-        "data protection (card numbers, member_id)": lambda: [
-            protection_problems(path, record, store.country_code, may_hold_card_numbers=cards)
-            for cards in [may_hold_card_numbers(batch.trade_records)]
-            for path, record in zip(paths, batch.trade_records, strict=True)
-        ],
-        "recording rules (warnings)": lambda: [
-            record_warnings(
-                path,
-                record,
-                money,
-                standard_of.get(record.source_transaction_type),
-                known_payment_types,
-                store.time_zone,
-                store.workday_start,
-            )
-            for path, record, money in zip(paths, batch.trade_records, amounts, strict=True)
-        ],
-        "rows and stored documents, and what the batch says (its digest)": lambda: [
-            _row(record, money, meaning)
-            for meaning in [meaning_of_records(batch)]
-            for record, money in zip(batch.trade_records, amounts, strict=True)
-        ],
-        f"store (save_trade_records) into a store-day of {BUSY_DAY_BATCHES}+ batches": lambda: (
-            service.storage.save_trade_records(*next(store_runs))
-        ),
-    }
-    figures = {}
-    for name, stage in stages.items():
-        samples = []
-        for _ in range(repeat):
-            _settled(service)
-            samples.append(ms(timed(stage)[0]))
-        figures[name] = summary(samples)
-    return figures
+def _accept_stages(service: harness.Service, cfg: Config, runs: int) -> dict[str, dict[str, Any]]:
+    """Where an accept's time goes: post_trade_records itself on `runs` new batches (of the accept's size,
+    into its own store-day), each of its stages timed as the use case calls it (a diagnostic: medians; the
+    stages inside another are part of its time)."""
+    bodies = generate.batch_bodies(runs, cfg.records, seed=cfg.seed, tag="S")
+    samples: dict[str, list[float]] = {label: [] for label, _, _ in STAGES}
+    for body in bodies:
+        seconds: dict[str, float] = defaultdict(float)
+        _settled(service)
+        with _timing_stages(service, seconds):
+            outcome = _outcome(service.post_trade_records(body))
+        if outcome.http_status != 202:
+            raise RuntimeError(f"the service did not accept the batch: {outcome.as_dict()}")
+        for label, _, _ in STAGES:
+            samples[label].append(ms(seconds[label]))
+    return {label: summary(figures) for label, figures in samples.items()}

@@ -2,8 +2,9 @@
 
 Resending a known batch_id answers 200 ALREADY_RECEIVED with the original record_count (spec 1).
 A resend is never silent about a different body: it carries a warning that the body was ignored.
-Each write looks its batch_id up first (`known_batch`), and again inside the write (`accept`: the
-marker is created if absent, so a concurrent twin that wins the race turns this request into a resend).
+Each write looks its batch_id up first (`known_batch_of`, in the prologue of every write:
+ingest/write_flow.py), and again inside the write (`accept`: the marker is created if absent, so a concurrent
+twin that wins the race turns this request into a resend).
 
 The response echoes the batch_id exactly as this request wrote it; markers are keyed by its canonical
 UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch, and the body's digest
@@ -18,11 +19,12 @@ The warnings that no single use case owns are built here too: members the servic
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -84,7 +86,7 @@ class BatchOutcome:
             return "ALREADY_RECEIVED"
         return "VALID" if self.validate_only else "ACCEPTED"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The common batch response (BatchResponse): a warning's field is absent when it is None."""
         return answer(
             BatchResponse,
@@ -104,7 +106,7 @@ def new_marker(
     record_count: int,
     body: bytes,
     meaning: str | None = None,
-    **day,
+    **day: Any,
 ) -> BatchMarker:
     """meaning: the batch's `meaning_digest`, when the caller has it (trade records); else it is taken here."""
     return BatchMarker(
@@ -214,25 +216,7 @@ def accept(
     return BatchOutcome(sent_batch_id, marker.record_count, validate_only=validate_only, warnings=list(warnings or []))
 
 
-def known_batch(
-    storage: ResendLookup,
-    partner_id: str,
-    kind: str,
-    body: bytes,
-    key: type[ResendKey],
-    meaning_of: Callable[[bytes], str | None] | None = None,
-) -> BatchOutcome | None:
-    """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
-    look-up, not a validation); None for a new batch_id, or when the batch_id or a store code cannot be
-    read (the validation then says why). The partner's key was checked by the caller and markers are
-    per partner, so a partner only ever finds its own; the store codes are checked as for a new batch.
-    A body that differs from the one received must still be I-JSON: with a repeated batch_id, the
-    partner's parser and ours could disagree on which batch it names."""
-    read = resend_key(body, key)
-    return None if read is None else known_batch_of(storage, partner_id, kind, body, read, meaning_of)
-
-
-def resend_key(body: bytes, key: type[Key], values: dict | None = None) -> Key | None:
+def resend_key(body: bytes, key: type[Key], values: dict[str, Any] | None = None) -> Key | None:
     """The batch_id and store codes of a write body (`key`), or None when they cannot be read; from values, the
     key's fields already read from the body (ingest/one_parse.py), when they are given."""
     try:
@@ -249,8 +233,13 @@ def known_batch_of(
     read: ResendKey,
     meaning_of: Callable[[bytes], str | None] | None = None,
 ) -> BatchOutcome | None:
-    """`known_batch` for a body whose resend key is already read (`resend_key`). meaning_of: what a body
-    written otherwise says (`meaning_of_body`), to tell a resend that changed only its bytes."""
+    """The answer to a resend of a known batch_id, found before the body is validated (a resend costs a
+    look-up, not a validation); None for a new batch_id. read: the body's resend key (`resend_key`; when it
+    cannot be read, the validation says why). The partner's key was checked by the caller and markers are
+    per partner, so a partner only ever finds its own; the store codes are checked as for a new batch.
+    A body that differs from the one received must still be I-JSON: with a repeated batch_id, the
+    partner's parser and ours could disagree on which batch it names. meaning_of: what a body written
+    otherwise says (`meaning_of_body`), to tell a resend that changed only its bytes."""
     stored = storage.find_batch(partner_id, read.batch_key)
     if stored is None:
         return None
@@ -272,7 +261,7 @@ MAX_UNKNOWN_MEMBER_WARNINGS = 100
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,39}$")
 
 
-def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
+def unknown_member_warnings(locations: list[tuple[Any, ...]]) -> list[BatchWarning]:
     """UNKNOWN_MEMBER_IGNORED for each member location (ingest/parsing.py `unknown_members`), at most
     MAX_UNKNOWN_MEMBER_WARNINGS of them, then one that counts the others."""
     warnings = [_unknown_member(location) for location in locations[:MAX_UNKNOWN_MEMBER_WARNINGS]]
@@ -289,7 +278,7 @@ def unknown_member_warnings(locations: list[tuple]) -> list[BatchWarning]:
     return warnings
 
 
-def record_location(location: tuple) -> tuple[str, tuple]:
+def record_location(location: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
     """The path of the record holding a member location, and the location of the member's object inside it.
     A member of a record (an entry of one of the body's lists) is located at the record, as every warning
     is; a member of the body itself at "$"."""
@@ -298,7 +287,7 @@ def record_location(location: tuple) -> tuple[str, tuple]:
     return "$", location[:-1]
 
 
-def _unknown_member(location: tuple) -> BatchWarning:
+def _unknown_member(location: tuple[Any, ...]) -> BatchWarning:
     path, inside = record_location(location)
     name = location[-1]
     holder = json_path(inside) if inside else None
@@ -330,19 +319,20 @@ def is_field_name(name: str) -> bool:
 MAX_SEQ_TWINS_COUNTED = 100
 
 
-def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[BatchWarning]:
+def batch_seq_twins(
+    storage: BatchMarkers, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int
+) -> list[str]:
+    """The batch_ids of the store-day's batches of trade records with this batch_seq (at most one more than
+    `repeated_batch_seq` counts), for its warning."""
+    return storage.batches_with_seq(partner_id, store_id, business_date, batch_seq, MAX_SEQ_TWINS_COUNTED + 1)
+
+
+def repeated_batch_seq(batch_key: str, batch_seq: int, twins: list[str]) -> list[BatchWarning]:
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
-    batch_seq (a retry of this very batch, whose entry a crash may have left, is not another). Like
-    RESEND_BODY_IGNORED it is about the request (path "$"), with the field concerned, batch_seq."""
-    if marker.store_id is None or marker.business_date is None or marker.batch_seq is None:
-        return []  # not a batch of trade records, the only kind that carries a store-day and batch_seq
-    others = [
-        batch_id
-        for batch_id in storage.batches_with_seq(
-            marker.partner_id, marker.store_id, marker.business_date, marker.batch_seq, MAX_SEQ_TWINS_COUNTED + 1
-        )
-        if batch_id != marker.batch_id
-    ][:MAX_SEQ_TWINS_COUNTED]
+    batch_seq (`batch_seq_twins`; a retry of this very batch, batch_key, whose entry a crash may have left,
+    is not another). Like RESEND_BODY_IGNORED it is about the request (path "$"), with the field
+    concerned, batch_seq."""
+    others = [batch_id for batch_id in twins if batch_id != batch_key][:MAX_SEQ_TWINS_COUNTED]
     if not others:
         return []
     count = (
@@ -354,7 +344,7 @@ def repeated_batch_seq(storage: BatchMarkers, marker: BatchMarker) -> list[Batch
         BatchWarning(
             BATCH_SEQ_REPEATED,
             "$",
-            f"batch_seq {marker.batch_seq} was already received for this store and business date in "
+            f"batch_seq {batch_seq} was already received for this store and business date in "
             f"{count}; the records are stored, but reconciliation counts the batches of a day by "
             "batch_seq: number them 1, 2, 3... within the store-day",
             field="batch_seq",

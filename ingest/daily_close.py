@@ -1,4 +1,5 @@
-"""POST /daily-close: a store-day's control totals; schedules its reconciliation (spec 3, 4.8).
+"""POST /daily-close: a store-day's control totals; schedules its reconciliation (spec 3, 4.8). The shape of
+every write (ingest/write_flow.py): its checks read the store's master data.
 
 The last close received for a store-day wins: it replaces the previous one and puts the result
 back to RECEIVED. A close the store-day received before is a resend however late it comes (its batch
@@ -17,16 +18,17 @@ import datetime as dt
 from typing import Protocol
 
 from core import faults, reconcile_messages
+from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
-from core.records import ClosedDay, Partner, ReconcileRequest
-from ingest import access
+from core.records import BatchMarker, ClosedDay, Partner, ReconcileRequest, StoreMaster
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
-from ingest.parsing import Refused, parse, raise_if_any
-from ingest.trade_records import require_store_master, store_currency_problem
+from ingest.parsing import Refused, raise_if_any
+from ingest.store_checks import no_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
+from ingest.write_flow import Checked, Opened, Write, open_batch
 
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
@@ -36,9 +38,19 @@ class DailyCloseStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Recon
     this close before (then it sends no message)."""
 
 
-def _readable_problems(refused: Refused) -> list:
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """What a refused close's readable amounts show (pydantic lists the rest)."""
     return raw_money_problems(refused.raw, DailyClose, "")
+
+
+DAILY_CLOSE = Write(
+    "daily-close",
+    DailyClose,
+    StoreDayKey,
+    meaning_of_body(DailyClose),
+    _readable_problems,
+    lambda close: [close.store_id],
+)
 
 
 def post_daily_close(
@@ -50,18 +62,46 @@ def post_daily_close(
     *,
     validate_only: bool = False,
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "daily-close", body, StoreDayKey, meaning_of_body(DailyClose))
-    if resent is not None:
-        return resent
-    close, unknown = parse(DailyClose, body, _readable_problems)
-    access.require_registered(storage, partner.partner_id, [close.store_id])
-    store = require_store_master(storage, partner.partner_id, close.store_id)
+    opened = open_batch(storage, partner.partner_id, DAILY_CLOSE, body)
+    if isinstance(opened, BatchOutcome):  # a resend
+        return opened
+    store = read_needs(storage, partner.partner_id, opened.batch)
+    checked = check(opened, store)
+    raise_if_any(checked.problems, body)
+    return save(storage, queue, partner.partner_id, opened, checked, delay_seconds, validate_only)
+
+
+def read_needs(storage: MasterReads, partner_id: str, close: DailyClose) -> StoreMaster | None:
+    """The store's master data (None: not sent yet), for its currency."""
+    return storage.get_store(partner_id, close.store_id)
+
+
+def check(opened: Opened[DailyClose], store: StoreMaster | None) -> Checked:
+    """The store's master data was sent first (`no_store_master`); the close is in the store's currency,
+    with amounts in its minor units."""
+    close = opened.batch
+    if store is None:
+        return Checked(no_store_master(close.store_id))
     problems = store_currency_problem("currency", close.currency, store)
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
-    raise_if_any(problems, body)
+    if problems:
+        return Checked(problems)
+    return Checked(warnings=unknown_member_warnings(opened.unknown))
 
+
+def save(
+    storage: DailyCloseStorage,
+    queue: DelayedQueue,
+    partner_id: str,
+    opened: Opened[DailyClose],
+    checked: Checked,
+    delay_seconds: int,
+    validate_only: bool,
+) -> BatchOutcome:
+    """The reconciliation message first, then the close and its marker (this module's docstring)."""
+    close = opened.batch
     marker = new_marker(
-        partner.partner_id, close, "daily-close", 1, body, store_id=close.store_id, business_date=close.business_date
+        partner_id, close, "daily-close", 1, opened.body, store_id=close.store_id, business_date=close.business_date
     )
     expected = close.model_dump(
         mode="json", include={"batch_count", "trade_record_count", "item_row_count", "payment_row_count", *AMOUNTS}
@@ -76,10 +116,10 @@ def post_daily_close(
         due_at=marker.received_at + dt.timedelta(seconds=delay_seconds),
         status="RECEIVED",
     )
-    request = ReconcileRequest(partner.partner_id, close.store_id, close.business_date, marker.batch_id)
+    request = ReconcileRequest(partner_id, close.store_id, close.business_date, marker.batch_id)
 
-    def save(marker):
-        if not storage.close_received(partner.partner_id, close.store_id, close.business_date, marker.batch_id):
+    def save_close(marker: BatchMarker) -> BatchMarker | None:
+        if not storage.close_received(partner_id, close.store_id, close.business_date, marker.batch_id):
             faults.point("close.before_enqueue")
             queue.send(reconcile_messages.encode(request), delay_seconds)
             faults.point("close.enqueued")
@@ -88,8 +128,8 @@ def post_daily_close(
     return accept(
         storage,
         marker,
-        save,  # not called for a validate-only request: nothing stored, nothing enqueued
-        unknown_member_warnings(unknown),
+        save_close,  # not called for a validate-only request: nothing stored, nothing enqueued
+        checked.warnings,
         sent_batch_id=close.batch_id,
         validate_only=validate_only,
     )

@@ -1,4 +1,5 @@
-"""PUT /products: products and modifier groups (spec 4.6).
+"""PUT /products: products and modifier groups (spec 4.6), in the shape of every write
+(ingest/write_flow.py): its checks read the currencies of the stores its products are specific to.
 
 A product is keyed by product_id and store_id (none = all stores); a lower version never
 overwrites a stored higher one, and with equal versions the later last_modified_at wins.
@@ -6,26 +7,21 @@ overwrites a stored higher one, and with equal versions the later last_modified_
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
-from ingest import access
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import (
-    BatchOutcome,
-    accept,
-    known_batch,
-    new_marker,
-    unknown_member_warnings,
-)
+from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.empty_values import empty_value_warnings, warned_empty_values
-from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any, readable
+from ingest.parsing import Refused, duplicates, list_member, raise_if_any, readable
 from ingest.stored_size import oversized_masters
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
+from ingest.write_flow import Checked, Opened, Write, open_batch
 
 
 class PutProductsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Protocol):
@@ -56,11 +52,11 @@ def _group_problems(index: int, group: ModifierGroup) -> list[FieldProblem]:
     return problems
 
 
-def _duplicate_options(at: str, option_ids: list) -> list[FieldProblem]:
+def _duplicate_options(at: str, option_ids: list[Any]) -> list[FieldProblem]:
     return duplicates(option_ids, f"{at}.options", "option_id")
 
 
-def _duplicate_keys(product_keys: list, group_ids: list) -> list[FieldProblem]:
+def _duplicate_keys(product_keys: list[Any], group_ids: list[Any]) -> list[FieldProblem]:
     problems = duplicates(product_keys, "products", "product_id")
     return problems + duplicates(group_ids, "modifier_groups", "group_id")
 
@@ -101,46 +97,86 @@ def _readable_problems(refused: Refused) -> list[FieldProblem]:
     return problems
 
 
+PRODUCTS = Write(
+    "products",
+    ProductsBatch,
+    ProductsKey,
+    meaning_of_body(ProductsBatch),
+    _readable_problems,
+    lambda batch: {p.store_id for p in batch.products if p.store_id is not None},
+)
+
+
+@dataclass(slots=True)
+class CheckedProducts(Checked):
+    products: list[ProductMaster] = field(default_factory=list)  # what is saved
+    groups: list[ModifierGroupMaster] = field(default_factory=list)
+
+
 def put_products(
     storage: PutProductsStorage, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "products", body, ProductsKey, meaning_of_body(ProductsBatch))
-    if resent is not None:
-        return resent
-    batch, unknown = parse(ProductsBatch, body, _readable_problems)
-    store_ids = {p.store_id for p in batch.products if p.store_id is not None}
-    access.require_registered(storage, partner.partner_id, store_ids)
-    problems = _body_problems(batch) + _store_currency_problems(storage, partner.partner_id, batch.products)
-    raise_if_any(problems, body)
+    opened = open_batch(storage, partner.partner_id, PRODUCTS, body)
+    if isinstance(opened, BatchOutcome):  # a resend
+        return opened
+    currencies = read_needs(storage, partner.partner_id, opened.batch)
+    checked = check(opened, currencies)
+    raise_if_any(checked.problems, body)
+    return save(storage, partner.partner_id, opened, checked, validate_only)
 
+
+def read_needs(storage: MasterReads, partner_id: str, batch: ProductsBatch) -> dict[str, str | None]:
+    """The currency of each store a product is specific to, from its master data (None: not sent yet)."""
+    currencies: dict[str, str | None] = {}
+    for product in batch.products:
+        if product.store_id is not None and product.store_id not in currencies:
+            store = storage.get_store(partner_id, product.store_id)
+            currencies[product.store_id] = None if store is None else store.currency
+    return currencies
+
+
+def check(opened: Opened[ProductsBatch], currencies: dict[str, str | None]) -> CheckedProducts:
+    """The body's own checks and the currency of each store-specific product against its store's
+    (`currencies`: `read_needs`); then the size of what is stored, and the warnings."""
+    batch, body = opened.batch, opened.body
+    problems = _body_problems(batch) + _store_currency_problems(batch.products, currencies)
+    if problems:
+        return CheckedProducts(problems)
     products = [
         ProductMaster(p.product_id, p.store_id, p.version, p.last_modified_at, p.model_dump(mode="json"))
         for p in batch.products
     ]
     groups = [ModifierGroupMaster(g.group_id, g.model_dump(mode="json")) for g in batch.modifier_groups]
-    raise_if_any(oversized_masters(products, groups), body)
-    marker = new_marker(partner.partner_id, batch, "products", len(products), body)
+    problems = oversized_masters(products, groups)
+    if problems:
+        return CheckedProducts(problems)
+    warnings = empty_value_warnings(warned_empty_values(ProductsBatch, body)) + unknown_member_warnings(opened.unknown)
+    return CheckedProducts(warnings=warnings, products=products, groups=groups)
+
+
+def save(
+    storage: PutProductsStorage,
+    partner_id: str,
+    opened: Opened[ProductsBatch],
+    checked: CheckedProducts,
+    validate_only: bool,
+) -> BatchOutcome:
+    marker = new_marker(partner_id, opened.batch, "products", len(checked.products), opened.body)
     return accept(
         storage,
         marker,
-        lambda m: storage.save_products(m, products, groups),
-        empty_value_warnings(warned_empty_values(ProductsBatch, body)) + unknown_member_warnings(unknown),
-        sent_batch_id=batch.batch_id,
+        lambda m: storage.save_products(m, checked.products, checked.groups),
+        checked.warnings,
+        sent_batch_id=opened.batch.batch_id,
         validate_only=validate_only,
     )
 
 
-def _store_currency_problems(storage: MasterReads, partner_id: str, products: list[Product]) -> list[FieldProblem]:
+def _store_currency_problems(products: list[Product], currencies: dict[str, str | None]) -> list[FieldProblem]:
     """A store-specific product is priced in its store's currency, once the store is known."""
-    currencies: dict[str, str | None] = {}
     problems = []
     for index, product in enumerate(products):
-        if product.store_id is None:
-            continue
-        if product.store_id not in currencies:
-            store = storage.get_store(partner_id, product.store_id)
-            currencies[product.store_id] = None if store is None else store.currency
-        expected = currencies[product.store_id]
+        expected = None if product.store_id is None else currencies.get(product.store_id)
         if expected is not None and product.currency != expected:
             problems.append(
                 FieldProblem(

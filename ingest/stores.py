@@ -1,42 +1,67 @@
-"""PUT /stores: upsert the partner's store master data (spec 4.5)."""
+"""PUT /stores: upsert the partner's store master data (spec 4.5). The shape of every write
+(ingest/write_flow.py); its checks need nothing stored."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
+from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites
 from core.records import Partner, StoreMaster
-from ingest import access
-from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
+from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
-from ingest.parsing import Refused, duplicates, parse, raise_if_any
+from ingest.parsing import Refused, duplicates, raise_if_any
 from ingest.wire.requests import StoresBatch
 from ingest.wire.resend_keys import StoresKey
+from ingest.write_flow import Checked, Opened, Write, open_batch
 
 
 class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):
     """What PUT /stores uses of storage."""
 
 
-def _duplicate_stores(store_ids: list) -> list:
+def _duplicate_stores(store_ids: list[Any]) -> list[FieldProblem]:
     return duplicates(store_ids, "stores", "store_id")
 
 
-def _readable_problems(refused: Refused) -> list:
+def _readable_problems(refused: Refused) -> list[FieldProblem]:
     """The repeated store_ids of a refused batch, among those that can be read."""
     return _duplicate_stores(refused.readable_values("stores", "store_id"))
+
+
+STORES = Write(
+    "stores",
+    StoresBatch,
+    StoresKey,
+    meaning_of_body(StoresBatch),
+    _readable_problems,
+    lambda batch: [store.store_id for store in batch.stores],
+)
+
+
+@dataclass(slots=True)
+class CheckedStores(Checked):
+    masters: list[StoreMaster] = field(default_factory=list)  # what is saved
 
 
 def put_stores(
     storage: PutStoresStorage, partner: Partner, body: bytes, *, validate_only: bool = False
 ) -> BatchOutcome:
-    resent = known_batch(storage, partner.partner_id, "stores", body, StoresKey, meaning_of_body(StoresBatch))
-    if resent is not None:
-        return resent
-    batch, unknown = parse(StoresBatch, body, _readable_problems)
-    store_ids = [store.store_id for store in batch.stores]
-    access.require_registered(storage, partner.partner_id, store_ids)
-    raise_if_any(_duplicate_stores(store_ids))
+    opened = open_batch(storage, partner.partner_id, STORES, body)
+    if isinstance(opened, BatchOutcome):  # a resend
+        return opened
+    checked = check(opened)  # nothing stored to read first
+    raise_if_any(checked.problems)
+    return save(storage, partner.partner_id, opened, checked, validate_only)
+
+
+def check(opened: Opened[StoresBatch]) -> CheckedStores:
+    """A store_id at most once; the master data of each store."""
+    batch = opened.batch
+    problems = _duplicate_stores([store.store_id for store in batch.stores])
+    if problems:
+        return CheckedStores(problems)
     masters = [
         StoreMaster(
             s.store_id,
@@ -50,12 +75,18 @@ def put_stores(
         )
         for s in batch.stores
     ]
-    marker = new_marker(partner.partner_id, batch, "stores", len(masters), body)
+    return CheckedStores(warnings=unknown_member_warnings(opened.unknown), masters=masters)
+
+
+def save(
+    storage: PutStoresStorage, partner_id: str, opened: Opened[StoresBatch], checked: CheckedStores, validate_only: bool
+) -> BatchOutcome:
+    marker = new_marker(partner_id, opened.batch, "stores", len(checked.masters), opened.body)
     return accept(
         storage,
         marker,
-        lambda m: storage.save_stores(m, masters),
-        unknown_member_warnings(unknown),
-        sent_batch_id=batch.batch_id,
+        lambda m: storage.save_stores(m, checked.masters),
+        checked.warnings,
+        sent_batch_id=opened.batch.batch_id,
         validate_only=validate_only,
     )

@@ -43,7 +43,7 @@ def resent_moved_warnings(stored: BatchMarker | None, body: bytes) -> list[Batch
     return _moved_warnings(ids, stored.changes.moves)
 
 
-def _moved_warnings(trade_record_ids: list, moves: tuple[RecordMove, ...]) -> list[BatchWarning]:
+def _moved_warnings(trade_record_ids: list[object], moves: tuple[RecordMove, ...]) -> list[BatchWarning]:
     index_of = {trade_record_id: index for index, trade_record_id in enumerate(trade_record_ids)}
     return [
         BatchWarning(

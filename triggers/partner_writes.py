@@ -10,7 +10,7 @@ from ingest import daily_close, mappings, products, stores, trade_records
 from ingest.batches import BatchOutcome
 from triggers.http import PartnerCall, Result, batch_result, handle
 
-bp = func.Blueprint()
+bp = func.Blueprint()  # type: ignore[no-untyped-call,unused-ignore]  # azure-functions has no annotations here
 
 # A write's use case, given the call, the body and whether to validate only.
 WriteUseCase = Callable[[PartnerCall, bytes, bool], BatchOutcome]

@@ -1,4 +1,4 @@
-"""The per-record problems of a parsed batch (ingest.trade_records._record_problems) on both kinds of batch (the
+"""The per-record problems of a parsed batch (ingest.trade_records.record_problems) on both kinds of batch (the
 fast path's msgspec Structs and the slow way's dataclasses): repeats of line_no and payment_id, the currency
 against the store's, amounts in another currency (one reader per currency, noting into the batch's list), in
 the records' order."""
@@ -12,7 +12,7 @@ import pytest
 
 from core.records import StoreMaster
 from ingest.one_parse import read_batch, validated_once
-from ingest.trade_records import _record_problems
+from ingest.trade_records import record_problems
 from ingest.wire.requests import TradeRecordsBatch
 from tests.trade_payloads import Line, Pay, trade_batch, trade_record
 
@@ -43,7 +43,7 @@ def problems_of(records: list[dict]) -> list[tuple[str, str]]:
     """(path, message) of every problem, the same on both kinds of batch."""
     answers = []
     for batch in batches(records):
-        problems, amounts = _record_problems(batch, STORE, 2)
+        problems, amounts = record_problems(batch, STORE, 2)
         assert len(amounts) == len(records)
         answers.append([(problem.path, problem.message) for problem in problems])
     assert all(answer == answers[0] for answer in answers)
