@@ -80,7 +80,7 @@ def _refused_record_problems(
 
 
 def _raw_at(refused: Refused, location: tuple[str | int, ...]) -> Any:
-    value = refused.raw
+    value: Any = refused.raw  # JSON: objects and arrays, indexed by the location's names and positions
     for step in location:
         value = value[step]
     return value
