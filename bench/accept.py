@@ -49,7 +49,7 @@ def run(cfg: Config, tmp: Path) -> dict[str, Any]:
         settled()
         again_s, answer = timed(partial(service.post_trade_records, body))
         again = _outcome(answer)
-        if not again.replayed or again.warnings != outcome.warnings:  # the first answer's warnings (issue 32)
+        if not again.replayed or again.warnings != outcome.warnings:  # the first answer's warnings (decision 0030)
             raise RuntimeError(f"a resend was not answered ALREADY_RECEIVED: {again.as_dict()}")
         settled()
         again_floor_s, known = timed(partial(floors.resend, floor_db, body))
@@ -110,7 +110,7 @@ def _settled(service: harness.Service) -> None:
     """Before a timed call: garbage collected, and the service's checkpoint done. The service checkpoints
     SQLite's log in a thread of its own after each write (backends/sqlite/database.py): waited for here, it
     does not run inside the next timed call, the floor's or its own. The floor checkpoints inside its
-    commits, as a minimal server does (docs/decisions.md)."""
+    commits, as a minimal server does (decision 0061)."""
     fresh()
     storage = service.storage
     assert isinstance(storage, SqliteStorage)  # the benchmark's service (harness.open_service)

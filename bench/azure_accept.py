@@ -420,7 +420,7 @@ def render(result: dict, markdown: bool = False) -> str:
         "",
     ]
     targets = [(target["target"], target["value"], "PASS" if target["met"] else "MISS") for target in result["targets"]]
-    return "\n".join(lines + _table(("target (issue 30)", "measured", ""), targets, markdown))
+    return "\n".join(lines + _table(("target", "measured", ""), targets, markdown))
 
 
 def _kinds(figures: dict) -> str:

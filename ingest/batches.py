@@ -11,7 +11,7 @@ UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch,
 is taken with the batch_id's text in that form (`body_digest`), so such a resend is the same body.
 
 A validate-only request (`validate_only`) goes through the same use case, with every check and the
-resend look-up; `accept` then stores nothing and the outcome is VALID (docs/decisions.md).
+resend look-up; `accept` then stores nothing and the outcome is VALID (decision 0022).
 
 The warnings that no single use case owns are built here too: members the service does not know
 (ignored, so a misspelled field would lose its value without a word) and a repeated batch_seq.
@@ -141,7 +141,7 @@ def says_the_same(stored: BatchMarker, body: bytes, meaning_of: Callable[[bytes]
 # Both batch warnings concern the request as a whole ("$", as a problem about the whole body is located)
 # and name batch_id as the field: the remedy is a new batch_id.
 def replay(stored: BatchMarker, kind: str, same: bool, sent_batch_id: str) -> BatchOutcome:
-    """ALREADY_RECEIVED, with the warnings of the first answer (issue 32: the first answer is often the one
+    """ALREADY_RECEIVED, with the warnings of the first answer (decision 0030: the first answer is often the one
     that was lost, hence the resend), after a word on this request when its body or endpoint differs."""
     warnings = []
     if stored.kind != kind:

@@ -1,5 +1,5 @@
 """What a batch of trade records is as a whole (POST /trade-records): its marker and what its body says, and
-what a resend of it is answered and finishes: the first answer's TRADE_RECORD_MOVED warnings (issue 32) and
+what a resend of it is answered and finishes: the first answer's TRADE_RECORD_MOVED warnings (decision 0030) and
 the days its first attempt changed."""
 
 from __future__ import annotations
