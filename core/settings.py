@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from core.retention import MIN_RETENTION_DAYS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
 EXAMPLE_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json.example"
@@ -131,6 +133,17 @@ def _int(name: str, default: int) -> int:
         raise ValueError(f"setting {name} must be an integer, got {raw!r}") from None
 
 
+def _retention_days(name: str) -> int:
+    """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision: Retention of trade records)."""
+    days = _int(name, 0)
+    if days != 0 and days < MIN_RETENTION_DAYS:
+        raise ValueError(
+            f"setting {name} must be 0 (keep every store-day) or at least {MIN_RETENTION_DAYS} days, got {days}: "
+            "the nightly export must have run on a store-day, and its late versions arrived, before it leaves"
+        )
+    return days
+
+
 def _bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     if not raw:
@@ -196,6 +209,9 @@ class Settings:
     oauth_issuers: tuple[str, ...] = ()
     oauth_audiences: tuple[str, ...] = ()
     oauth_keys_refresh_seconds: int = 300
+    # Days past its business date a store-day's trade records stay in the hot store (0: for good); older
+    # store-days are refused and retired (core/retention.py; decision: Retention of trade records).
+    trade_record_retention_days: int = 0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -223,4 +239,5 @@ class Settings:
             ),
             oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
             oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
+            trade_record_retention_days=_retention_days("TRADE_RECORD_RETENTION_DAYS"),
         )

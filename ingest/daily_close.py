@@ -24,6 +24,7 @@ from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, known_batch, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, parse, raise_if_any
+from ingest.retention import retired_day_problems
 from ingest.trade_records import require_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
@@ -57,6 +58,7 @@ def post_daily_close(
     access.require_registered(storage, partner.partner_id, [close.store_id])
     store = require_store_master(storage, partner.partner_id, close.store_id)
     problems = store_currency_problem("currency", close.currency, store)
+    problems += retired_day_problems(storage, close.business_date)
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
     raise_if_any(problems, body)
 

@@ -50,6 +50,7 @@ from ingest.parsing import Refused, duplicates, list_member, parse, raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
 from ingest.record_documents import document_json
+from ingest.retention import retired_day_problems
 from ingest.stored_size import oversized_records
 from ingest.trade_batches import (
     finish_resent,
@@ -268,7 +269,7 @@ def post_trade_records(
         else require_store_master(storage, partner.partner_id, batch.store_id)
     )
     problems, amounts = _record_problems(batch, store, None if exact is None else exponent)
-    raise_if_any(problems, body)
+    raise_if_any(problems + retired_day_problems(storage, batch.business_date), body)
 
     standard_of = storage.get_mapping(partner.partner_id).standard_code_of()
     known_payment_types = set(payment_directions_in_effect(storage.payment_directions(partner.partner_id)))
