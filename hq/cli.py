@@ -29,6 +29,7 @@ from hq import (
     poison_queue,
     products,
     reconciliations,
+    retention,
     smoke,
     stores,
 )
@@ -44,6 +45,7 @@ GROUPS = (
     poison_queue,
     dashboard,
     cosmos_index,
+    retention,
     smoke,
 )
 

@@ -57,6 +57,7 @@ class CosmosStorage:
         credential=None,
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
+        retention_days: int = 0,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
         throttling: ThrottlePlan | None = None,
@@ -79,6 +80,8 @@ class CosmosStorage:
         if throttling is not None:
             self._containers = throttled(self._containers, throttling)
         containers = self._containers
+        # Items of a store-day carry a ttl by it (core/retention.py; decision: Retention of trade records).
+        self.retention_days = retention_days
         self._writers = WriterPool()
         self._markers = Markers(containers.batches, marker_ttl_days)
         self._partners = Partners(containers.partners, self._writers)
@@ -97,6 +100,7 @@ class CosmosStorage:
             key=settings.cosmos_key or None,
             create_containers=settings.cosmos_create_containers,
             marker_ttl_days=settings.batch_marker_ttl_days,
+            retention_days=settings.trade_record_retention_days,
             throttling=ThrottlePlan.parse(settings.cosmos_inject_throttling),
         )
 

@@ -20,16 +20,22 @@ from backends.memory.batch_writes import MemoryBatchWrites
 from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
+from backends.memory.retirement import MemoryRetirement
 
 if TYPE_CHECKING:
-    from core.ports import Storage
+    from core.ports import Retirement, Storage
 
 
-class MemoryStorage(MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview):
+class MemoryStorage(
+    MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview, MemoryRetirement
+):
     """Every part over one set of tables (MemoryState.__init__)."""
 
 
 if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others
 
     def _as_storage(storage: MemoryStorage) -> Storage:
+        return storage
+
+    def _as_retirement(storage: MemoryStorage) -> Retirement:
         return storage

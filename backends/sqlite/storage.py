@@ -15,11 +15,19 @@ from backends.sqlite.batch_writes import SqliteBatchWrites
 from backends.sqlite.overview import SqliteOverview
 from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
+from backends.sqlite.retirement import SqliteRetirement
 from backends.sqlite.schema import open_database
 
 
 class SqliteStorage(
-    SqliteAdministration, SqliteAdmission, SqliteBatchWrites, SqliteReads, SqliteResults, SqliteOverview
+    SqliteAdministration,
+    SqliteAdmission,
+    SqliteBatchWrites,
+    SqliteReads,
+    SqliteResults,
+    SqliteOverview,
+    SqliteRetirement,
 ):
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)
+        self.retention_days = retention_days  # core/retention.py: the store-days this store keeps
