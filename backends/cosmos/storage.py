@@ -11,6 +11,7 @@ from pathlib import Path
 from backends.cosmos.admission import Admission
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
@@ -83,11 +84,12 @@ class CosmosStorage:
         # Items of a store-day carry a ttl by it (core/retention.py; decision: Retention of trade records).
         self.retention_days = retention_days
         self._writers = WriterPool()
-        self._markers = Markers(containers.batches, marker_ttl_days)
+        expiry = DayExpiry(retention_days)
+        self._markers = Markers(containers.batches, marker_ttl_days, expiry)
         self._partners = Partners(containers.partners, self._writers)
         self._admission = Admission(containers.partners, self._partners)
         self._masters = Masters(containers.partners, self._writers, self._markers)
-        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers)
+        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers, expiry)
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
