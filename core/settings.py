@@ -133,12 +133,11 @@ def _int(name: str, default: int) -> int:
         raise ValueError(f"setting {name} must be an integer, got {raw!r}") from None
 
 
-def _retention_days(name: str) -> int:
+def _retention_days(days: int) -> int:
     """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision: Retention of trade records)."""
-    days = _int(name, 0)
     if days != 0 and days < MIN_RETENTION_DAYS:
         raise ValueError(
-            f"setting {name} must be 0 (keep every store-day) or at least {MIN_RETENTION_DAYS} days, got {days}: "
+            f"setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least {MIN_RETENTION_DAYS} days, got {days}: "
             "the nightly export must have run on a store-day, and its late versions arrived, before it leaves"
         )
     return days
@@ -239,5 +238,5 @@ class Settings:
             ),
             oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
             oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
-            trade_record_retention_days=_retention_days("TRADE_RECORD_RETENTION_DAYS"),
+            trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),
         )
