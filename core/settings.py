@@ -137,7 +137,8 @@ def _retention_days(days: int) -> int:
     """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision: Retention of trade records)."""
     if days != 0 and days < MIN_RETENTION_DAYS:
         raise ValueError(
-            f"setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least {MIN_RETENTION_DAYS} days, got {days}: "
+            "setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least "
+            f"{MIN_RETENTION_DAYS} days, got {days}: "
             "the nightly export must have run on a store-day, and its late versions arrived, before it leaves"
         )
     return days

@@ -140,7 +140,7 @@ def push(storage, queue, partner, date: str, records: list[dict], **options):
 
 def close(storage, queue, partner, date: str, records: list[dict], **options):
     totals = totals_of(records, {"01"}, DIRECTIONS, exponent=0)
-    body = orjson.dumps(daily_close(STORE, date, totals, currency="JPY", exponent=0))
+    body = orjson.dumps(daily_close(STORE, date, totals, currency="JPY"))
     return post_daily_close(storage, queue, partner, body, 0, **options)
 
 
