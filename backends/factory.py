@@ -25,7 +25,7 @@ def open_storage(settings: Settings) -> Storage:
     if settings.backend == "sqlite":
         from backends.sqlite.storage import SqliteStorage
 
-        return SqliteStorage(settings.data_dir)
+        return SqliteStorage(settings.data_dir, settings.trade_record_retention_days)
     if settings.backend == "azure":
         from backends.cosmos.storage import CosmosStorage
 

@@ -263,7 +263,8 @@ def report(barcodes: int) -> tuple[str, bool]:
         every.refused += tally.refused
         every.refused_before += tally.refused_before
     lines.append(
-        f"All barcodes: refused {every.share(every.refused)} (before barcodes were recognised: {every.share(every.refused_before)}); "
+        f"All barcodes: refused {every.share(every.refused)} "
+        f"(before barcodes were recognised: {every.share(every.refused_before)}); "
         f"bound {100 * MAX_BARCODES_REFUSED:.1f} %"
     )
     met = cards.refused == cards.total and every.refused_share <= MAX_BARCODES_REFUSED

@@ -11,6 +11,7 @@ import re
 
 from backends.cosmos.connection import PROJECT_ROOT
 from bench.request_charges import read_ru
+from core.retention import EXPIRY_GRACE_DAYS
 
 GB = 1024**3
 INFRA = PROJECT_ROOT / "infra"
@@ -55,6 +56,9 @@ class Chain:
     small_request_ms: float = 30.0  # ASSUMED: a close, a status read (a few point operations)
     rate_limit_per_minute: int = 600  # RATE_LIMIT_PER_MINUTE default (core/settings.py), per partner
     autoscale_headroom: float = 1.2
+    # TRADE_RECORD_RETENTION_DAYS (core/settings.py; 0: every store-day kept): the hot store then holds the
+    # records of the last N days and the EXPIRY_GRACE_DAYS before they expire; closes and results stay.
+    retention_days: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,7 +210,13 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
     )
     busy_seconds_month = chain.stores * chain.days_per_month * store_day_ms / 1000
     queue_ops_month = chain.stores * chain.days_per_month * (costs.queue_messages_per_close + 2)  # + get, delete
-    year_gb = 12 * (stored_month_gb + closes_month_gb)
+    # Storage after a year: every record, or with retention only the store-days still held (decision:
+    # Retention of trade records); closes and results are kept either way.
+    year_days = 12 * chain.days_per_month
+    held_days = min(year_days, chain.retention_days + 1 + EXPIRY_GRACE_DAYS) if chain.retention_days else year_days
+    records_gb_per_day = day_records * costs.cosmos_bytes_per_record / GB
+    year_gb = records_gb_per_day * held_days + 12 * closes_month_gb
+    held_records_gb = stored_month_gb if not chain.retention_days else records_gb_per_day * held_days
     serverless_fits_stores = int(prices.serverless_rus_per_container / (peak_ru_s / chain.stores))
     partner_partition_ru_s = peak_requests_s * costs.ru_count_request
     costs_month = {
@@ -245,10 +255,14 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
         ),
         _part(
             "Cosmos DB serverless, storage per container",
-            stored_month_gb,
+            held_records_gb,
             prices.serverless_storage_per_container_gb,
-            "GB in the first month",
-            "provisioned throughput; a retention policy (TTL, or an archive to Blob Storage) for old store-days",
+            f"GB held with {chain.retention_days} days of retention"
+            if chain.retention_days
+            else "GB in the first month",
+            "provisioned throughput; a shorter TRADE_RECORD_RETENTION_DAYS"
+            if chain.retention_days
+            else "provisioned throughput; TRADE_RECORD_RETENTION_DAYS (store-days past it expire, after the export)",
         ),
         _part(
             "daily-closes: the partner's logical partition, one year",
@@ -304,9 +318,10 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
             "storage growth (GB)": stored_month_gb + closes_month_gb,
             "physical partitions after 12 months": max(
                 math.ceil(autoscale_max / prices.rus_per_physical_partition),
-                math.ceil(12 * (stored_month_gb + closes_month_gb) / prices.gb_per_physical_partition),
+                math.ceil(year_gb / prices.gb_per_physical_partition),
             ),
             "store-day partition (MB)": chain.records_per_store_day * costs.cosmos_bytes_per_record / 1024**2,
+            "store-days of records held after 12 months": held_days,
             "after 12 months, stored (GB)": year_gb,
             "after 12 months, storage (USD/month)": year_gb * prices.cosmos_storage_per_gb_month,
             "after 12 months, throughput billed at least (RU/s)": year_gb * prices.rus_per_gb_stored,

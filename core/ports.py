@@ -37,6 +37,7 @@ from core.records import (
     TradeRecordRow,
     UnknownProduct,
 )
+from core.retention import HeldDay, Retention
 from core.stored_json import JsonObject
 
 
@@ -216,9 +217,10 @@ class TradeRecordReads(Protocol):
         ...
 
 
-class Reconciliations(Protocol):
+class Reconciliations(Retention, Protocol):
     """Closed store-days and their reconciliation results: what is due, what a run may save, what puts
-    a checked day back to RECEIVED."""
+    a checked day back to RECEIVED; and how long the store keeps a day's records (Retention): a day past
+    it keeps its result, never computed again from records that are gone."""
 
     def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None: ...
 
@@ -299,6 +301,22 @@ class ExportReads(Protocol):
     def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
         """The latest version of each trade record of the store-day with its `document_json`, read page by
         page as it is consumed (a day is never held whole by the adapter), in no particular order."""
+        ...
+
+
+class Retirement(Retention, Protocol):
+    """Store-days leaving the hot store in bounded steps (SQLite and memory; Cosmos DB lets them expire by
+    their items' ttl): decision: Retention of trade records."""
+
+    def held_days_before(self, before: dt.date) -> list[HeldDay]:
+        """Every store-day with a business_date before `before` that still holds trade records or trade
+        record batches, oldest first, with its close's status and checked_at."""
+        ...
+
+    def retire_rows(self, partner_id: str, store_id: str, business_date: dt.date, max_rows: int) -> int:
+        """Delete, in one transaction, at most `max_rows` of the store-day's trade records (with their
+        payment-id entries), or once none is left its trade record batches (markers); the number
+        deleted, 0 when nothing is left. Its close, the close's receipts and result stay."""
         ...
 
 

@@ -16,6 +16,7 @@ from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.ports import DelayedQueue, MasterReads, Reconciliations
 from core.records import ClosedDay, ReconcileRequest, RecordChanges, StoreDay
+from core.retention import is_retired
 
 log = logging.getLogger("pos.reconcile")
 
@@ -47,12 +48,14 @@ def rerun_after_mapping(
     Comparing with what each result used, rather than with the mapping before the upload, makes this
     safe to repeat: a mapping upload that failed after its mapping was stored (and before or while
     re-enqueueing) is completed by the partner's retry, which is answered ALREADY_RECEIVED and runs
-    this again. `changed_codes` only serves results saved before they recorded their mapping."""
+    this again. `changed_codes` only serves results saved before they recorded their mapping. A store-day
+    past the retention keeps its result."""
     standard_of = storage.get_mapping(partner_id).standard_code_of()
+    today = utc_now().date()
     count = 0
     for day in storage.closed_days(partner_id):
-        if day.status == "RECEIVED":
-            continue
+        if day.status == "RECEIVED" or is_retired(day.business_date, today, storage.retention_days):
+            continue  # a retired day keeps its result: its records are gone (decision: Retention of trade records)
         stale = is_stale(day, standard_of)
         if stale is None:
             stale = day.details is not None and bool(set(day.details.get("source_codes", [])) & changed_codes)
@@ -77,11 +80,16 @@ def reopen_changed_days(
     Only the call that reopened a day sends: a day already RECEIVED is due anyway (its message, or the sweep
     when that was lost), so however many batches arrive, a day is reconciled once per delay. Safe to repeat:
     a retry of the batch, answered ALREADY_RECEIVED, runs this again from its marker, with `checked_before`
-    the batch's time of receipt, so that a result computed since is not thrown away again. Returns the
-    number of days reopened."""
-    due_at = utc_now() + dt.timedelta(seconds=delay_seconds)
+    the batch's time of receipt, so that a result computed since is not thrown away again. A day past the
+    retention that a record moved out of keeps its result (its records may be gone already: decision:
+    Retention of trade records). Returns the number of days reopened."""
+    now = utc_now()
+    due_at = now + dt.timedelta(seconds=delay_seconds)
     reopened = 0
     for day in changes.days(batch_day):
+        if is_retired(day.business_date, now.date(), storage.retention_days):
+            log.info("store-day %s is past the retention: it keeps its result though a record moved out", day)
+            continue
         moves = [move for move in changes.moves if day in (move.left, move.to)]
         closed = storage.reopen_day(partner_id, day, due_at, moves, checked_before)
         if closed is None:

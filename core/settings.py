@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from core.retention import MIN_RETENTION_DAYS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
 EXAMPLE_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json.example"
@@ -135,6 +137,17 @@ def _int(name: str, default: int) -> int:
         raise ValueError(f"setting {name} must be an integer, got {raw!r}") from None
 
 
+def _retention_days(days: int) -> int:
+    """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision: Retention of trade records)."""
+    if days != 0 and days < MIN_RETENTION_DAYS:
+        raise ValueError(
+            "setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least "
+            f"{MIN_RETENTION_DAYS} days, got {days}: "
+            "the nightly export must have run on a store-day, and its late versions arrived, before it leaves"
+        )
+    return days
+
+
 def _bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     if not raw:
@@ -203,6 +216,9 @@ class Settings:
     # not signed in with Entra ID (Azurite); "" signs in with Entra ID.
     export_destination: str = ""
     export_storage_connection: str = ""
+    # Days past its business date a store-day's trade records stay in the hot store (0: for good); older
+    # store-days are refused and retired (core/retention.py; decision: Retention of trade records).
+    trade_record_retention_days: int = 0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -231,4 +247,5 @@ class Settings:
             oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
             export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
             export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
+            trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),
         )

@@ -30,6 +30,7 @@ from hq import (
     poison_queue,
     products,
     reconciliations,
+    retention,
     smoke,
     stores,
 )
@@ -46,6 +47,7 @@ GROUPS = (
     dashboard,
     exports,
     cosmos_index,
+    retention,
     smoke,
 )
 

@@ -147,6 +147,10 @@ param reconcileSweepGraceSeconds int = 300
 @minValue(0)
 param batchMarkerTtlDays int = 0
 
+@description('TRADE_RECORD_RETENTION_DAYS: 0 (default) keeps every store-day in Cosmos DB; N >= 7 refuses writes for store-days older than N days and lets their records, index entries and trade record batches expire 2 days later; closes and results stay (docs/decisions/README.md, Retention of trade records).')
+@minValue(0)
+param tradeRecordRetentionDays int = 0
+
 @description('OAUTH_ISSUER: identity providers whose bearer tokens are accepted beside API keys, comma-separated (Entra ID: https://login.microsoftonline.com/TENANT_ID/v2.0); empty: API keys only (docs/operator-guide.md, Partners on bearer tokens).')
 param oauthIssuer string = ''
 
@@ -306,6 +310,7 @@ var appSettings = {
   COSMOS_DATABASE: cosmosDatabaseName
   COSMOS_CREATE_CONTAINERS: 'false'
   BATCH_MARKER_TTL_DAYS: string(batchMarkerTtlDays)
+  TRADE_RECORD_RETENTION_DAYS: string(tradeRecordRetentionDays)
   RATE_LIMIT_PER_MINUTE: string(rateLimitPerMinute)
   AUTH_FAILURES_PER_MINUTE: '60' // failed authentications per client address per minute, each instance (triggers/auth_failures.py)
   OAUTH_ISSUER: oauthIssuer

@@ -15,16 +15,19 @@ commits or the attempts run out); the sweep re-sends any close left RECEIVED.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Protocol
 
 from core import faults, reconcile_messages
 from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
 from core.records import BatchMarker, ClosedDay, Partner, ReconcileRequest, StoreMaster
+from core.retention import Retention
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, raise_if_any
+from ingest.retention import EVERY_DAY_HELD, HeldDays, held_days
 from ingest.store_checks import no_store_master, store_currency_problem
 from ingest.wire.requests import DailyClose
 from ingest.wire.resend_keys import StoreDayKey
@@ -33,7 +36,7 @@ from ingest.write_flow import Checked, Opened, Write, open_batch
 AMOUNTS = ("net_sales_amount", "tax_amount", "tip_amount", "payment_total_amount")
 
 
-class DailyCloseStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, Protocol):
+class DailyCloseStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, Retention, Protocol):
     """What POST /daily-close uses of storage: the store's master data, and whether the store-day received
     this close before (then it sends no message)."""
 
@@ -65,24 +68,33 @@ def post_daily_close(
     opened = open_batch(storage, partner.partner_id, DAILY_CLOSE, body)
     if isinstance(opened, BatchOutcome):  # a resend
         return opened
-    store = read_needs(storage, partner.partner_id, opened.batch)
-    checked = check(opened, store)
+    needs = read_needs(storage, partner.partner_id, opened.batch)
+    checked = check(opened, needs)
     raise_if_any(checked.problems, body)
     return save(storage, queue, partner.partner_id, opened, checked, delay_seconds, validate_only)
 
 
-def read_needs(storage: MasterReads, partner_id: str, close: DailyClose) -> StoreMaster | None:
-    """The store's master data (None: not sent yet), for its currency."""
-    return storage.get_store(partner_id, close.store_id)
+@dataclass(frozen=True, slots=True)
+class CloseNeeds:
+    """What the checks of a daily close read from storage (`read_needs`)."""
+
+    store: StoreMaster | None  # None: no master data yet, and the close is refused
+    held: HeldDays = EVERY_DAY_HELD  # the store-days the hot store still holds (TRADE_RECORD_RETENTION_DAYS)
 
 
-def check(opened: Opened[DailyClose], store: StoreMaster | None) -> Checked:
+def read_needs(storage: DailyCloseStorage, partner_id: str, close: DailyClose) -> CloseNeeds:
+    """The store's master data (None: not sent yet), for its currency, and the retention in effect."""
+    return CloseNeeds(storage.get_store(partner_id, close.store_id), held_days(storage))
+
+
+def check(opened: Opened[DailyClose], needs: CloseNeeds) -> Checked:
     """The store's master data was sent first (`no_store_master`); the close is in the store's currency,
-    with amounts in its minor units."""
-    close = opened.batch
+    with amounts in its minor units, for a store-day the hot store still holds."""
+    close, store = opened.batch, needs.store
     if store is None:
         return Checked(no_store_master(close.store_id))
     problems = store_currency_problem("currency", close.currency, store)
+    problems += needs.held.problems(close.business_date)
     problems += money_problems([(name, getattr(close, name)) for name in AMOUNTS], close.currency)
     if problems:
         return Checked(problems)

@@ -36,6 +36,7 @@ from core.records import (
     TradeRecordRow,
     record_changes,
 )
+from core.retention import Retention
 from ingest.amounts import MoneyReader
 from ingest.batches import (
     BatchOutcome,
@@ -53,6 +54,7 @@ from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
 from ingest.record_documents import document_json
 from ingest.record_structure import readable_problems, structure_problems
+from ingest.retention import EVERY_DAY_HELD, HeldDays, held_days
 from ingest.store_checks import no_store_master, store_currency_problem
 from ingest.stored_size import oversized_records
 from ingest.trade_batches import (
@@ -76,7 +78,7 @@ if TYPE_CHECKING:
 
 
 class TradeRecordsStorage(
-    Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations, Protocol
+    Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations, Retention, Protocol
 ):
     """What POST /trade-records uses of storage: the store, mapping and payment directions for its warnings,
     the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
@@ -109,6 +111,7 @@ class RecordsNeeds:
     payment_types: set[str]  # the payment types with a direction in effect
     payment_id_users: dict[str, set[str]]  # the stored trade records using each of the batch's payment_ids
     batch_seq_twins: list[str]  # the batch_ids of the store-day's batches with the batch's batch_seq
+    held: HeldDays = EVERY_DAY_HELD  # the store-days the hot store still holds (TRADE_RECORD_RETENTION_DAYS)
 
 
 @dataclass(slots=True)
@@ -168,6 +171,7 @@ def read_needs(storage: TradeRecordsStorage, partner_id: str, opened: OpenedReco
         set(payment_directions_in_effect(storage.payment_directions(partner_id))),
         storage.trade_records_by_payment_id(partner_id, batch_payment_ids(batch.trade_records)),
         batch_seq_twins(storage, partner_id, batch.store_id, batch.business_date, batch.batch_seq),
+        held_days(storage),
     )
 
 
@@ -181,6 +185,7 @@ def check(opened: OpenedRecords, needs: RecordsNeeds) -> CheckedRecords:
     if store is None:
         return CheckedRecords(no_store_master(batch.store_id))
     problems, amounts = record_problems(batch, store, opened.places)
+    problems += needs.held.problems(batch.business_date)
     if problems:
         return CheckedRecords(problems)
     warnings = per_record_warnings(batch, amounts, store, needs)

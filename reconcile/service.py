@@ -19,6 +19,7 @@ from core.money import currency_exponent
 from core.ports import BatchMarkers, DelayedQueue, MasterReads, Overview, Reconciliations, TradeRecordReads
 from core.reconcile_reruns import is_stale, request_for
 from core.records import ClosedDay, ReconcileRequest
+from core.retention import is_retired
 from core.stored_json import ResultDetails
 from reconcile.totals import DayTotals, ExpectedTotals, compute_totals, differences, expected_minor, raw_differences
 from reference.codes import payment_directions_in_effect
@@ -71,6 +72,9 @@ def reconcile(
     accepted during the run change the day's revision, and another run of the close saving first changes
     its result: either way this run's result is not saved and the run starts again (the queue worker's then
     finds the close's current result and stops)."""
+    kept = _kept_past_retention(storage, request, now)
+    if kept is not None:
+        return kept
     result: ClosedDay | _Rerun | None = None
     for _ in range(MAX_RUNS):
         result = _reconcile_once(storage, request, now, keep_current_result)
@@ -160,6 +164,26 @@ def _reconcile_once(
         differing,
     )
     return result
+
+
+def _kept_past_retention(
+    storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None
+) -> ClosedDay | None:
+    """The close of a store-day past the retention that has a result: kept as it is, since its records are
+    gone or going (decision: Retention of trade records). A day never checked is still computed, from
+    what is left. None: reconcile as usual."""
+    if not is_retired(request.business_date, (now or utc_now()).date(), storage.retention_days):
+        return None
+    day = storage.get_closed_day(request.partner_id, request.store_id, request.business_date)
+    if day is None or day.close_batch_id != request.close_batch_id or day.status == "RECEIVED":
+        return None
+    log.info(
+        "reconciliation skipped: %s/%s is past the retention of %d days and keeps its result",
+        request.store_id,
+        request.business_date,
+        storage.retention_days,
+    )
+    return day
 
 
 def _has_current_result(storage: ReconcileStorage, partner_id: str, day: ClosedDay) -> bool:

@@ -13,6 +13,7 @@ from typing import TypeVar, overload
 from azure.cosmos.exceptions import CosmosResourceExistsError
 
 from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled, update_item
+from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import read_or_none
 from backends.cosmos.keys import marker_id, marker_key
 from core import faults
@@ -30,9 +31,21 @@ T = TypeVar("T")
 class Markers:
     """The batch markers of every partner, one logical partition each."""
 
-    def __init__(self, container, marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS) -> None:
+    def __init__(
+        self, container, marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS, expiry: DayExpiry | None = None
+    ) -> None:
         self._batches = container
         self.ttl_seconds = marker_ttl_days * 86_400
+        self._expiry = expiry or DayExpiry()
+
+    def _ttl(self, marker: BatchMarker) -> int | None:
+        """BATCH_MARKER_TTL_DAYS, or a trade record batch's store-day's expiry when sooner: its marker leaves
+        the hot store with the day's records, as on SQLite (decision: Retention of trade records)."""
+        ttls = [self.ttl_seconds] if self.ttl_seconds else []
+        if marker.kind == "trade-records" and marker.business_date is not None:
+            day_ttl = self._expiry.ttl(marker.business_date)
+            ttls += [] if day_ttl is None else [day_ttl]
+        return min(ttls) if ttls else None
 
     def find(self, partner_id: str, batch_id: str) -> BatchMarker | None:
         item = read_or_none(self._batches, marker_id(batch_id), marker_key(partner_id, batch_id))
@@ -95,8 +108,7 @@ class Markers:
             item["answer"] = kept_warnings_json(marker.answer)
         if marker.meaning_digest is not None:
             item["meaning_digest"] = marker.meaning_digest
-        if self.ttl_seconds:
-            item["ttl"] = self.ttl_seconds
+        with_ttl(item, self._ttl(marker))
         faults.point("storage.data_written")
 
         def attempt(_number: int):

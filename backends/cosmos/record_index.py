@@ -13,6 +13,7 @@ from collections.abc import Collection
 import orjson
 
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
 from backends.cosmos.keys import index_bucket, index_entry_id, index_key, index_keys
 from backends.cosmos.transactional import in_batches
@@ -20,10 +21,11 @@ from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.versions import Version
 
 
-def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> dict:
-    """The entry of `row` as written by batch `batch_id`. No "type": nothing queries entries by it, and an
-    indexed property costs every write (~0.2 RU)."""
-    return {
+def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> dict:
+    """The entry of `row` as written by batch `batch_id`, expiring with the store-day of this version (`ttl`:
+    expiry.py), so that an entry moved to another day gets that day's. No "type": nothing queries entries by
+    it, and an indexed property costs every write (~0.2 RU)."""
+    entry = {
         "id": index_entry_id(row.trade_record_id),
         "pk": index_key(partner_id, index_bucket(row.trade_record_id)),
         "partner_id": partner_id,
@@ -37,6 +39,7 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version)
         "dirty": [],  # store-days this record left that still need a tombstone
         "payment_ids": list(row.payment_ids),
     }
+    return with_ttl(entry, ttl)
 
 
 def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
@@ -46,9 +49,10 @@ def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
 
 
 class RecordIndex:
-    def __init__(self, container, writers: WriterPool) -> None:
+    def __init__(self, container, writers: WriterPool, expiry: DayExpiry) -> None:
         self._trades = container
         self._writers = writers
+        self._expiry = expiry
 
     def create_entries(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the entries of records expected to be new (first versions), bucket by bucket in
@@ -57,7 +61,8 @@ class RecordIndex:
         the entries first."""
         work = []
         for row in rows:
-            entry = entry_of(partner_id, batch_id, row, Version.of(row.version, row.last_modified_at))
+            mine = Version.of(row.version, row.last_modified_at)
+            entry = entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
             work.append((row, ("create", (entry,)), len(orjson.dumps(entry))))
         return [
             row

@@ -20,6 +20,7 @@ from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosReso
 
 from backends.cosmos.conditional import update_item, write_if_replaces
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version, without_system_properties
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
@@ -35,11 +36,11 @@ TOMBSTONE_TTL_SECONDS = 86_400
 Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
 
 
-def record_item(partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
+def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> dict:
     # The narrow fields reconciliation reads are top-level properties (a projection reads them); the record
     # as received goes under "document", which no index covers. Its payment_ids are in its index entry, where
     # the partner's look-up finds them.
-    return {
+    item = {
         "id": record_id(row.trade_record_id),
         "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
         "type": "record",
@@ -57,6 +58,7 @@ def record_item(partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
         # Already JSON: written as it is by the SDK's orjson (sdk_json.py), never parsed and written again.
         "document": orjson.Fragment(row.document_json) if row.document_json else None,
     }
+    return with_ttl(item, ttl)  # beside the document, which stays a fragment (expiry.py)
 
 
 def stored_bytes(item: dict) -> int:
@@ -113,10 +115,17 @@ class _Known:
 
 
 class RecordWrites:
-    def __init__(self, container, writers: WriterPool, index: RecordIndex) -> None:
+    def __init__(self, container, writers: WriterPool, index: RecordIndex, expiry: DayExpiry) -> None:
         self._trades = container
         self._writers = writers
         self._index = index
+        self._expiry = expiry
+
+    def _record_item(self, partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
+        return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date))
+
+    def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> dict:
+        return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
 
     # -- in transactional batches -----------------------------------------------------------------
 
@@ -125,7 +134,7 @@ class RecordWrites:
         work: list[tuple[TradeRecordRow, tuple, int]] = [
             (row, ("create", (item,)), stored_bytes(item))
             for row in rows
-            for item in (record_item(partner_id, row, _version(row)),)
+            for item in (self._record_item(partner_id, row, _version(row)),)
         ]
         done = in_batches(self._trades, self._writers, work, "cosmos.record")
         return [row for row, answer in done if answer is None]
@@ -148,7 +157,7 @@ class RecordWrites:
                 one.written = {**_wanted(one), "_etag": answer["eTag"]}
         written = [one for one in known if one.written is not None]
         by_item = self._write_with_rule(
-            [(one, record_item(partner_id, one.row, _version(one.row))) for one in written], "cosmos.record"
+            [(one, self._record_item(partner_id, one.row, _version(one.row))) for one in written], "cosmos.record"
         )
         moved = [one for one in written if one not in by_item and _written(one)["dirty"]]
         by_item |= self._write_with_rule(
@@ -171,7 +180,7 @@ class RecordWrites:
 
     def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: dict | None) -> _Known:
         mine = _version(row)
-        one = _Known(row, entry_of(partner_id, batch_id, row, mine), stored)
+        one = _Known(row, self._entry_of(partner_id, batch_id, row, mine), stored)
         one.wanted = moved_forward(one.entry, mine, stored)
         if one.wanted is not None:
             return one  # its entry is to be written
@@ -250,7 +259,7 @@ class RecordWrites:
         """Keep the latest version of a trade record for the whole partner, one request at a time: the entry
         read, decided and written on its ETag (again on what a concurrent writer left), then the record."""
         mine = _version(row)
-        entry = entry_of(partner_id, batch_id, row, mine)
+        entry = self._entry_of(partner_id, batch_id, row, mine)
         update = update_item(
             self._trades, entry["id"], entry["pk"], lambda current: moved_forward(entry, mine, current)
         )
@@ -282,7 +291,7 @@ class RecordWrites:
         self.put_record(partner_id, row, _version(row), expected=False)
 
     def put_record(self, partner_id: str, row: TradeRecordRow, mine: Version, expected: bool) -> None:
-        item = record_item(partner_id, row, mine)
+        item = self._record_item(partner_id, row, mine)
         write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
 
     def bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:

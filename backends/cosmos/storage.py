@@ -11,6 +11,7 @@ from pathlib import Path
 from backends.cosmos.admission import Admission
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
@@ -57,6 +58,7 @@ class CosmosStorage:
         credential=None,
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
+        retention_days: int = 0,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
     ) -> None:
@@ -74,12 +76,15 @@ class CosmosStorage:
             create_containers=create_containers,
         )
         containers = self._containers
+        # Items of a store-day carry a ttl by it (core/retention.py; decision: Retention of trade records).
+        self.retention_days = retention_days
         self._writers = WriterPool()
-        self._markers = Markers(containers.batches, marker_ttl_days)
+        expiry = DayExpiry(retention_days)
+        self._markers = Markers(containers.batches, marker_ttl_days, expiry)
         self._partners = Partners(containers.partners, self._writers)
         self._admission = Admission(containers.partners, self._partners)
         self._masters = Masters(containers.partners, self._writers, self._markers)
-        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers)
+        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers, expiry)
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
@@ -93,6 +98,7 @@ class CosmosStorage:
             key=settings.cosmos_key or None,
             create_containers=settings.cosmos_create_containers,
             marker_ttl_days=settings.batch_marker_ttl_days,
+            retention_days=settings.trade_record_retention_days,
         )
 
     def close(self) -> None:

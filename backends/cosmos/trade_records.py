@@ -11,6 +11,7 @@ from collections.abc import Collection
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
@@ -41,13 +42,13 @@ def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
     return list(kept.values())
 
 
-def batch_entry(marker: BatchMarker) -> dict | None:
+def batch_entry(marker: BatchMarker, ttl: int | None = None) -> dict | None:
     """An entry per received batch in its store-day's partition: what batch_seqs reads, and the marker
     without its changes, which HQ's dashboard reads (overview.py: a store-day's batches in its partition,
     a partner's store-days over a range of dates across partitions)."""
     if marker.store_id is None or marker.business_date is None:
         return None
-    return {
+    entry = {
         "id": compound_key("batch", marker.batch_id),
         "pk": day_key(marker.partner_id, marker.store_id, marker.business_date.isoformat()),
         "type": "batch",
@@ -62,22 +63,27 @@ def batch_entry(marker: BatchMarker) -> dict | None:
         "warnings": marker.warnings,
         "partner_date": partner_date(marker.partner_id, marker.business_date.isoformat()),  # the one indexed
     }
+    return with_ttl(entry, ttl)  # it leaves with the store-day's records (expiry.py)
 
 
 class TradeRecords:
-    def __init__(self, container, writers: WriterPool, markers: Markers) -> None:
+    def __init__(self, container, writers: WriterPool, markers: Markers, expiry: DayExpiry) -> None:
         self._trades = container
         self._writers = writers
         self._markers = markers
-        self.index = RecordIndex(container, writers)
-        self.writes = RecordWrites(container, writers, self.index)
+        self._expiry = expiry
+        self.index = RecordIndex(container, writers, expiry)
+        self.writes = RecordWrites(container, writers, self.index, expiry)
+
+    def _batch_entry(self, marker: BatchMarker) -> dict | None:
+        return batch_entry(marker, None if marker.business_date is None else self._expiry.ttl(marker.business_date))
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
         saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows))
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
         marker = marker.with_changes(changes)
-        received = batch_entry(marker)
+        received = self._batch_entry(marker)
         if received is not None:
             self._trades.upsert_item(received)
             faults.point("cosmos.batch_entry")
@@ -110,7 +116,7 @@ class TradeRecords:
 
     def _settle_batch_entry(self, ours: dict, stored: BatchMarker) -> None:
         """A twin with the same batch_id won: its entry is the one that counts."""
-        theirs = batch_entry(stored) if stored.kind == "trade-records" else None
+        theirs = self._batch_entry(stored) if stored.kind == "trade-records" else None
         if theirs is not None and theirs["pk"] == ours["pk"]:
             self._trades.upsert_item(theirs)
             return

@@ -44,7 +44,8 @@ def cleared(day: ClosedDay) -> ClosedDay:
 class MemoryState:
     """The tables every part of the memory storage reads and writes, under `_lock`."""
 
-    def __init__(self) -> None:
+    def __init__(self, retention_days: int = 0) -> None:
+        self.retention_days = retention_days  # core/retention.py: the store-days this store keeps
         self._lock = threading.RLock()
         self._partners: dict[str, Partner] = {}
         self._keys: dict[str, StoredKey] = {}  # by key_hash

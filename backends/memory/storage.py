@@ -21,13 +21,20 @@ from backends.memory.exports import MemoryExportReads
 from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
+from backends.memory.retirement import MemoryRetirement
 
 if TYPE_CHECKING:
-    from core.ports import Storage
+    from core.ports import Retirement, Storage
 
 
 class MemoryStorage(
-    MemoryAdministration, MemoryBatchWrites, MemoryReads, MemoryResults, MemoryOverview, MemoryExportReads
+    MemoryAdministration,
+    MemoryBatchWrites,
+    MemoryReads,
+    MemoryResults,
+    MemoryOverview,
+    MemoryExportReads,
+    MemoryRetirement,
 ):
     """Every part over one set of tables (MemoryState.__init__)."""
 
@@ -35,4 +42,7 @@ class MemoryStorage(
 if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others
 
     def _as_storage(storage: MemoryStorage) -> Storage:
+        return storage
+
+    def _as_retirement(storage: MemoryStorage) -> Retirement:
         return storage

@@ -17,6 +17,7 @@ from backends.sqlite.exports import SqliteExportReads
 from backends.sqlite.overview import SqliteOverview
 from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
+from backends.sqlite.retirement import SqliteRetirement
 from backends.sqlite.schema import open_database
 
 
@@ -28,6 +29,8 @@ class SqliteStorage(
     SqliteResults,
     SqliteOverview,
     SqliteExportReads,
+    SqliteRetirement,
 ):
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)
+        self.retention_days = retention_days  # core/retention.py: the store-days this store keeps

@@ -390,12 +390,14 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
 def test_no_container_expires_items_by_default():
     """Markers, closes (with the batch_ids of every close of their day) and mappings are kept for good:
     no container has a default time-to-live. Where TTL is on (-1), only an item's own `ttl` expires it:
-    rate-limit windows and tombstones, and markers when BATCH_MARKER_TTL_DAYS opts in."""
+    rate-limit windows and tombstones, markers when BATCH_MARKER_TTL_DAYS opts in, and a store-day's records,
+    index entries and trade record batches when TRADE_RECORD_RETENTION_DAYS does."""
     ttl = {
         definition["id"]: definition.get("defaultTtl") for definition in cosmos_connection.load_container_definitions()
     }
     assert all(value in (None, -1) for value in ttl.values()), ttl
     assert ttl[cosmos_connection.BATCHES] == -1  # the opt-in needs TTL on in the container
+    assert ttl[cosmos_connection.TRADE_RECORDS] == -1  # so does retention
     assert ttl[cosmos_connection.CLOSES] is None  # nothing there ever expires, whatever an item says
     assert _model().params["batchMarkerTtlDays"].default == markers.DEFAULT_MARKER_TTL_DAYS == 0
 
@@ -562,6 +564,7 @@ def test_app_setting_defaults_are_the_codes():
         "RECONCILE_DELAY_SECONDS": defaults.reconcile_delay_seconds,
         "RECONCILE_SWEEP_GRACE_SECONDS": defaults.reconcile_sweep_grace_seconds,
         "BATCH_MARKER_TTL_DAYS": defaults.batch_marker_ttl_days,
+        "TRADE_RECORD_RETENTION_DAYS": defaults.trade_record_retention_days,
         "LOG_LEVEL": defaults.log_level,
         "RECONCILE_SWEEP_SCHEDULE": _example_settings()["RECONCILE_SWEEP_SCHEDULE"],
         "EXPORT_SCHEDULE": _example_settings()["EXPORT_SCHEDULE"],

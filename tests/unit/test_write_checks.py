@@ -168,8 +168,8 @@ def test_a_close_needs_its_stores_master_data_then_its_currency():
     body = orjson.dumps(close_payload("S1", DAY, totals, currency="EUR"))
     close = Opened(DailyClose.model_validate_json(body), body, [])
 
-    assert [p.path for p in daily_close.check(close, None).problems] == ["store_id"]
-    assert [p.path for p in daily_close.check(close, STORE).problems] == ["currency"]
+    assert [p.path for p in daily_close.check(close, daily_close.CloseNeeds(None)).problems] == ["store_id"]
+    assert [p.path for p in daily_close.check(close, daily_close.CloseNeeds(STORE)).problems] == ["currency"]
 
 
 # The parts of the Storage port (core/ports.py): a parameter annotated with one of them, or with a protocol made
