@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass
 
 from backends.queues import open_reconcile_queue
-from core.ports import DelayedQueue, Storage
+from core.ports import DelayedQueue, Retirement, Storage
 from core.settings import Settings
 
 
@@ -19,6 +19,9 @@ class Backend:
     settings: Settings
     storage: Storage
     queue: DelayedQueue
+    # What deletes retired store-days in bounded steps: the storage on SQLite; None on Cosmos DB, whose items
+    # expire by their ttl (decision: Retention of trade records).
+    retirement: Retirement | None = None
 
 
 def open_storage(settings: Settings) -> Storage:
@@ -36,4 +39,11 @@ def open_storage(settings: Settings) -> Storage:
 def open_backend(settings: Settings) -> Backend:
     # The Azure SDKs log every HTTP request at INFO; our own log lines say what matters.
     logging.getLogger("azure").setLevel(logging.WARNING)
-    return Backend(settings, open_storage(settings), open_reconcile_queue(settings))
+    storage = open_storage(settings)
+    return Backend(settings, storage, open_reconcile_queue(settings), _retirement(storage))
+
+
+def _retirement(storage: Storage) -> Retirement | None:
+    from backends.sqlite.storage import SqliteStorage
+
+    return storage if isinstance(storage, SqliteStorage) else None

@@ -72,11 +72,9 @@ def retention_run(backend: Backend, args: argparse.Namespace) -> None:
     def progress(day, rows: int) -> None:
         print(f"  {day.partner_id} {day.store_id} {day.business_date}: {rows:,} rows deleted", file=sys.stderr)
 
-    from backends.sqlite.storage import SqliteStorage
-
-    assert isinstance(backend.storage, SqliteStorage)  # POS_BACKEND=sqlite, the other backend that opens
+    assert backend.retirement is not None  # POS_BACKEND=sqlite, the other backend that opens
     retired = retire_store_days(
-        backend.storage,
+        backend.retirement,
         now.date(),
         days,
         args.exported_through,

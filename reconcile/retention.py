@@ -56,6 +56,27 @@ def export_lag_warning(exported_through: dt.datetime | None, now: dt.datetime) -
     )
 
 
+# Rows deleted per transaction by the nightly run: short enough that a partner's write never waits long on
+# SQLite's one write lock.
+NIGHTLY_STEP_ROWS = 500
+
+
+def retire_after_export(
+    retirement: Retirement | None, retention_days: int, exported_through: dt.datetime | None, now: dt.datetime
+) -> Retired:
+    """The nightly step after the export: on SQLite (`retirement`) the store-days past the retention that the
+    export has leave in bounded steps; on Cosmos DB (None) their items expire by ttl, and only the export's
+    lag is checked. Nothing when retention is off."""
+    if retention_days <= 0:
+        return Retired()
+    if retirement is None:
+        lag = export_lag_warning(exported_through, now)
+        if lag is not None:
+            log.warning(lag)
+        return Retired()
+    return retire_store_days(retirement, now.date(), retention_days, exported_through, NIGHTLY_STEP_ROWS)
+
+
 def retire_store_days(
     storage: Retirement,
     today: dt.date,

@@ -1,7 +1,8 @@
 """The export timer: each run exports the store-days reconciled since the last one as Parquet, to the
 destination EXPORT_DESTINATION names (in Azure: the export container of the app's storage account, signed in
 with the app's managed identity), at EXPORT_SCHEDULE (nightly by default). The catch-up and its checkpoint:
-export/checkpoint.py."""
+export/checkpoint.py. Then the store-days past TRADE_RECORD_RETENTION_DAYS that the export has leave the
+hot store (reconcile/retention.py)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ import logging
 import azure.functions as func
 
 from backends.export_destinations import open_destination
+from core.clock import utc_now
 from core.ports import ExportDestination
 from core.settings import Settings
 from export.checkpoint import export_newly_checked
+from reconcile.retention import retire_after_export
 from triggers.composition import current_backend
 
 bp = func.Blueprint()
@@ -47,3 +50,6 @@ def export_reconciled_days(timer: func.TimerRequest) -> None:
         exported.bytes,
         f"; {len(exported.changed)} changed while read, exported after their next result" if exported.changed else "",
     )
+    retired = retire_after_export(backend.retirement, backend.settings.trade_record_retention_days, through, utc_now())
+    if retired.days:
+        log.info("retired %d store-days past the retention: %d rows deleted", retired.days, retired.rows)

@@ -1,0 +1,83 @@
+"""The nightly timer (triggers/exports.py) on SQLite: it exports the store-days reconciled since its last run,
+then retires those past TRADE_RECORD_RETENTION_DAYS that the export has (decision: Retention of trade
+records). The timer function itself runs, on a backend opened from its settings; only the clock of the
+export's checkpoint is moved a night on."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+
+from backends.factory import open_backend
+from core.clock import utc_now
+from core.settings import Settings
+from export.layout import file_path
+from ingest.daily_close_status import daily_close_status
+from ingest.mappings import put_mapping
+from ingest.stores import put_stores
+from reconcile.retention import retire_after_export
+from tests.payloads import mapping_batch, store, stores_batch
+from tests.unit.test_retention import STORE, RecordingQueue, days_ago, push, reconciled_day, record
+from triggers import exports
+
+RETENTION = 30
+
+
+@pytest.fixture
+def backend(tmp_path, monkeypatch):
+    monkeypatch.setenv("POS_BACKEND", "sqlite")
+    monkeypatch.setenv("POS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("TRADE_RECORD_RETENTION_DAYS", str(RETENTION))
+    backend = open_backend(Settings.from_env())
+    monkeypatch.setattr(exports, "current_backend", lambda: backend)
+    return backend
+
+
+def open_partner(storage, queue):
+    storage.add_partner("p1", "パートナー", utc_now())
+    storage.register_stores("p1", [STORE], utc_now())
+    partner = storage.get_partner("p1")
+    japanese_store = store(STORE, country_code="JP", currency="JPY", time_zone="Asia/Tokyo", locale="ja-JP")
+    assert put_stores(storage, partner, orjson.dumps(stores_batch(japanese_store))).http_status == 202
+    assert put_mapping(storage, queue, partner, orjson.dumps(mapping_batch(("01", "SALE")))).http_status == 202
+    return partner
+
+
+def test_the_nightly_timer_exports_then_retires_what_the_export_has(backend, monkeypatch):
+    storage, queue = backend.storage, RecordingQueue()
+    assert backend.retirement is storage  # SQLite deletes retired days itself
+    partner = open_partner(storage, queue)
+    old, young = days_ago(RETENTION + 10), days_ago(2)
+    storage.retention_days = RETENTION + 20  # as the days were sent, when the old one was still kept
+    reconciled_day(storage, queue, partner, old)
+    assert push(storage, queue, partner, young, [record(young)]).http_status == 202
+    storage.retention_days = RETENTION
+    old_day = dt.date.fromisoformat(old)
+    exported_file = backend.settings.data_dir / "exports" / file_path("trade_records", "p1", STORE, old_day)
+
+    exports.export_reconciled_days(None)  # tonight: the day was reconciled minutes ago, not yet settled
+    assert not exported_file.exists()
+    assert len(storage.store_day_rows("p1", STORE, old_day)) == 2  # not exported, so not retired
+
+    later = utc_now() + dt.timedelta(days=1)
+    monkeypatch.setattr("export.checkpoint.utc_now", lambda: later)  # the next night
+    exports.export_reconciled_days(None)
+    assert pq.read_table(exported_file).num_rows == 2
+    assert storage.store_day_rows("p1", STORE, old_day) == []  # exported, then retired
+    assert daily_close_status(storage, partner, STORE, old)["status"] == "MATCHED"  # its result stays
+    assert len(storage.store_day_rows("p1", STORE, dt.date.fromisoformat(young))) == 1
+
+
+def test_on_cosmos_db_the_nightly_step_deletes_nothing_and_warns_of_a_late_export(caplog):
+    now = utc_now()
+    with caplog.at_level(logging.WARNING, logger="pos.retention"):
+        retired = retire_after_export(None, RETENTION, now - dt.timedelta(days=3), now)
+    assert (retired.days, retired.rows) == (0, 0)
+    assert "checkpoint" in caplog.text
+    caplog.clear()
+    retire_after_export(None, 0, now - dt.timedelta(days=3), now)  # retention off: nothing to say
+    assert caplog.text == ""
