@@ -10,7 +10,8 @@ import logging
 from dataclasses import dataclass
 
 from backends.queues import open_reconcile_queue
-from core.ports import DelayedQueue, Retirement, Storage
+from core.ports import Retirement, Storage
+from core.queue_ports import DelayedQueue
 from core.settings import Settings
 
 
@@ -20,7 +21,7 @@ class Backend:
     storage: Storage
     queue: DelayedQueue
     # What deletes retired store-days in bounded steps: the storage on SQLite; None on Cosmos DB, whose items
-    # expire by their ttl (decision: Retention of trade records).
+    # expire by their ttl (decision 0086).
     retirement: Retirement | None = None
 
 

@@ -210,8 +210,8 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
     )
     busy_seconds_month = chain.stores * chain.days_per_month * store_day_ms / 1000
     queue_ops_month = chain.stores * chain.days_per_month * (costs.queue_messages_per_close + 2)  # + get, delete
-    # Storage after a year: every record, or with retention only the store-days still held (decision:
-    # Retention of trade records); closes and results are kept either way.
+    # Storage after a year: every record, or with retention only the store-days still held (decision
+    # 0086); closes and results are kept either way.
     year_days = 12 * chain.days_per_month
     held_days = min(year_days, chain.retention_days + 1 + EXPIRY_GRACE_DAYS) if chain.retention_days else year_days
     records_gb_per_day = day_records * costs.cosmos_bytes_per_record / GB

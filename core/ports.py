@@ -3,8 +3,8 @@
 Shaped by the use cases (claim a batch, keep the latest version, read a store-day's totals, save a close
 and its result), not a generic key-value API. Storage is split by role: each use case names the roles it
 uses, and `Storage`, every role together, is what an adapter implements and the composition root holds.
-The adapters are in backends/: SQLite (embedded), Cosmos DB, and an in-memory storage for fast tests;
-the delayed queue on SQLite or Azure Storage Queue. The data shapes the ports carry are in core/records.py.
+The adapters are in backends/: SQLite (embedded), Cosmos DB, and an in-memory storage for fast tests.
+The delayed queue's ports are in core/queue_ports.py. The data shapes the ports carry are in core/records.py.
 
 Every write that carries a batch marker commits the marker last: it returns the marker already stored
 when the batch_id was known (the caller answers ALREADY_RECEIVED), or None when this call accepted it.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Iterator
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from core.clients import ClientInfo, ClientOwner, SigningKey
 from core.records import (
@@ -306,7 +306,7 @@ class ExportReads(Protocol):
 
 class Retirement(Retention, Protocol):
     """Store-days leaving the hot store in bounded steps (SQLite and memory; Cosmos DB lets them expire by
-    their items' ttl): decision: Retention of trade records."""
+    their items' ttl): decision 0086."""
 
     def held_days_before(self, before: dt.date) -> list[HeldDay]:
         """Every store-day with a business_date before `before` that still holds trade records or trade
@@ -351,58 +351,4 @@ class ExportDestination(Protocol):
 
     def read(self, path: str) -> bytes | None:
         """The file at `path`, or None when there is none."""
-        ...
-
-
-class DelayedQueue(Protocol):
-    def send(self, body: str, delay_seconds: int) -> None: ...
-    def ping(self) -> None: ...
-    def send_to_poison(self, body: bytes) -> None:
-        """Put a message that no retry can process on the poison queue, as it came, for HQ to look at."""
-        ...
-
-
-class ReceivedMessage(Protocol):
-    """A message as a queue's consumer side hands it over (received, or peeked on the poison queue)."""
-
-    @property
-    def message_id(self) -> str: ...
-    @property
-    def body(self) -> bytes | str: ...  # the SQLite queue keeps text; Azure gives the bytes the sender wrote
-    @property
-    def dequeue_count(self) -> int: ...
-    @property
-    def pop_receipt(self) -> str: ...  # "" for a peeked message
-    @property
-    def inserted_at_us(self) -> int: ...
-
-
-Message = TypeVar("Message", bound=ReceivedMessage)
-
-
-class QueueConsumer(Protocol[Message]):
-    """The consumer side of the delayed queue: what the local host's queue trigger and HQ's poison
-    commands need (the Functions host does this part in Azure). Each adapter has its message class."""
-
-    @property
-    def queue_name(self) -> str: ...
-    @property
-    def poison_name(self) -> str: ...
-    def receive(self, visibility_timeout_seconds: float) -> Message | None: ...
-    def delete(self, message: Message) -> None: ...
-    def move_to_poison(self, message: Message) -> None: ...
-    def poison_messages(self) -> list[Message]:
-        """The poisoned messages, oldest first, without hiding them; Azure shows at most its peek limit."""
-        ...
-
-    def poison_count(self) -> int:
-        """How many messages are poisoned (Azure: approximate, as the service reports it)."""
-        ...
-
-    def replay_poison(self, message_id: str) -> bool:
-        """Put one poisoned message back on the queue, visible now; False when there is none by that id."""
-        ...
-
-    def replay_all_poison(self) -> int:
-        """Put every poisoned message back on the queue; returns how many."""
         ...

@@ -14,7 +14,8 @@ from typing import Protocol
 
 from core import faults, reconcile_messages
 from core.clock import utc_now
-from core.ports import DelayedQueue, MasterReads, Reconciliations
+from core.ports import MasterReads, Reconciliations
+from core.queue_ports import DelayedQueue
 from core.records import ClosedDay, ReconcileRequest, RecordChanges, StoreDay
 from core.retention import is_retired
 
@@ -55,7 +56,7 @@ def rerun_after_mapping(
     count = 0
     for day in storage.closed_days(partner_id):
         if day.status == "RECEIVED" or is_retired(day.business_date, today, storage.retention_days):
-            continue  # a retired day keeps its result: its records are gone (decision: Retention of trade records)
+            continue  # a retired day keeps its result: its records are gone (decision 0086)
         stale = is_stale(day, standard_of)
         if stale is None:
             stale = day.details is not None and bool(set(day.details.get("source_codes", [])) & changed_codes)
@@ -81,8 +82,8 @@ def reopen_changed_days(
     when that was lost), so however many batches arrive, a day is reconciled once per delay. Safe to repeat:
     a retry of the batch, answered ALREADY_RECEIVED, runs this again from its marker, with `checked_before`
     the batch's time of receipt, so that a result computed since is not thrown away again. A day past the
-    retention that a record moved out of keeps its result (its records may be gone already: decision:
-    Retention of trade records). Returns the number of days reopened."""
+    retention that a record moved out of keeps its result (its records may be gone already: decision
+    0086). Returns the number of days reopened."""
     now = utc_now()
     due_at = now + dt.timedelta(seconds=delay_seconds)
     reopened = 0

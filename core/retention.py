@@ -1,7 +1,6 @@
 """The hot store's retention of store-days (TRADE_RECORD_RETENTION_DAYS): which business dates it still
 holds, and when Cosmos DB lets a store-day's items expire. Pure date arithmetic, in UTC, shared by the
-ingest check, reconciliation, the retire use case and the Cosmos DB adapter (decision: Retention of
-trade records)."""
+ingest check, reconciliation, the retire use case and the Cosmos DB adapter (decision 0086)."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from typing import Protocol
 MIN_RETENTION_DAYS = 7
 
 # Cosmos DB lets a retired store-day's items expire this many days after it is retired: the nightly export
-# gets two more runs at a day that it could not yet read (decision: Retention of trade records).
+# gets two more runs at a day that it could not yet read (decision 0086).
 EXPIRY_GRACE_DAYS = 2
 
 _DAY_SECONDS = 86_400

@@ -138,7 +138,7 @@ def _int(name: str, default: int) -> int:
 
 
 def _retention_days(days: int) -> int:
-    """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision: Retention of trade records)."""
+    """0 (keep every store-day, the default) or at least MIN_RETENTION_DAYS (decision 0086)."""
     if days != 0 and days < MIN_RETENTION_DAYS:
         raise ValueError(
             "setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least "
@@ -217,7 +217,7 @@ class Settings:
     export_destination: str = ""
     export_storage_connection: str = ""
     # Days past its business date a store-day's trade records stay in the hot store (0: for good); older
-    # store-days are refused and retired (core/retention.py; decision: Retention of trade records).
+    # store-days are refused and retired (core/retention.py; decision 0086).
     trade_record_retention_days: int = 0
 
     @classmethod

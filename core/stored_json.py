@@ -1,7 +1,7 @@
 """The JSON that storage keeps inside the records of core/records.py: a reconciliation result's totals and
 details (as GET /daily-close answers them too: ingest/wire/responses.py DailyCloseStatus, member for
 member), the records moved out of a day, what a batch changed. TypedDicts, so that the stored and answered
-form is the value itself, read by literal keys (decision: Typed reads and strict types)."""
+form is the value itself, read by literal keys (decision 0083)."""
 
 from __future__ import annotations
 

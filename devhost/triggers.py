@@ -15,7 +15,7 @@ from azure.functions.queue import QueueMessage  # the worker's class: it carries
 from azure.functions.timer import TimerRequest
 from croniter import croniter
 
-from core.ports import QueueConsumer
+from core.queue_ports import QueueConsumer
 from core.settings import host_value
 from devhost.functions import QueueFunction, TimerFunction, invoke
 from triggers.telemetry import log_exception

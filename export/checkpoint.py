@@ -1,5 +1,5 @@
 """The export timer's catch-up: each run exports the store-days whose result was checked since the export's
-checkpoint, then moves the checkpoint (decision: Parquet exports).
+checkpoint, then moves the checkpoint (decision 0085).
 
 The checkpoint is a small file beside the files it describes (`_checkpoint.json` at the destination's root):
 the instant up to which every store-day checked has been exported there. A run that fails or never runs

@@ -2,7 +2,7 @@
 
 Amounts are decimal128(38, 4): 4 places hold every ISO 4217 currency's minor units exactly (the most any has),
 so stores in USD, JPY and CLF share one schema and readers never reconcile file schemas; the currency and its
-exponent are columns (decision: Parquet exports). Quantities and rates carry up to 8 places (the wire's
+exponent are columns (decision 0085). Quantities and rates carry up to 8 places (the wire's
 DecimalString). Times are timestamp[us, UTC]. partner_id and business_date are not columns: they are the
 Hive partitions of the file's path (export/layout.py), which readers add as columns.
 """

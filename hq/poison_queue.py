@@ -12,7 +12,8 @@ import datetime as dt
 from backends.queues import open_reconcile_queue
 from core import reconcile_messages
 from core.clock import to_api_text
-from core.ports import AdminError, QueueConsumer
+from core.ports import AdminError
+from core.queue_ports import QueueConsumer
 from hq.output import table
 
 

@@ -147,7 +147,7 @@ param reconcileSweepGraceSeconds int = 300
 @minValue(0)
 param batchMarkerTtlDays int = 0
 
-@description('TRADE_RECORD_RETENTION_DAYS: 0 (default) keeps every store-day in Cosmos DB; N >= 7 refuses writes for store-days older than N days and lets their records, index entries and trade record batches expire 2 days later; closes and results stay (docs/decisions/README.md, Retention of trade records).')
+@description('TRADE_RECORD_RETENTION_DAYS: 0 (default) keeps every store-day in Cosmos DB; N >= 7 refuses writes for store-days older than N days and lets their records, index entries and trade record batches expire 2 days later; closes and results stay (docs/decisions/0086-retention-of-trade-records.md).')
 @minValue(0)
 param tradeRecordRetentionDays int = 0
 

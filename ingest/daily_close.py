@@ -20,7 +20,8 @@ from typing import Protocol
 
 from core import faults, reconcile_messages
 from core.errors import FieldProblem
-from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations
+from core.queue_ports import DelayedQueue
 from core.records import BatchMarker, ClosedDay, Partner, ReconcileRequest, StoreMaster
 from core.retention import Retention
 from ingest.amounts import money_problems, raw_money_problems

@@ -16,7 +16,8 @@ import orjson
 from core import faults
 from core.clock import UTC
 from core.errors import ApiError, FieldProblem
-from core.ports import Admission, BatchMarkers, BatchWrites, DelayedQueue, MasterReads, Reconciliations
+from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations
+from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
 from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings

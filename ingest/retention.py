@@ -1,5 +1,5 @@
 """A write for a store-day the hot store no longer holds (TRADE_RECORD_RETENTION_DAYS): refused whole with
-a problem at its business_date, before anything is stored (decision: Retention of trade records). POST
+a problem at its business_date, before anything is stored (decision 0086). POST
 /trade-records and POST /daily-close add these problems to their own 400."""
 
 from __future__ import annotations

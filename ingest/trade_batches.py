@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from core import errors
-from core.ports import DelayedQueue, Reconciliations
+from core.ports import Reconciliations
+from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import reopen_changed_days
 from core.records import TRADE_RECORD_MOVED, BatchMarker, RecordMove, StoreDay
 from ingest.batches import new_marker

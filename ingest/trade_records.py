@@ -17,15 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 from core import faults
 from core.errors import FieldProblem
 from core.money import currency_exponent
-from core.ports import (
-    Admission,
-    BatchMarkers,
-    BatchWrites,
-    DelayedQueue,
-    MasterReads,
-    Reconciliations,
-    TradeRecordReads,
-)
+from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations, TradeRecordReads
+from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import reopen_changed_days
 from core.records import (
     BatchMarker,

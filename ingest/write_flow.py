@@ -1,5 +1,5 @@
 """The one shape of the five partner writes (PUT /stores, PUT /products, PUT /mappings/transaction-types,
-POST /trade-records, POST /daily-close; decision: One shape for the writes). Each use case reads:
+POST /trade-records, POST /daily-close; decision 0082). Each use case reads:
 
     opened = open_batch(...)          # the prologue: a resend answered from its marker, or the body
     if isinstance(opened, BatchOutcome):  # parsed and its stores registered for the partner

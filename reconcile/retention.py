@@ -1,8 +1,7 @@
 """Retiring store-days past the retention (TRADE_RECORD_RETENTION_DAYS) from the hot store: their trade
 records, payment-id entries and trade record batches leave in bounded steps; closes and results stay.
 Run after the nightly export, with the export's checkpoint; `hq retention run` runs it by hand. On Cosmos DB
-the items expire by their ttl instead, and only the export's lag is checked here (decision: Retention of
-trade records)."""
+the items expire by their ttl instead, and only the export's lag is checked here (decision 0086)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ from typing import Protocol
 from core import faults, reconcile_messages
 from core.clock import utc_now
 from core.money import currency_exponent
-from core.ports import BatchMarkers, DelayedQueue, MasterReads, Overview, Reconciliations, TradeRecordReads
+from core.ports import BatchMarkers, MasterReads, Overview, Reconciliations, TradeRecordReads
+from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import is_stale, request_for
 from core.records import ClosedDay, ReconcileRequest
 from core.retention import is_retired
@@ -170,7 +171,7 @@ def _kept_past_retention(
     storage: ReconcileStorage, request: ReconcileRequest, now: dt.datetime | None
 ) -> ClosedDay | None:
     """The close of a store-day past the retention that has a result: kept as it is, since its records are
-    gone or going (decision: Retention of trade records). A day never checked is still computed, from
+    gone or going (decision 0086). A day never checked is still computed, from
     what is left. None: reconcile as usual."""
     if not is_retired(request.business_date, (now or utc_now()).date(), storage.retention_days):
         return None

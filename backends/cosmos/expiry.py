@@ -1,6 +1,6 @@
 """The `ttl` of the items a store-day holds in `trade-records` (records, their index entries, batch entries)
 and of its trade record batches' markers: when retention is on, they expire EXPIRY_GRACE_DAYS after the
-day is retired (core/retention.py; decision: Retention of trade records). Containers have defaultTtl -1,
+day is retired (core/retention.py; decision 0086). Containers have defaultTtl -1,
 so only items that carry a ttl expire; Cosmos DB counts it from an item's last write, so each write of an
 item sets it anew."""
 

@@ -40,7 +40,7 @@ class Markers:
 
     def _ttl(self, marker: BatchMarker) -> int | None:
         """BATCH_MARKER_TTL_DAYS, or a trade record batch's store-day's expiry when sooner: its marker leaves
-        the hot store with the day's records, as on SQLite (decision: Retention of trade records)."""
+        the hot store with the day's records, as on SQLite (decision 0086)."""
         ttls = [self.ttl_seconds] if self.ttl_seconds else []
         if marker.kind == "trade-records" and marker.business_date is not None:
             day_ttl = self._expiry.ttl(marker.business_date)

@@ -76,7 +76,7 @@ class CosmosStorage:
             create_containers=create_containers,
         )
         containers = self._containers
-        # Items of a store-day carry a ttl by it (core/retention.py; decision: Retention of trade records).
+        # Items of a store-day carry a ttl by it (core/retention.py; decision 0086).
         self.retention_days = retention_days
         self._writers = WriterPool()
         expiry = DayExpiry(retention_days)

@@ -1,4 +1,4 @@
-"""Store-days leaving the storage database once past the retention (decision: Retention of trade records):
+"""Store-days leaving the storage database once past the retention (decision 0086):
 their trade records with their payment-id entries, then their trade record batches, each step one short
 transaction, so that the partners' writes never wait long for the write lock. Closes, their receipts and
 results stay."""

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from backends.factory import open_storage
 from backends.queues import open_reconcile_queue
-from core.ports import QueueConsumer, Storage
+from core.ports import Storage
+from core.queue_ports import QueueConsumer
 from core.settings import Settings
 
 DEFAULT_PORT = 8071

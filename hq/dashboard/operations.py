@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core import reconcile_messages
-from core.ports import Overview, QueueConsumer, Reconciliations
+from core.ports import Overview, Reconciliations
+from core.queue_ports import QueueConsumer
 from core.records import ClosedDay, ReconcileRequest
 
 

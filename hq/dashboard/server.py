@@ -18,7 +18,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from core.clock import utc_now
-from core.ports import BackendUnavailable, QueueConsumer, Storage
+from core.ports import BackendUnavailable, Storage
+from core.queue_ports import QueueConsumer
 from hq.dashboard import detail_pages, grid_pages
 from hq.dashboard.attention import needs_attention
 from hq.dashboard.layout import SECURITY_HEADERS, problem_page

@@ -1,4 +1,4 @@
-"""Retention on Cosmos DB (decision: Retention of trade records): the items a store-day holds carry the
+"""Retention on Cosmos DB (decision 0086): the items a store-day holds carry the
 `ttl` that makes them expire EXPIRY_GRACE_DAYS after the day is retired, read back from the emulator.
 
 What the emulator (@vercel/cosmosdb-server) shows and what it does not: it stores `ttl` as any other

@@ -1,4 +1,4 @@
-"""Retiring store-days past the retention (decision: Retention of trade records) on the adapters that delete
+"""Retiring store-days past the retention (decision 0086) on the adapters that delete
 (SQLite and memory, the same answers): bounded steps, what leaves and what stays, nothing before the export.
 Cosmos DB lets the items expire by their ttl instead: tests/contract/test_cosmos_retention.py.
 

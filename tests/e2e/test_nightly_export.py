@@ -1,7 +1,7 @@
 """The nightly timer (triggers/exports.py) on SQLite: it exports the store-days reconciled since its last run,
-then retires those past TRADE_RECORD_RETENTION_DAYS that the export has (decision: Retention of trade
-records). The timer function itself runs, on a backend opened from its settings; only the clock of the
-export's checkpoint is moved a night on."""
+then retires those past TRADE_RECORD_RETENTION_DAYS that the export has (decision 0086). The timer function
+itself runs, on a backend opened from its settings; only the clock of the export's checkpoint is moved a
+night on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retention over real HTTP on both backends (decision: Retention of trade records): the local host keeps
+"""Retention over real HTTP on both backends (decision 0086): the local host keeps
 RETENTION days; a write for an older store-day is refused whole, and a retired day's close and result are
 still answered, over HTTP and by `hq`, after `hq retention run` (run with a shorter retention, as time
 passing would make it) deleted its records on SQLite. On Cosmos DB its items would expire by their ttl,

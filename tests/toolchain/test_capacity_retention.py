@@ -1,4 +1,4 @@
-"""The capacity model with TRADE_RECORD_RETENTION_DAYS (decision: Retention of trade records): storage and
+"""The capacity model with TRADE_RECORD_RETENTION_DAYS (decision 0086): storage and
 the throughput it bills at least are bounded by the store-days held, instead of growing month after month."""
 
 from __future__ import annotations

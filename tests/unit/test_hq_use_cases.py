@@ -14,7 +14,8 @@ import pytest
 from backends.azure_queue import AzureQueue
 from backends.sqlite.delayed_queue import SqliteQueue
 from backends.sqlite.storage import SqliteStorage
-from core.ports import AdminError, QueueConsumer
+from core.ports import AdminError
+from core.queue_ports import QueueConsumer
 from core.records import BatchMarker, ClosedDay
 from ingest import onboarding
 from reconcile import operations

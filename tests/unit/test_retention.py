@@ -1,4 +1,4 @@
-"""Retention of trade records (TRADE_RECORD_RETENTION_DAYS; decision: Retention of trade records) on the
+"""Retention of trade records (TRADE_RECORD_RETENTION_DAYS; decision 0086) on the
 in-memory storage: the dates it keeps, the setting's rule, a write for a retired store-day refused whole,
 and a retired day's result kept by every path that would compute it again (reconciliation, a mapping
 upload, a record moving out). Retiring rows is in tests/contract/test_retention.py on every adapter.

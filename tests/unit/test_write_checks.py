@@ -1,4 +1,4 @@
-"""The checks of the writes without storage (decision: One shape for the writes): each write's `check` is
+"""The checks of the writes without storage (decision 0082): each write's `check` is
 called with a parsed batch and hand-built reads (`needs`), as its use case calls it after `read_needs`.
 The use cases themselves are tested end to end (tests/e2e) and on the in-memory storage (test_use_cases.py)."""
 
