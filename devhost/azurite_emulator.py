@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,14 +100,28 @@ def _answers(port: int) -> bool:
 
 def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
     """Start azurite-queue in memory; a port taken between choosing and binding it is retried."""
-    if not AZURITE_QUEUE.exists():
-        raise RuntimeError(f"{AZURITE_QUEUE} is missing: run `make install` (npm ci) to install the emulators")
+    return _start(AZURITE_QUEUE, "queue", _answers, work_dir, attempts)
+
+
+AZURITE_BLOB = ROOT / "node_modules" / ".bin" / "azurite-blob"
+
+
+def start_azurite_blob(work_dir: Path, attempts: int = 3) -> Azurite:
+    """Start azurite-blob in memory on a free loopback port (the Parquet export's Blob destination in tests);
+    its account URL is http://127.0.0.1:PORT/devstoreaccount1."""
+    return _start(AZURITE_BLOB, "blob", _blob_answers, work_dir, attempts)
+
+
+def _start(binary: Path, service: str, answers: Callable[[int], bool], work_dir: Path, attempts: int) -> Azurite:
+    """One Azurite service (`queue`, `blob`) on a free port, ready once `answers(port)`."""
+    if not binary.exists():
+        raise RuntimeError(f"{binary} is missing: run `make install` (npm ci) to install the emulators")
     for _ in range(attempts):
         port = _free_port()
-        log_path = work_dir / f"azurite-{port}.log"
+        log_path = work_dir / f"azurite-{service}-{port}.log"
         # cwd is a scratch directory: Azurite writes nothing to the project even if it writes debug files.
         process = subprocess.Popen(
-            [str(AZURITE_QUEUE), "--queueHost", "127.0.0.1", "--queuePort", str(port), *COMMON_OPTIONS],
+            [str(binary), f"--{service}Host", "127.0.0.1", f"--{service}Port", str(port), *COMMON_OPTIONS],
             cwd=work_dir,
             stdout=log_path.open("wb"),
             stderr=subprocess.STDOUT,
@@ -115,44 +130,24 @@ def start_azurite(work_dir: Path, attempts: int = 3) -> Azurite:
         emulator = Azurite(port, process, log_path)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and process.poll() is None:
-            if _answers(port):
+            if answers(port):
                 return emulator
             time.sleep(0.1)
         emulator.stop()
         if "EADDRINUSE" not in emulator.log():
-            raise RuntimeError(f"Azurite did not start on port {port}:\n{emulator.log()}")
-    raise RuntimeError("Azurite could not find a free port")
+            raise RuntimeError(f"Azurite ({service}) did not start on port {port}:\n{emulator.log()}")
+    raise RuntimeError(f"Azurite ({service}) could not find a free port")
 
 
-AZURITE_BLOB = ROOT / "node_modules" / ".bin" / "azurite-blob"
-
-
-def start_azurite_blob(work_dir: Path) -> Azurite:
-    """Start azurite-blob in memory on a free loopback port (the Parquet export's Blob destination in tests);
-    its account URL is http://127.0.0.1:PORT/devstoreaccount1."""
-    if not AZURITE_BLOB.exists():
-        raise RuntimeError(f"{AZURITE_BLOB} is missing: run `make install` (npm ci) to install the emulators")
+def _blob_answers(port: int) -> bool:
+    """Ready when the blob service answers HTTP at all (an error status too)."""
     from urllib.error import HTTPError
     from urllib.request import urlopen
 
-    port = _free_port()
-    log_path = work_dir / f"azurite-blob-{port}.log"
-    process = subprocess.Popen(
-        [str(AZURITE_BLOB), "--blobHost", "127.0.0.1", "--blobPort", str(port), *COMMON_OPTIONS],
-        cwd=work_dir,
-        stdout=log_path.open("wb"),
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    emulator = Azurite(port, process, log_path)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and process.poll() is None:
-        try:
-            urlopen(f"http://127.0.0.1:{port}/", timeout=1)
-            return emulator
-        except HTTPError:  # an HTTP answer, an error status too: it listens
-            return emulator
-        except OSError:
-            time.sleep(0.1)
-    emulator.stop()
-    raise RuntimeError(f"Azurite (blob) did not start on port {port}:\n{emulator.log()}")
+    try:
+        urlopen(f"http://127.0.0.1:{port}/", timeout=1)
+    except HTTPError:
+        return True
+    except OSError:
+        return False
+    return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from typing import NoReturn
 
 from azure.core.exceptions import ClientAuthenticationError, ServiceRequestError, ServiceResponseError
 from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosHttpResponseError
@@ -90,10 +91,7 @@ def outage_as_unavailable(method):
         try:
             return method(self, *args, **kwargs)
         except _CAUGHT as error:
-            raised = as_unavailable(error)
-            if raised is error:
-                raise
-            raise raised from error
+            _raise_as_unavailable(error)
 
     return guarded
 
@@ -107,9 +105,14 @@ def outages_while_read(method):
         try:
             yield from method(self, *args, **kwargs)
         except _CAUGHT as error:
-            raised = as_unavailable(error)
-            if raised is error:
-                raise
-            raise raised from error
+            _raise_as_unavailable(error)
 
     return guarded
+
+
+def _raise_as_unavailable(error: Exception) -> NoReturn:
+    """Raise the outage `error` is as BackendUnavailable, or `error` itself when it is none."""
+    raised = as_unavailable(error)
+    if raised is error:
+        raise error
+    raise raised from error

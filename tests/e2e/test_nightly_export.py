@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
-import orjson
 import pyarrow.parquet as pq
 import pytest
 
@@ -17,11 +16,8 @@ from core.clock import utc_now
 from core.settings import Settings
 from export.layout import file_path
 from ingest.daily_close_status import daily_close_status
-from ingest.mappings import put_mapping
-from ingest.stores import put_stores
 from reconcile.retention import retire_after_export
-from tests.payloads import mapping_batch, store, stores_batch
-from tests.unit.test_retention import STORE, RecordingQueue, days_ago, push, reconciled_day, record
+from tests.unit.test_retention import STORE, RecordingQueue, days_ago, open_partner, push, reconciled_day, record
 from triggers import exports
 
 RETENTION = 30
@@ -35,16 +31,6 @@ def backend(tmp_path, monkeypatch):
     backend = open_backend(Settings.from_env())
     monkeypatch.setattr(exports, "current_backend", lambda: backend)
     return backend
-
-
-def open_partner(storage, queue):
-    storage.add_partner("p1", "パートナー", utc_now())
-    storage.register_stores("p1", [STORE], utc_now())
-    partner = storage.get_partner("p1")
-    japanese_store = store(STORE, country_code="JP", currency="JPY", time_zone="Asia/Tokyo", locale="ja-JP")
-    assert put_stores(storage, partner, orjson.dumps(stores_batch(japanese_store))).http_status == 202
-    assert put_mapping(storage, queue, partner, orjson.dumps(mapping_batch(("01", "SALE")))).http_status == 202
-    return partner
 
 
 def test_the_nightly_timer_exports_then_retires_what_the_export_has(backend, monkeypatch):

@@ -120,6 +120,11 @@ def queue() -> RecordingQueue:
 
 @pytest.fixture
 def partner(storage, queue):
+    return open_partner(storage, queue)
+
+
+def open_partner(storage, queue):
+    """Partner p1 with the Japanese store, its master data and mapping sent."""
     storage.add_partner("p1", "パートナー", utc_now())
     storage.register_stores("p1", [STORE], utc_now())
     partner = storage.get_partner("p1")

@@ -4,7 +4,6 @@ The use cases themselves are tested end to end (tests/e2e) and on the in-memory 
 
 from __future__ import annotations
 
-import datetime as dt
 import inspect
 import typing
 
@@ -12,7 +11,6 @@ import orjson
 import pytest
 
 from core import ports
-from core.records import StoreMaster
 from ingest import daily_close, mappings, products, stores, trade_records
 from ingest.trade_batches import trade_records_meaning
 from ingest.trade_records import OpenedRecords, RecordsNeeds
@@ -21,18 +19,8 @@ from ingest.write_flow import Opened
 from tests.payloads import mapping_batch, product, products_batch
 from tests.trade_payloads import Line, Pay, totals_of, trade_batch, trade_record
 from tests.trade_payloads import daily_close as close_payload
+from tests.unit.test_record_problems import DAY, STORE
 
-DAY = "2026-11-20"
-STORE = StoreMaster(
-    store_id="S1",
-    currency="USD",
-    country_code="US",
-    time_zone="America/New_York",
-    workday_start="04:00",
-    prices_include_tax=False,
-    last_modified_at=dt.datetime(2026, 11, 1, tzinfo=dt.UTC),
-    document={},
-)
 NEEDS = RecordsNeeds(
     store=STORE, standard_of={"01": "SALE"}, payment_types={"SALE", "REFUND"}, payment_id_users={}, batch_seq_twins=[]
 )
