@@ -55,6 +55,7 @@ BENCHMARKS = {
     "workers": worker_processes.run,
     "dashboard": dashboard.run,
     "export": export.run,  # the Parquet export of a 10,000-record store-day and of a month of 100 stores
+    "export_cosmos": export.run_cosmos,  # the same store-day's export from the Cosmos DB emulator
     "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (decision 0059)
 }
 
