@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
-from export.schemas import ITEM_LINES, PAYMENTS, TIMESTAMP, TRADE_RECORDS
+from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
 # DocumentsPage's narrow fields as Arrow columns.
 NARROW = pa.schema(
@@ -56,13 +56,10 @@ NOT_PARSED = {
 
 
 def _as_read(schema: pa.Schema, skipped: set[str]) -> list[pa.Field]:
-    """The schema's fields read from the documents; decimals and times as their text, which Arrow then casts
-    exactly (a place too many fails the cast rather than being rounded; an offset is converted to UTC)."""
-    return [
-        pa.field(field.name, pa.string() if pa.types.is_decimal(field.type) or field.type == TIMESTAMP else field.type)
-        for field in schema
-        if field.name not in skipped
-    ]
+    """The schema's fields read from the documents, as the datasets type them: Arrow's JSON reader reads
+    a decimal's text exactly (a place too many fails rather than being rounded) and converts a time's
+    offset to UTC."""
+    return [field for field in schema if field.name not in skipped]
 
 
 # What Arrow's JSON reader reads of a document; the other fields it skips.
@@ -125,9 +122,11 @@ def _parsed(documents: list[bytes]) -> pa.Table:
         # The service writes documents on one line; one written otherwise is read so too, more slowly.
         newlines_in_values=any(b"\n" in document for document in documents),
     )
-    # A block holds at least one whole document.
+    # A block holds at least one whole document; a day of one block is read on this thread (the pool's
+    # hand-over costs a small day more than it saves).
     block = max(BLOCK_BYTES, max(map(len, documents)) + 1)
-    return pj.read_json(pa.BufferReader(data), read_options=pj.ReadOptions(block_size=block), parse_options=options)
+    reading = pj.ReadOptions(block_size=block, use_threads=len(data) > block)
+    return pj.read_json(pa.BufferReader(data), read_options=reading, parse_options=options)
 
 
 def json_texts(documents: list[bytes], lines: list[int]) -> tuple[list[str], list[str]]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from core.clock import to_utc_text
 from core.documents_page import DocumentsPage
 from core.money import currency_exponent
 from core.records import ClosedDay
@@ -47,7 +47,7 @@ def store_day_tables(close: ClosedDay, pages: Iterable[DocumentsPage], resolutio
         "trade_records": _trade_records(close.store_id, day, exponent, resolution),
         "item_lines": _lines(close.store_id, day, "items", ITEM_LINES, {"modifiers": day.modifiers}),
         "payments": _lines(close.store_id, day, "payments", PAYMENTS, {}, resolution.directions),
-        "daily_closes": _table(_close_columns(close, exponent), DAILY_CLOSES),
+        "daily_closes": _close_table(close, exponent),
     }
 
 
@@ -125,37 +125,29 @@ def _is_revenue(standard_code: str) -> bool:
     return entry is not None and entry.get("is_revenue", False)
 
 
-def _table(columns: dict[str, list], schema: pa.Schema) -> pa.Table:
-    """Columns as Python values into the schema; decimals and times go through text, which Arrow casts
-    exactly (a place too many fails the cast rather than being rounded)."""
-    arrays = []
-    for field in schema:
-        values = columns[field.name]
-        if pa.types.is_decimal(field.type) or field.type == TIMESTAMP:
-            arrays.append(pa.array(values, pa.string()).cast(field.type))
-        else:
-            arrays.append(pa.array(values, field.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def _close_columns(close: ClosedDay, exponent: int) -> dict[str, list]:
+def _close_table(close: ClosedDay, exponent: int) -> pa.Table:
+    """The close and its result as one row; amounts from their text by Decimal (exact: a place too many
+    fails rather than being rounded), times as they are (UTC)."""
     expected: Mapping[str, object] = close.expected
     actual: Mapping[str, object] = close.actual or {}
-    values: dict[str, object] = {
+    row: dict[str, object] = {
         "store_id": close.store_id,
         "close_batch_id": close.close_batch_id,
         "currency": close.currency,
         "currency_exponent": exponent,
-        "received_at": to_utc_text(close.received_at),
+        "received_at": close.received_at,
         "status": close.status,
-        "checked_at": None if close.checked_at is None else to_utc_text(close.checked_at),
+        "checked_at": close.checked_at,
         "expected_batch_count": expected.get("batch_count"),
         "differences": list(close.differences),
     }
     for prefix, totals in (("expected", expected), ("actual", actual)):
-        for name in (*COUNT_FIELDS, *AMOUNT_FIELDS):
-            values[f"{prefix}_{name}"] = totals.get(name)
-    return {name: [value] for name, value in values.items()}
+        for name in COUNT_FIELDS:
+            row[f"{prefix}_{name}"] = totals.get(name)
+        for name in AMOUNT_FIELDS:
+            amount = totals.get(name)
+            row[f"{prefix}_{name}"] = None if amount is None else Decimal(str(amount))
+    return pa.Table.from_pylist([row], schema=DAILY_CLOSES)
 
 
 def parquet_bytes(table: pa.Table) -> bytes:
