@@ -142,11 +142,11 @@ def _close_table(close: ClosedDay, exponent: int) -> pa.Table:
         "differences": list(close.differences),
     }
     for prefix, totals in (("expected", expected), ("actual", actual)):
-        for name in COUNT_FIELDS:
-            row[f"{prefix}_{name}"] = totals.get(name)
-        for name in AMOUNT_FIELDS:
-            amount = totals.get(name)
-            row[f"{prefix}_{name}"] = None if amount is None else Decimal(str(amount))
+        for count in COUNT_FIELDS:
+            row[f"{prefix}_{count}"] = totals.get(count)
+        for field in AMOUNT_FIELDS:
+            amount = totals.get(field)
+            row[f"{prefix}_{field}"] = None if amount is None else Decimal(str(amount))
     return pa.Table.from_pylist([row], schema=DAILY_CLOSES)
 
 
