@@ -4,7 +4,7 @@ Every benchmark is a median over repeated runs and a ratio to its floor (bench/f
 same data; runs of the service and of its floor alternate, so that a noisy neighbour slows both.
 Prints a table and writes bench/results/latest.json (machine, date, settings, every figure and
 every sample). One module per benchmark (bench/accept.py, over_http.py, large_body.py,
-reconciliation.py, cold_import.py, dashboard.py, azure_accept.py); measuring in bench/measure.py, the table
+reconciliation.py, cold_import.py, dashboard.py, export.py, azure_accept.py); measuring in bench/measure.py, the table
 and the file in bench/report.py, the profiles in bench/profiles.py.
 
     python -m bench.run                 # the full run (BENCH_REPEAT=15 repetitions by default)
