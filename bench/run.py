@@ -4,7 +4,7 @@ Every benchmark is a median over repeated runs and a ratio to its floor (bench/f
 same data; runs of the service and of its floor alternate, so that a noisy neighbour slows both.
 Prints a table and writes bench/results/latest.json (machine, date, settings, every figure and
 every sample). One module per benchmark (bench/accept.py, over_http.py, large_body.py,
-reconciliation.py, cold_import.py, dashboard.py, azure_accept.py); measuring in bench/measure.py, the table
+reconciliation.py, cold_import.py, dashboard.py, export.py, azure_accept.py); measuring in bench/measure.py, the table
 and the file in bench/report.py, the profiles in bench/profiles.py.
 
     python -m bench.run                 # the full run (BENCH_REPEAT=15 repetitions by default)
@@ -55,6 +55,7 @@ BENCHMARKS = {
     "workers": worker_processes.run,
     "dashboard": dashboard.run,
     "export": export.run,  # the Parquet export of a 10,000-record store-day and of a month of 100 stores
+    "export_cosmos": export.run_cosmos,  # the same store-day's export from the Cosmos DB emulator
     "azure": azure_accept.run,  # the Azure accept against its floor, on the emulators (decision 0059)
 }
 

@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator
 from typing import Protocol
 
 from core.clients import ClientInfo, ClientOwner, SigningKey
+from core.documents_page import DocumentsPage
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -298,9 +299,8 @@ class ExportReads(Protocol):
         after `through`, with its partner_id; ordered by partner_id, business_date, store_id."""
         ...
 
-    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
-        """The latest version of each trade record of the store-day with its `document_json`, read page by
-        page as it is consumed (a day is never held whole by the adapter), in no particular order."""
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
+        """The store-day's latest records with their documents, page by page as consumed, in no order."""
         ...
 
 

@@ -9,23 +9,26 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 
 import orjson
 
 from backends.cosmos.items import query, stream
 from backends.cosmos.keys import day_key
-from backends.cosmos.store_days import record_sums
-from core.clock import from_epoch_micros, to_utc_text
-from core.records import StoreDay, TradeRecordRow
+from core.clock import to_utc_text
+from core.documents_page import DocumentsPage
+from core.records import StoreDay
 
 CHECKED_BETWEEN = (
     "SELECT c.partner_id, c.store_id, c.business_date FROM c WHERE c.checked_at > @after AND c.checked_at <= @through"
 )
 DAY_DOCUMENTS = (
     "SELECT c.trade_record_id, c.version, c.last_modified_us, c.source_type, c.item_rows, c.payment_rows, "
-    "c.total_minor, c.tax_minor, c.tip_minor, c.payments, c.document FROM c WHERE c.pk = @pk AND c.type = 'record'"
+    "c.total_minor, c.tax_minor, c.tip_minor, c.document FROM c WHERE c.pk = @pk AND c.type = 'record'"
 )
+# Records gathered into one page of columns (the SDK reads its own pages from the emulator or Azure).
+DOCUMENTS_PER_PAGE = 1000
 
 
 class ExportReads:
@@ -47,15 +50,19 @@ class ExportReads:
             for item in items
         ]
 
-    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
-        for item in stream(self._trades, DAY_DOCUMENTS, pk, pk=pk):
-            yield TradeRecordRow(
-                item["trade_record_id"],
-                int(item["version"]),
-                from_epoch_micros(int(item["last_modified_us"])),
-                store_id,
-                business_date,
-                *record_sums(item),
-                orjson.dumps(item["document"]).decode(),
+        items = stream(self._trades, DAY_DOCUMENTS, pk, pk=pk)
+        while page := list(itertools.islice(items, DOCUMENTS_PER_PAGE)):
+            yield DocumentsPage(
+                [item["trade_record_id"] for item in page],
+                [int(item["version"]) for item in page],
+                [int(item["last_modified_us"]) for item in page],
+                [item["source_type"] for item in page],
+                [item["item_rows"] for item in page],
+                [item["payment_rows"] for item in page],
+                [int(item["total_minor"]) for item in page],
+                [int(item["tax_minor"]) for item in page],
+                [int(item["tip_minor"]) for item in page],
+                [orjson.dumps(item["document"]) for item in page],
             )

@@ -23,6 +23,7 @@ from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
 from core.clients import ClientInfo, ClientOwner
+from core.documents_page import DocumentsPage
 from core.records import (
     ApiKeyInfo,
     BatchMarker,
@@ -354,5 +355,5 @@ class CosmosStorage:
         return self._exports.days_checked(after, through)
 
     @outages_while_read
-    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
         return self._exports.store_day_documents(partner_id, store_id, business_date)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 from collections.abc import Iterator
 
 from backends.memory.state import MemoryState
-from core.records import StoreDay, TradeRecordRow
+from core.clock import epoch_micros
+from core.documents_page import DocumentsPage
+from core.records import StoreDay
 
 
 class MemoryExportReads(MemoryState):
@@ -22,13 +23,24 @@ class MemoryExportReads(MemoryState):
             ]
         return sorted(days, key=lambda entry: (entry[0], entry[1].business_date, entry[1].store_id))
 
-    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
-        with self._lock:  # the day as it is now: a copy, so that the caller reads it outside the lock
-            rows = copy.deepcopy(
-                [
-                    row
-                    for row in self._records.get(partner_id, {}).values()
-                    if row.store_id == store_id and row.business_date == business_date
-                ]
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
+        with self._lock:  # the day as it is now: its values copied under the lock, as every read copies
+            rows = [
+                row
+                for row in self._records.get(partner_id, {}).values()
+                if row.store_id == store_id and row.business_date == business_date
+            ]
+            page = DocumentsPage(
+                [row.trade_record_id for row in rows],
+                [row.version for row in rows],
+                [epoch_micros(row.last_modified_at) for row in rows],
+                [row.source_transaction_type for row in rows],
+                [row.item_rows for row in rows],
+                [row.payment_rows for row in rows],
+                [row.total_minor for row in rows],
+                [row.tax_minor for row in rows],
+                [row.tip_minor for row in rows],
+                [row.document_json.encode() for row in rows],
             )
-        yield from rows
+        if rows:
+            yield page

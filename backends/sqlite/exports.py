@@ -7,20 +7,21 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 
-import orjson
-
 from backends.sqlite.database import SqliteDatabase
-from core.clock import from_epoch_micros, to_utc_text
-from core.records import StoreDay, TradeRecordRow
+from core.clock import to_utc_text
+from core.documents_page import DocumentsPage
+from core.records import StoreDay
 
 # Records read per page: each page is its own short read, so a big day never holds a read transaction long.
 DOCUMENTS_PER_PAGE = 1000
 
 # In the order of the index trade_records_day_by_type (source_type, trade_record_id), from where the
-# previous page ended: each page is a range of the index, and a record's document is read by its rowid.
+# previous page ended: each page is a range of the index, and a record's document is read by its rowid. The
+# columns in the order of DocumentsPage's fields; the document as its bytes (the export parses UTF-8, so
+# decoding it to text and encoding it again would be wasted).
 DAY_DOCUMENTS = (
-    "SELECT source_type, trade_record_id, version, last_modified_us, item_rows, payment_rows, total_minor, "
-    "tax_minor, tip_minor, payments, document FROM trade_records "
+    "SELECT trade_record_id, version, last_modified_us, source_type, item_rows, payment_rows, total_minor, "
+    "tax_minor, tip_minor, CAST(document AS BLOB) FROM trade_records "
     "WHERE partner_id = ? AND store_id = ? AND business_date = ? AND (source_type, trade_record_id) > (?, ?) "
     "ORDER BY source_type, trade_record_id LIMIT ?"
 )
@@ -39,29 +40,15 @@ class SqliteExportReads:
             ).fetchall()
         return [(row[0], StoreDay(row[1], dt.date.fromisoformat(row[2]))) for row in rows]
 
-    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[TradeRecordRow]:
+    def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
         last = ("", "")  # before every (source_type, trade_record_id): both are non-empty codes
         while True:
             with self.db.read() as db:
                 rows = db.execute(
                     DAY_DOCUMENTS, (partner_id, store_id, business_date.isoformat(), *last, DOCUMENTS_PER_PAGE)
                 ).fetchall()
-            for row in rows:
-                yield TradeRecordRow(
-                    row[1],
-                    row[2],
-                    from_epoch_micros(row[3]),
-                    store_id,
-                    business_date,
-                    row[0],
-                    row[4],
-                    row[5],
-                    row[6],
-                    row[7],
-                    row[8],
-                    orjson.loads(row[9]),
-                    row[10],
-                )
+            if rows:
+                yield DocumentsPage(*zip(*rows, strict=True))
             if len(rows) < DOCUMENTS_PER_PAGE:
                 return
-            last = (rows[-1][0], rows[-1][1])
+            last = (rows[-1][3], rows[-1][0])

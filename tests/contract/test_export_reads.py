@@ -5,11 +5,13 @@ latest records with their documents, page after page."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
+from dataclasses import fields, replace
 
+import orjson
 import pytest
 
 from backends.sqlite import exports as sqlite_exports
+from core.clock import epoch_micros
 from core.records import StoreDay
 from tests.contract.test_storage_contract import DAY, NEXT_DAY, T0, close_day, new_id, record, result_of, save_records
 
@@ -58,7 +60,15 @@ def test_a_reopened_day_is_not_checked_until_its_next_result(storage):
 
 
 def documents_of(storage, partner_id: str, store_id: str = "S1", business_date: dt.date = DAY) -> dict:
-    return {row.trade_record_id: row for row in storage.store_day_documents(partner_id, store_id, business_date)}
+    """The store-day's records read page by page: trade_record_id -> its fields, by DocumentsPage's names."""
+    records = {}
+    for page in storage.store_day_documents(partner_id, store_id, business_date):
+        columns = {field.name: getattr(page, field.name) for field in fields(page)}
+        assert len({len(values) for values in columns.values()}) == 1, columns  # every field of every record
+        for position, trade_record_id in enumerate(page.trade_record_ids):
+            assert trade_record_id not in records  # each record once
+            records[trade_record_id] = {name: values[position] for name, values in columns.items()}
+    return records
 
 
 def test_store_day_documents_are_the_latest_version_of_each_record_with_its_document(storage):
@@ -77,9 +87,11 @@ def test_store_day_documents_are_the_latest_version_of_each_record_with_its_docu
 
     rows = documents_of(storage, partner_id)
     assert sorted(rows) == ["T1"]
-    assert (rows["T1"].version, rows["T1"].total_minor, rows["T1"].payments_minor) == (2, 2500, {"SALE": 2500})
-    assert rows["T1"].document_json.replace(" ", "") == '{"v":2,"name":"カフェラテ"}'
-    assert rows["T1"].last_modified_at == T0
+    t1 = rows["T1"]
+    assert (t1["versions"], t1["source_types"], t1["total_minor"]) == (2, "01", 2500)
+    assert (t1["item_rows"], t1["payment_rows"], t1["tax_minor"], t1["tip_minor"]) == (2, 1, 80, 0)
+    assert t1["documents"].decode().replace(" ", "") == '{"v":2,"name":"カフェラテ"}'
+    assert t1["last_modified_us"] == epoch_micros(T0)
     assert sorted(documents_of(storage, partner_id, business_date=NEXT_DAY)) == ["T2", "T3"]
     assert documents_of(storage, partner_id, "店舗/新宿 #1") == {}
 
@@ -92,8 +104,9 @@ def test_store_day_documents_read_a_day_of_many_pages_whole(storage, monkeypatch
         for n, code in zip(range(40), ["01", "02", "10"] * 14, strict=False)
     ]
     save_records(storage, partner_id, *rows)
-    read = list(storage.store_day_documents(partner_id, "0042", DAY))
-    assert sorted(row.trade_record_id for row in read) == [f"{n:04d}" for n in range(40)]
-    assert {row.trade_record_id: row.source_transaction_type for row in read} == {
+    read = documents_of(storage, partner_id, "0042")
+    assert sorted(read) == [f"{n:04d}" for n in range(40)]
+    assert {trade_record_id: read[trade_record_id]["source_types"] for trade_record_id in read} == {
         row.trade_record_id: row.source_transaction_type for row in rows
     }
+    assert {orjson.loads(read[f"{n:04d}"]["documents"])["n"] for n in range(40)} == set(range(40))
