@@ -10,7 +10,7 @@ from dataclasses import dataclass
 class DocumentsPage:
     """Some of a store-day's latest records as the Parquet export reads them, field by field: the i-th value
     of each list belongs to the i-th record. Columns rather than a TradeRecordRow each: building 10,000 rows
-    took as long as writing the day's files (decision: The Parquet export from columns)."""
+    took as long as writing the day's files (decision 0087)."""
 
     trade_record_ids: Sequence[str]
     versions: Sequence[int]

@@ -1,4 +1,4 @@
-"""A store-day's stored records as the export reads them (decision: The Parquet export from columns): the
+"""A store-day's stored records as the export reads them (decision 0087): the
 pages gathered into Arrow columns in trade_record_id order, the documents parsed by Arrow's JSON reader into
 the columns the datasets take from them, and the two fields the datasets keep as JSON text (a record's
 tax_lines, each item line's modifiers) cut from the documents' text."""

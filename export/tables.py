@@ -1,7 +1,7 @@
 """A reconciled store-day as the four datasets' Arrow tables (export/schemas.py): its latest records, their
 item lines and payments, each in the order of trade_record_id then as received, and its close with its result.
 
-Built column by column, never value by value in Python (decision: The Parquet export from columns): Arrow's
+Built column by column, never value by value in Python (decision 0087): Arrow's
 JSON reader parses the day's documents into columns; amounts arrive as the text the partner wrote (exactly the
 currency's places) and Arrow casts them to the datasets' decimal: exact, never a float (a place too many fails
 the cast rather than being rounded). Times with an offset become UTC in the same way. What the narrow fields

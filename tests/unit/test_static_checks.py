@@ -16,7 +16,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ["core", "reference", "ingest", "reconcile", "export", "backends", "triggers", "hq", "function_app.py", "mypy.ini"]
+APP = [
+    "core",
+    "reference",
+    "ingest",
+    "reconcile",
+    "export",
+    "backends",
+    "triggers",
+    "hq",
+    "function_app.py",
+    "mypy.ini",
+]
 # A port method each adapter must have (core.ports Storage), and where each adapter's code lives.
 REMOVED = "postpone"
 ADAPTERS = {
