@@ -294,9 +294,12 @@ class ExportReads(Protocol):
     """What the Parquet export reads beyond the closes (Overview.day_statuses, get_closed_day): the store-days
     checked in a span of time, across partners, and a store-day's latest records with their documents."""
 
-    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+    def days_checked(
+        self, after: dt.datetime | None, through: dt.datetime, limit: int | None = None
+    ) -> list[tuple[str, StoreDay]]:
         """Each store-day, of any partner, whose result was checked after `after` (None: whenever) and not
-        after `through`, with its partner_id; ordered by partner_id, business_date, store_id."""
+        after `through`, with its partner_id; ordered by partner_id, business_date, store_id. With a `limit`,
+        at most that many, which ones unspecified: a caller given `limit` days asks for a narrower span."""
         ...
 
     def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:

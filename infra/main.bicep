@@ -137,7 +137,7 @@ param reconcileDelaySeconds int = 900
 param reconcileSweepSchedule string = '0 */5 * * * *'
 
 @description('EXPORT_SCHEDULE: NCRONTAB of the export timer, which writes the store-days reconciled since its last run as Parquet.')
-param exportSchedule string = '0 30 2 * * *'
+param exportSchedule string = '0 */15 * * * *'
 
 @description('RECONCILE_SWEEP_GRACE_SECONDS: how long past its due time a close waits before the sweep re-enqueues it.')
 @minValue(0)

@@ -1,8 +1,8 @@
 """The export timer: each run exports the store-days reconciled since the last one as Parquet, to the
 destination EXPORT_DESTINATION names (in Azure: the export container of the app's storage account, signed in
-with the app's managed identity), at EXPORT_SCHEDULE (nightly by default). The catch-up and its checkpoint:
-export/checkpoint.py. Then the store-days past TRADE_RECORD_RETENTION_DAYS that the export has leave the
-hot store (reconcile/retention.py)."""
+with the app's managed identity), at EXPORT_SCHEDULE (every 15 minutes by default). Each run is bounded and
+the next goes on: export/checkpoint.py. Then the store-days past TRADE_RECORD_RETENTION_DAYS that the export
+has leave the hot store (reconcile/retention.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from backends.export_destinations import open_destination
 from core.clock import utc_now
 from core.ports import ExportDestination
 from core.settings import Settings
-from export.checkpoint import export_newly_checked
+from export.checkpoint import caught_up, export_newly_checked
 from reconcile.retention import retire_after_export
 from triggers.composition import current_backend
 
@@ -39,9 +39,10 @@ def export_reconciled_days(timer: func.TimerRequest) -> None:
     if destination is None:
         log.warning("export skipped: EXPORT_DESTINATION is not set")
         return
-    exported, through = export_newly_checked(backend.storage, destination)
+    started = utc_now()
+    exported, through = export_newly_checked(backend.storage, destination, started)
     log.info(
-        "exported %d store-days checked up to %s to %s: %d files, %d rows, %d bytes%s",
+        "exported %d store-days checked up to %s to %s: %d files, %d rows, %d bytes%s%s",
         exported.days,
         through,
         destination.location,
@@ -49,6 +50,7 @@ def export_reconciled_days(timer: func.TimerRequest) -> None:
         exported.rows,
         exported.bytes,
         f"; {len(exported.changed)} changed while read, exported after their next result" if exported.changed else "",
+        "" if caught_up(through, started) else "; not caught up: the next run goes on from there",
     )
     retired = retire_after_export(backend.retirement, backend.settings.trade_record_retention_days, through, utc_now())
     if retired.days:

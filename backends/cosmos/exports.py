@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import orjson
 
-from backends.cosmos.items import query, stream
+from backends.cosmos.items import stream
 from backends.cosmos.keys import day_key
 from core.clock import to_utc_text
 from core.documents_page import DocumentsPage
@@ -36,14 +36,18 @@ class ExportReads:
         self._trades = trades
         self._closes = closes
 
-    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
-        # checked_at is fixed-width UTC text, so text order is time order; "" is before every time.
-        items = query(
+    def days_checked(
+        self, after: dt.datetime | None, through: dt.datetime, limit: int | None = None
+    ) -> list[tuple[str, StoreDay]]:
+        # checked_at is fixed-width UTC text, so text order is time order; "" is before every time. A limit
+        # stops reading pages once it is reached.
+        found = stream(
             self._closes,
             CHECKED_BETWEEN,
             after="" if after is None else to_utc_text(after),
             through=to_utc_text(through),
         )
+        items = list(itertools.islice(found, limit))
         items.sort(key=lambda item: (item["partner_id"], item["business_date"], item["store_id"]))
         return [
             (item["partner_id"], StoreDay(item["store_id"], dt.date.fromisoformat(item["business_date"])))

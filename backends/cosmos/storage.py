@@ -351,8 +351,10 @@ class CosmosStorage:
     # -- the Parquet export's reads -----------------------------------------------------------------
 
     @outage_as_unavailable
-    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
-        return self._exports.days_checked(after, through)
+    def days_checked(
+        self, after: dt.datetime | None, through: dt.datetime, limit: int | None = None
+    ) -> list[tuple[str, StoreDay]]:
+        return self._exports.days_checked(after, through, limit)
 
     @outages_while_read
     def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:

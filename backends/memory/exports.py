@@ -12,7 +12,9 @@ from core.records import StoreDay
 
 
 class MemoryExportReads(MemoryState):
-    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+    def days_checked(
+        self, after: dt.datetime | None, through: dt.datetime, limit: int | None = None
+    ) -> list[tuple[str, StoreDay]]:
         with self._lock:
             days = [
                 (partner_id, StoreDay(store_id, business_date))
@@ -21,7 +23,7 @@ class MemoryExportReads(MemoryState):
                 and (after is None or day.checked_at > after)
                 and day.checked_at <= through
             ]
-        return sorted(days, key=lambda entry: (entry[0], entry[1].business_date, entry[1].store_id))
+        return sorted(days, key=lambda entry: (entry[0], entry[1].business_date, entry[1].store_id))[:limit]
 
     def store_day_documents(self, partner_id: str, store_id: str, business_date: dt.date) -> Iterator[DocumentsPage]:
         with self._lock:  # the day as it is now: its values copied under the lock, as every read copies

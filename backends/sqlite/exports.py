@@ -30,13 +30,15 @@ DAY_DOCUMENTS = (
 class SqliteExportReads:
     db: SqliteDatabase
 
-    def days_checked(self, after: dt.datetime | None, through: dt.datetime) -> list[tuple[str, StoreDay]]:
+    def days_checked(
+        self, after: dt.datetime | None, through: dt.datetime, limit: int | None = None
+    ) -> list[tuple[str, StoreDay]]:
         # checked_at is fixed-width UTC text (NULL while RECEIVED), so text order is time order.
         with self.db.read() as db:
             rows = db.execute(
                 "SELECT partner_id, store_id, business_date FROM closed_days "
-                "WHERE checked_at > ? AND checked_at <= ? ORDER BY partner_id, business_date, store_id",
-                ("" if after is None else to_utc_text(after), to_utc_text(through)),
+                "WHERE checked_at > ? AND checked_at <= ? ORDER BY partner_id, business_date, store_id LIMIT ?",
+                ("" if after is None else to_utc_text(after), to_utc_text(through), -1 if limit is None else limit),
             ).fetchall()
         return [(row[0], StoreDay(row[1], dt.date.fromisoformat(row[2]))) for row in rows]
 

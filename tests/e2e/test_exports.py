@@ -207,8 +207,9 @@ class OnePartnersDays:
     def __getattr__(self, name: str):
         return getattr(self._storage, name)
 
-    def days_checked(self, after, through):
-        return [entry for entry in self._storage.days_checked(after, through) if entry[0] == self._partner_id]
+    def days_checked(self, after, through, limit=None):
+        mine = [entry for entry in self._storage.days_checked(after, through) if entry[0] == self._partner_id]
+        return mine[:limit]
 
 
 def test_the_timer_catches_up_a_missed_run_and_exports_a_day_checked_again(host, tmp_path):

@@ -50,7 +50,7 @@ def test_the_nightly_timer_exports_then_retires_what_the_export_has(backend, mon
     assert len(storage.store_day_rows("p1", STORE, old_day)) == 2  # not exported, so not retired
 
     later = utc_now() + dt.timedelta(days=1)
-    monkeypatch.setattr("export.checkpoint.utc_now", lambda: later)  # the next night
+    monkeypatch.setattr(exports, "utc_now", lambda: later)  # the next night
     exports.export_reconciled_days(None)
     assert pq.read_table(exported_file).num_rows == 2
     assert storage.store_day_rows("p1", STORE, old_day) == []  # exported, then retired
@@ -67,3 +67,30 @@ def test_on_cosmos_db_the_nightly_step_deletes_nothing_and_warns_of_a_late_expor
     caplog.clear()
     retire_after_export(None, 0, now - dt.timedelta(days=3), now)  # retention off: nothing to say
     assert caplog.text == ""
+
+
+def test_a_run_takes_its_span_in_bounded_steps_and_the_next_run_goes_on(backend, monkeypatch):
+    """A backlog (a first run over existing results, a chain's evening) is taken in steps of at most
+    max_days store-days, the checkpoint moved after each; a run past its budget stops there and the next
+    one goes on from its checkpoint, so no run is cut short by the host's timeout with nothing to show."""
+    from backends.export_destinations import LocalFolder
+    from export.checkpoint import SETTLE, caught_up, export_newly_checked, exported_through
+
+    storage, queue = backend.storage, RecordingQueue()
+    partner = open_partner(storage, queue)
+    dates = [days_ago(day) for day in range(2, 7)]
+    for date in dates:
+        reconciled_day(storage, queue, partner, date)
+    destination = LocalFolder(backend.settings.data_dir / "backlog")
+    now = utc_now() + SETTLE + dt.timedelta(seconds=1)
+
+    checkpoint, runs, total = None, 0, 0
+    while not caught_up(checkpoint, now):  # each run: one step, then out of time
+        before = checkpoint
+        more, checkpoint = export_newly_checked(storage, destination, now, max_days=2, budget=dt.timedelta(0))
+        runs, total = runs + 1, total + more.days
+        assert more.days <= 2 and exported_through(destination) == checkpoint
+        assert checkpoint is not None and (before is None or checkpoint > before) and runs <= 60
+    assert total == len(dates) and runs >= 3  # five days, at most two a step
+    exported = {path.parent.name for path in (destination.root / "trade_records").rglob("*.parquet")}
+    assert exported == {f"business_date={date}" for date in dates}

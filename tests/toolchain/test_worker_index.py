@@ -47,7 +47,7 @@ print(json.dumps({"worker": worker, "devhost": devhost}))
 """
 
 SCHEDULE = "0 */5 * * * *"
-EXPORT_SCHEDULE = "0 30 2 * * *"
+EXPORT_SCHEDULE = "0 */15 * * * *"
 HTTP = {  # name: (route, method)
     "put_stores": ("stores", "PUT"),
     "put_products": ("products", "PUT"),
