@@ -52,6 +52,20 @@ def test_days_checked_are_those_of_every_partner_checked_in_the_span(storage):
     assert ever == [(second, StoreDay("0042", DAY)), (second, StoreDay("S1", DAY))]
 
 
+def test_days_checked_stop_at_a_limit(storage):
+    """The timer's bounded steps (export/checkpoint.py) ask for at most `limit` days of a span, to halve a span
+    that holds more."""
+    partner_id, start = new_partner(storage), T0 + dt.timedelta(days=1000)  # a span no other test uses
+    days = [(partner_id, StoreDay(store_id, DAY)) for store_id in ("S1", "S2", "0042")]
+    for second, (_, day) in enumerate(days, start=1):
+        checked(storage, partner_id, day.store_id, day.business_date, start + dt.timedelta(seconds=second))
+    end = start + dt.timedelta(seconds=3)
+    every, three = storage.days_checked(start, end), storage.days_checked(start, end, 3)
+    assert len(every) == len(three) == 3 and set(every) == set(three) == set(days)
+    some = storage.days_checked(start, end, 2)
+    assert len(some) == 2 and set(some) <= set(days)
+
+
 def test_a_reopened_day_is_not_checked_until_its_next_result(storage):
     partner_id = new_partner(storage)
     checked(storage, partner_id, "S1", DAY, T0)
