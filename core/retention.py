@@ -8,11 +8,11 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Protocol
 
-# The fewest days a retention may keep: the nightly export must have run on a store-day (and late
+# The fewest days a retention may keep: the export timer must have run on a store-day (and late
 # versions and resends after a store's outage must have arrived) before it leaves the hot store.
 MIN_RETENTION_DAYS = 7
 
-# Cosmos DB lets a retired store-day's items expire this many days after it is retired: the nightly export
+# Cosmos DB lets a retired store-day's items expire this many days after it is retired: the export timer
 # gets two more runs at a day that it could not yet read (decision 0086).
 EXPIRY_GRACE_DAYS = 2
 

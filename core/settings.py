@@ -143,7 +143,7 @@ def _retention_days(days: int) -> int:
         raise ValueError(
             "setting TRADE_RECORD_RETENTION_DAYS must be 0 (keep every store-day) or at least "
             f"{MIN_RETENTION_DAYS} days, got {days}: "
-            "the nightly export must have run on a store-day, and its late versions arrived, before it leaves"
+            "the export must have run on a store-day, and its late versions arrived, before it leaves"
         )
     return days
 

@@ -1,5 +1,5 @@
 """`hq retention run`: retire the store-days past TRADE_RECORD_RETENTION_DAYS from the hot store now, with
-progress and a summary (decision 0086). The nightly export runs the same use case
+progress and a summary (decision 0086). The export timer runs the same use case
 (reconcile/retention.py) after each export; this is for a first run or a catch-up by hand."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Retiring store-days past the retention (TRADE_RECORD_RETENTION_DAYS) from the hot store: their trade
 records, payment-id entries and trade record batches leave in bounded steps; closes and results stay.
-Run after the nightly export, with the export's checkpoint; `hq retention run` runs it by hand. On Cosmos DB
+Run after each export run, with the export's checkpoint; `hq retention run` runs it by hand. On Cosmos DB
 the items expire by their ttl instead, and only the export's lag is checked here (decision 0086)."""
 
 from __future__ import annotations
@@ -55,15 +55,15 @@ def export_lag_warning(exported_through: dt.datetime | None, now: dt.datetime) -
     )
 
 
-# Rows deleted per transaction by the nightly run: short enough that a partner's write never waits long on
+# Rows deleted per transaction by the timer's run: short enough that a partner's write never waits long on
 # SQLite's one write lock.
-NIGHTLY_STEP_ROWS = 500
+TIMER_STEP_ROWS = 500
 
 
 def retire_after_export(
     retirement: Retirement | None, retention_days: int, exported_through: dt.datetime | None, now: dt.datetime
 ) -> Retired:
-    """The nightly step after the export: on SQLite (`retirement`) the store-days past the retention that the
+    """The timer's step after the export: on SQLite (`retirement`) the store-days past the retention that the
     export has leave in bounded steps; on Cosmos DB (None) their items expire by ttl, and only the export's
     lag is checked. Nothing when retention is off."""
     if retention_days <= 0:
@@ -73,7 +73,7 @@ def retire_after_export(
         if lag is not None:
             log.warning(lag)
         return Retired()
-    return retire_store_days(retirement, now.date(), retention_days, exported_through, NIGHTLY_STEP_ROWS)
+    return retire_store_days(retirement, now.date(), retention_days, exported_through, TIMER_STEP_ROWS)
 
 
 def retire_store_days(

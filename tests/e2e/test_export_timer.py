@@ -1,7 +1,6 @@
-"""The nightly timer (triggers/exports.py) on SQLite: it exports the store-days reconciled since its last run,
-then retires those past TRADE_RECORD_RETENTION_DAYS that the export has (decision 0086). The timer function
-itself runs, on a backend opened from its settings; only the clock of the export's checkpoint is moved a
-night on."""
+"""The export timer (triggers/exports.py) on SQLite: it exports the store-days reconciled since its last run,
+in bounded steps, then retires those past TRADE_RECORD_RETENTION_DAYS that the export has (decision 0086).
+The timer function itself runs, on a backend opened from its settings; only its clock is moved a day on."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ def backend(tmp_path, monkeypatch):
     return backend
 
 
-def test_the_nightly_timer_exports_then_retires_what_the_export_has(backend, monkeypatch):
+def test_the_export_timer_exports_then_retires_what_the_export_has(backend, monkeypatch):
     storage, queue = backend.storage, RecordingQueue()
     assert backend.retirement is storage  # SQLite deletes retired days itself
     partner = open_partner(storage, queue)
@@ -45,12 +44,12 @@ def test_the_nightly_timer_exports_then_retires_what_the_export_has(backend, mon
     old_day = dt.date.fromisoformat(old)
     exported_file = backend.settings.data_dir / "exports" / file_path("trade_records", "p1", STORE, old_day)
 
-    exports.export_reconciled_days(None)  # tonight: the day was reconciled minutes ago, not yet settled
+    exports.export_reconciled_days(None)  # now: the day was reconciled minutes ago, not yet settled
     assert not exported_file.exists()
     assert len(storage.store_day_rows("p1", STORE, old_day)) == 2  # not exported, so not retired
 
     later = utc_now() + dt.timedelta(days=1)
-    monkeypatch.setattr(exports, "utc_now", lambda: later)  # the next night
+    monkeypatch.setattr(exports, "utc_now", lambda: later)  # a day later
     exports.export_reconciled_days(None)
     assert pq.read_table(exported_file).num_rows == 2
     assert storage.store_day_rows("p1", STORE, old_day) == []  # exported, then retired
