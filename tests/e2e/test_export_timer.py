@@ -57,7 +57,7 @@ def test_the_export_timer_exports_then_retires_what_the_export_has(backend, monk
     assert len(storage.store_day_rows("p1", STORE, dt.date.fromisoformat(young))) == 1
 
 
-def test_on_cosmos_db_the_nightly_step_deletes_nothing_and_warns_of_a_late_export(caplog):
+def test_on_cosmos_db_the_timers_step_deletes_nothing_and_warns_of_a_late_export(caplog):
     now = utc_now()
     with caplog.at_level(logging.WARNING, logger="pos.retention"):
         retired = retire_after_export(None, RETENTION, now - dt.timedelta(days=3), now)
