@@ -126,6 +126,14 @@ class Tally:
     def refused_share(self) -> float:
         return self.refused / max(self.total, 1)
 
+    def count(self, text: str) -> bool:
+        """One text checked: counted by today's rule and by the rule before barcodes; whether today's refuses it."""
+        self.total += 1
+        self.refused_before += contains_card_number_or_barcode(text)
+        refused = contains_card_number(text)
+        self.refused += refused
+        return refused
+
 
 # --- card numbers ----------------------------------------------------------------------------------
 
@@ -144,11 +152,7 @@ def measure_test_cards() -> Tally:
             for written in card_writings(number):
                 for text in CARD_TEXTS:
                     sample = text.format(written)
-                    tally.total += 1
-                    tally.refused_before += contains_card_number_or_barcode(sample)
-                    if contains_card_number(sample):
-                        tally.refused += 1
-                    else:
+                    if not tally.count(sample):
                         tally.misses.append(sample)
     return tally
 
@@ -163,11 +167,7 @@ def measure_random_cards(count: int) -> dict[int, Tally]:
             number = luhn_completed(rng.choice("3456") + _random_digits(rng, length - 2))
             if card_network(number) is None:
                 continue
-            tally.total += 1
-            tally.refused_before += contains_card_number_or_barcode(number)
-            if contains_card_number(number):
-                tally.refused += 1
-            else:
+            if not tally.count(number):
                 tally.misses.append(number)
     return tallies
 
@@ -227,10 +227,7 @@ def measure_barcodes(count: int) -> dict[str, Tally]:
         for _ in range(count):
             written = barcode_writings(kind, make(rng), rng)
             name = rng.choice(NAME_TEXTS).format(written)
-            tally.total += 1
-            tally.refused_before += contains_card_number_or_barcode(name)
-            if contains_card_number(name):
-                tally.refused += 1
+            if tally.count(name):  # a barcode refused as a card number is a miss here
                 tally.misses.append(name)
         tallies[kind] = tally
     return tallies

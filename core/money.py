@@ -55,3 +55,15 @@ def places_message(currency: str, exponent: int) -> str:
         return f"{currency} amounts have no decimal places (for example 1200)"
     example = format_minor_units(1250 * 10 ** (exponent - 2) if exponent >= 2 else 125, exponent)
     return f"{currency} amounts have exactly {exponent} decimal places (for example {example})"
+
+
+# The amounts a trade record carries at its top level, in the wire's order: read by ingest, exported by export/.
+RECORD_AMOUNTS = (
+    "subtotal_amount",
+    "discount_amount",
+    "tax_amount",
+    "service_charge_amount",
+    "tip_amount",
+    "rounding_amount",
+    "total_amount",
+)

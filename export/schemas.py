@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from core.money import RECORD_AMOUNTS
 from reconcile.totals import AMOUNT_FIELDS, COUNT_FIELDS
 
 AMOUNT = pa.decimal128(38, 4)
@@ -18,15 +19,6 @@ AMOUNT_SCALE = 4
 QUANTITY = pa.decimal128(38, 8)
 TIMESTAMP = pa.timestamp("us", tz="UTC")
 
-RECORD_AMOUNTS = (
-    "subtotal_amount",
-    "discount_amount",
-    "tax_amount",
-    "service_charge_amount",
-    "tip_amount",
-    "rounding_amount",
-    "total_amount",
-)
 
 TRADE_RECORDS = pa.schema(
     [

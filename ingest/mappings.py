@@ -20,14 +20,14 @@ from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconc
 from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
-from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
+from ingest.batches import BatchOutcome, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, raise_if_any
 from ingest.stored_size import oversized
 from ingest.wire.requests import MappingsBatch
 from ingest.wire.resend_keys import ResendKey
 from ingest.wire.responses import MappingResponse, answer
-from ingest.write_flow import Checked, Opened, Write, open_batch
+from ingest.write_flow import Checked, Opened, Write, accept_opened, open_batch
 from reference.codes import standard_transaction_type
 
 UNKNOWN_CODE_MESSAGE = (
@@ -144,14 +144,15 @@ def save(
     checked: CheckedMapping,
     validate_only: bool,
 ) -> BatchOutcome:
-    marker = new_marker(partner_id, opened.batch, "mappings", len(checked.entries), opened.body)
-    return accept(
+    return accept_opened(
         storage,
-        marker,
+        partner_id,
+        MAPPINGS,
+        opened,
+        len(checked.entries),
         lambda m: storage.replace_mapping(m, checked.entries),
         checked.warnings,
-        sent_batch_id=opened.batch.batch_id,
-        validate_only=validate_only,
+        validate_only,
     )
 
 

@@ -14,14 +14,14 @@ from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
+from ingest.batches import BatchOutcome, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.parsing import Refused, duplicates, list_member, raise_if_any, readable
 from ingest.stored_size import oversized_masters
 from ingest.wire.requests import ModifierGroup, Product, ProductsBatch
 from ingest.wire.resend_keys import ProductsKey
-from ingest.write_flow import Checked, Opened, Write, open_batch
+from ingest.write_flow import Checked, Opened, Write, accept_opened, open_batch
 
 
 class PutProductsStorage(Admission, BatchMarkers, BatchWrites, MasterReads, Protocol):
@@ -161,14 +161,15 @@ def save(
     checked: CheckedProducts,
     validate_only: bool,
 ) -> BatchOutcome:
-    marker = new_marker(partner_id, opened.batch, "products", len(checked.products), opened.body)
-    return accept(
+    return accept_opened(
         storage,
-        marker,
+        partner_id,
+        PRODUCTS,
+        opened,
+        len(checked.products),
         lambda m: storage.save_products(m, checked.products, checked.groups),
         checked.warnings,
-        sent_batch_id=opened.batch.batch_id,
-        validate_only=validate_only,
+        validate_only,
     )
 
 

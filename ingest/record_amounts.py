@@ -12,20 +12,12 @@ from __future__ import annotations
 import functools
 import operator
 
+from core.money import RECORD_AMOUNTS
 from ingest.amounts import MoneyReader
 from ingest.trade_rules.common import LineAmounts, RecordAmounts
 from ingest.wire.requests import TradeRecord
 from ingest.wire.scalars import MAX_SAFE_INT
 
-RECORD_AMOUNTS = (
-    "subtotal_amount",
-    "discount_amount",
-    "tax_amount",
-    "service_charge_amount",
-    "tip_amount",
-    "rounding_amount",
-    "total_amount",
-)
 _record_totals = operator.attrgetter(*RECORD_AMOUNTS)
 
 

@@ -9,12 +9,12 @@ from typing import Any, Protocol
 from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites
 from core.records import Partner, StoreMaster
-from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
+from ingest.batches import BatchOutcome, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, raise_if_any
 from ingest.wire.requests import StoresBatch
 from ingest.wire.resend_keys import StoresKey
-from ingest.write_flow import Checked, Opened, Write, open_batch
+from ingest.write_flow import Checked, Opened, Write, accept_opened, open_batch
 
 
 class PutStoresStorage(Admission, BatchMarkers, BatchWrites, Protocol):
@@ -81,12 +81,13 @@ def check(opened: Opened[StoresBatch]) -> CheckedStores:
 def save(
     storage: PutStoresStorage, partner_id: str, opened: Opened[StoresBatch], checked: CheckedStores, validate_only: bool
 ) -> BatchOutcome:
-    marker = new_marker(partner_id, opened.batch, "stores", len(checked.masters), opened.body)
-    return accept(
+    return accept_opened(
         storage,
-        marker,
+        partner_id,
+        STORES,
+        opened,
+        len(checked.masters),
         lambda m: storage.save_stores(m, checked.masters),
         checked.warnings,
-        sent_batch_id=opened.batch.batch_id,
-        validate_only=validate_only,
+        validate_only,
     )

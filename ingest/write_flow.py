@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from core.errors import FieldProblem
+from core.ports import BatchMarkers
+from core.records import BatchMarker
 from ingest import access
-from ingest.batches import BatchOutcome, ResendLookup, known_batch_of, resend_key
+from ingest.batches import BatchOutcome, ResendLookup, accept, known_batch_of, new_marker, resend_key
 from ingest.parsing import Salvage, parse
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
@@ -87,3 +89,18 @@ def require_stores(storage: ResendLookup, partner_id: str, write: Write[Batch], 
     """403 STORE_NOT_ALLOWED unless the partner registered every store of the batch."""
     if write.store_ids is not None:
         access.require_registered(storage, partner_id, write.store_ids(batch))
+
+
+def accept_opened(
+    storage: BatchMarkers,
+    partner_id: str,
+    write: Write[Batch],
+    opened: Opened[Batch],
+    record_count: int,
+    store: Callable[[BatchMarker], BatchMarker | None],
+    warnings: list[BatchWarning],
+    validate_only: bool,
+) -> BatchOutcome:
+    """The save of a batch that needs nothing but its marker (ingest/batches.py `accept`: the marker last)."""
+    marker = new_marker(partner_id, opened.batch, write.kind, record_count, opened.body)
+    return accept(storage, marker, store, warnings, sent_batch_id=opened.batch.batch_id, validate_only=validate_only)

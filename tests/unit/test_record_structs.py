@@ -20,9 +20,9 @@ import pytest
 from pydantic import Field, ValidationError
 from pydantic.dataclasses import dataclass
 
+from core.money import RECORD_AMOUNTS
 from ingest.data_protection import free_texts, text_fields
 from ingest.one_parse import read_batch, validated_once
-from ingest.record_amounts import RECORD_AMOUNTS
 from ingest.trade_records import document_json
 from ingest.wire.record_structs import BULK_CHECKS, WIRE_CLASS_OF, decode, struct_of
 from ingest.wire.requests import Payment, TaxLine, TradeItem, TradeModifier, TradeRecord, TradeRecordsBatch
