@@ -2,23 +2,53 @@
 # every test (`make fix` repairs what the lint and format checks can).
 # Both create .venv and install what is needed first (again only when requirements change).
 
-PYTHON ?= python3
+# The interpreter: the Python production runs (PRODUCTION_PYTHON, as infra/modules/functionapp.bicep
+# deploys it; decision 0112) where it is installed, as pythonX.Y on PATH or one of pyenv's versions; else
+# python3, with a line saying so (the app runs on 3.11 and 3.12 too). PYTHON=... picks one by hand. CI sets
+# REQUIRE_PRODUCTION_PYTHON=1 (.ci/run): there the fallback is an error. .venv is made again when the
+# interpreter changes.
+PRODUCTION_PYTHON := 3.13
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for candidate in python$(PRODUCTION_PYTHON) \
+	"$$(pyenv root 2>/dev/null)"/versions/$(PRODUCTION_PYTHON).*/bin/python$(PRODUCTION_PYTHON); do \
+	"$$candidate" -c "" 2>/dev/null && { command -v "$$candidate"; exit; }; done; echo python3)
+endif
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
 PYTEST_ARGS ?= -n 4
 
-.PHONY: install browser run run-azure emulators check fix test clean openapi fuzz bench capacity load chaos screenshots
+.PHONY: FORCE install browser run run-azure emulators check fix test clean openapi fuzz bench capacity load chaos screenshots
 
-# tests/requirements-worker.txt: the Functions Python worker's core, for the indexing test; it declares
-# Python 3.13 but imports on 3.11, hence its own install line. client/ (the partner client, pos-partner) is
-# installed editable: examples/push_day.py and the tests use it.
-$(STAMP): requirements.txt requirements-dev.txt tests/requirements-worker.txt client/pyproject.toml
+# Which interpreter .venv was made with (rewritten, and .venv made again, only when it changes).
+INTERPRETER := $(VENV)/.interpreter
+$(INTERPRETER): FORCE
+	@version=$$($(PYTHON) -c 'import sys; print(".".join(map(str, sys.version_info[:3])))') || { \
+		echo "make: no Python found ($(PYTHON)): install Python $(PRODUCTION_PYTHON) (or 3.11)"; exit 1; }; \
+	case "$$version" in \
+	$(PRODUCTION_PYTHON).*) echo "Python $$version ($(PYTHON)), the version production runs";; \
+	*) if [ -n "$(REQUIRE_PRODUCTION_PYTHON)" ]; then \
+		echo "make: Python $(PRODUCTION_PYTHON), the version production runs, is not installed" \
+			"(REQUIRE_PRODUCTION_PYTHON is set)"; exit 1; fi; \
+	   echo "Python $(PRODUCTION_PYTHON) (production's) is not installed: falling back to Python $$version" \
+		"($(PYTHON)); install $(PRODUCTION_PYTHON) to run what Azure runs";; \
+	esac; \
+	if [ "$$(cat $@ 2>/dev/null)" != "$$version $(PYTHON)" ]; then \
+		if [ -d $(VENV) ]; then echo "The interpreter changed: making $(VENV) again"; rm -rf $(VENV); fi; \
+		mkdir -p $(VENV) && echo "$$version $(PYTHON)" > $@; \
+	fi
+
+# requirements.txt brings the Functions Python worker's core (azure-functions-runtime) on Python 3.13, as
+# Azure installs it; the worker-loading test (tests/toolchain/test_worker_index.py) needs it on an older
+# Python too, where tests/requirements-worker.txt installs the same pins past their Python >= 3.13.
+# client/ (the partner client, pos-partner) is installed editable: examples/push_day.py and the tests use it.
+$(STAMP): $(INTERPRETER) requirements.txt requirements-dev.txt tests/requirements-worker.txt client/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "Installing Python packages into $(VENV) ..."
 	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
-	@$(PY) -m pip install --quiet --disable-pip-version-check --ignore-requires-python --no-deps \
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 13))' || \
+		$(PY) -m pip install --quiet --disable-pip-version-check --ignore-requires-python --no-deps \
 		-r tests/requirements-worker.txt
 	@$(PY) -m pip install --quiet --disable-pip-version-check --no-deps -e client
 	@touch $(STAMP)

@@ -1,5 +1,5 @@
 // One environment of the Partner POS Ingestion Service (resource group scope):
-// Function App on Flex Consumption (Python 3.11), its Storage account, Cosmos DB, Log Analytics with
+// Function App on Flex Consumption (Python 3.13), its Storage account, Cosmos DB, Log Analytics with
 // Application Insights, and a user-assigned managed identity holding every data-plane role the app needs.
 // With vnetEnabled (production), a virtual network: the app integrates with it and reaches Storage and
 // Cosmos DB through private endpoints only.

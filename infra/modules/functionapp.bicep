@@ -1,4 +1,4 @@
-// The Function App on the Flex Consumption plan (Linux, Python 3.11). The runtime, scale and the
+// The Function App on the Flex Consumption plan (Linux, Python 3.13). The runtime, scale and the
 // deployment package location live in functionAppConfig; the package container is reached with the
 // user-assigned identity, like everything else. Shaped after Azure-Samples/azure-functions-flex-consumption-samples
 // (IaC/bicep/core/host/function.bicep): siteConfig sets no FTPS state (Azure Resource Manager refuses one for
@@ -89,7 +89,7 @@ resource site 'Microsoft.Web/sites@2024-04-01' = {
       }
       runtime: {
         name: 'python'
-        version: '3.11'
+        version: '3.13'
       }
     }
   }

@@ -716,7 +716,7 @@ def test_function_app_runs_on_flex_consumption_with_the_identity():
     assert site.body["kind"] == "functionapp,linux"
     assert site.body["identity"]["type"] == "UserAssigned"
     config = site.body["properties"]["functionAppConfig"]
-    assert config["runtime"] == {"name": "python", "version": "3.11"}
+    assert config["runtime"] == {"name": "python", "version": "3.13"}
     scale = config["scaleAndConcurrency"]
     assert {name: scale[name] for name in ("instanceMemoryMB", "maximumInstanceCount")} == {
         "instanceMemoryMB": Ref("instanceMemoryMB"),

@@ -204,6 +204,45 @@ def test_the_package_answers_health_and_a_write_on_its_own_dependencies(smoke):
     assert not {"devhost", "hq", "tests", "bench", "croniter", "pytest"} & set(smoke["top_level_modules"])
 
 
+# The worker's own loader, as Azure runs it on Python 3.13: it imports function_app from the package's root.
+WORKER_INDEX = (
+    "import json, sys\n"
+    "from azure_functions_runtime import loader\n"
+    "from azure_functions_runtime.bindings import meta\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "meta.load_binding_registry()\n"
+    "functions = loader.index_function_app(sys.argv[1] + '/function_app.py')\n"
+    "print(json.dumps(sorted(function.get_function_name() for function in functions)))"
+)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="requirements.txt brings the worker on Python 3.13 only")
+def test_the_pinned_worker_indexes_the_package_on_its_own_environment(smoke):
+    """The worker requirements.txt pins (what Azure loads the app with) is in the package's environment and
+    finds every function the app declares."""
+    python = package_venv() / "bin" / "python"
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    package = str(smoke["package"])
+    ran = subprocess.run(
+        [str(python), "-I", "-c", WORKER_INDEX, package],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=package,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout.strip().splitlines()[-1]) == sorted(smoke["functions"])
+    pinned = re.search(r"^azure-functions-runtime==([^;\s]+)", (ROOT / "requirements.txt").read_text(), re.M)
+    version = subprocess.run(
+        [str(python), "-I", "-c", "from importlib import metadata; print(metadata.version('azure-functions-runtime'))"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert version.stdout.strip() == pinned.group(1)
+
+
 def _import_names(distribution: str) -> set[str]:
     names = {
         name
@@ -215,8 +254,15 @@ def _import_names(distribution: str) -> set[str]:
 
 # Deployed but not imported by name: zoneinfo reads tzdata; the OpenTelemetry SDK is what
 # azure-monitor-opentelemetry runs on, pinned with the API; cryptography is what PyJWT verifies RS/PS/ES/EdDSA
-# signatures with (bearer tokens).
-NOT_IMPORTED_BY_NAME = {"tzdata", "opentelemetry-sdk", "cryptography"}
+# signatures with (bearer tokens); the Python worker (and its one dependency) is what Azure loads the app with
+# on Python 3.13 (runtime version control, decision 0112).
+NOT_IMPORTED_BY_NAME = {
+    "tzdata",
+    "opentelemetry-sdk",
+    "cryptography",
+    "azure-functions-runtime",
+    "azurefunctions-extensions-base",
+}
 
 
 def test_every_requirement_is_imported_by_the_app():

@@ -89,7 +89,8 @@ def test_the_quickstart_is_two_commands_and_says_what_a_machine_needs():
     first_block = re.search(r"```sh\n(.*?)```", text, re.S).group(1)
     assert first_block.split("\n")[:2] == ["make run", "make test"] and first_block.count("\n") == 2
     needs = text[: text.index("\n## ")]  # before the first section
-    for word in ("Python 3.11", "make", "Node.js", "npm"):
+    production = re.search(r"^PRODUCTION_PYTHON := (\S+)$", (ROOT / "Makefile").read_text(encoding="utf-8"), re.M)
+    for word in (f"Python {production.group(1)}", "make", "Node.js", "npm"):
         assert word in needs, word
 
 

@@ -1,5 +1,6 @@
-"""function_app.py as the Python worker indexes it: `azure-functions-runtime` (the worker's core,
-tests/requirements-worker.txt) imports the script by name in a fresh interpreter, finds the one app
+"""function_app.py as the Python worker indexes it: `azure-functions-runtime` (the worker's core, the
+version requirements.txt pins for Azure on Python 3.13; tests/requirements-worker.txt installs the same pins
+on an older Python) imports the script by name in a fresh interpreter, finds the one app
 object, validates each function's parameters against its bindings, and produces the raw bindings (JSON)
 the worker sends to the host. The local host must serve exactly those.
 
