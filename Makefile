@@ -8,7 +8,8 @@
 # REQUIRE_PRODUCTION_PYTHON=1 (.ci/run): there the fallback is an error. .venv is made again when the
 # interpreter changes.
 PRODUCTION_PYTHON := 3.13
-ifeq ($(origin PYTHON),undefined)
+PYTHON_ORIGIN := $(origin PYTHON)
+ifeq ($(PYTHON_ORIGIN),undefined)
 PYTHON := $(shell for candidate in python$(PRODUCTION_PYTHON) \
 	"$$(pyenv root 2>/dev/null)"/versions/$(PRODUCTION_PYTHON).*/bin/python$(PRODUCTION_PYTHON); do \
 	"$$candidate" -c "" 2>/dev/null && { command -v "$$candidate"; exit; }; done; echo python3)
@@ -31,8 +32,10 @@ $(INTERPRETER): FORCE
 	*) if [ -n "$(REQUIRE_PRODUCTION_PYTHON)" ]; then \
 		echo "make: Python $(PRODUCTION_PYTHON), the version production runs, is not installed" \
 			"(REQUIRE_PRODUCTION_PYTHON is set)"; exit 1; fi; \
-	   echo "Python $(PRODUCTION_PYTHON) (production's) is not installed: falling back to Python $$version" \
-		"($(PYTHON)); install $(PRODUCTION_PYTHON) to run what Azure runs";; \
+	   if [ "$(PYTHON_ORIGIN)" = undefined ]; then \
+		echo "Python $(PRODUCTION_PYTHON) (production's) is not installed: falling back to Python $$version" \
+			"($(PYTHON)); install $(PRODUCTION_PYTHON) to run what Azure runs"; \
+	   else echo "Python $$version (PYTHON=$(PYTHON)), not $(PRODUCTION_PYTHON), the version production runs"; fi;; \
 	esac; \
 	if [ "$$(cat $@ 2>/dev/null)" != "$$version $(PYTHON)" ]; then \
 		if [ -d $(VENV) ]; then echo "The interpreter changed: making $(VENV) again"; rm -rf $(VENV); fi; \

@@ -91,14 +91,13 @@ def _pythons() -> dict[str, str]:
     return found
 
 
-def _interpreter(venv: Path, python: str | None, require: bool = False) -> subprocess.CompletedProcess:
+def _interpreter(venv: Path, *arguments: str, require: bool = False) -> subprocess.CompletedProcess:
     """`make VENV/.interpreter` as `make run` and `make test` run it first."""
     env = {name: value for name, value in os.environ.items() if name not in ("PYTHON", "REQUIRE_PRODUCTION_PYTHON")}
     if require:
         env["REQUIRE_PRODUCTION_PYTHON"] = "1"
-    arguments = [f"VENV={venv}"] + ([f"PYTHON={python}"] if python else [])
     return subprocess.run(
-        ["make", "-s", "-C", str(ROOT), *arguments, f"{venv}/.interpreter"],
+        ["make", "-s", "-C", str(ROOT), f"VENV={venv}", *arguments, f"{venv}/.interpreter"],
         capture_output=True,
         text=True,
         env=env,
@@ -106,33 +105,38 @@ def _interpreter(venv: Path, python: str | None, require: bool = False) -> subpr
     )
 
 
-def test_make_uses_productions_python_or_says_it_falls_back(tmp_path):
-    pythons = _pythons()
+def test_make_uses_productions_python_where_it_is_installed(tmp_path):
     production = production_python()
-    older = next((python for minor, python in sorted(pythons.items()) if minor != production), None)
-    if older is None:
-        pytest.skip("one Python on this machine: no fallback to show")
-    venv = tmp_path / "venv"
-
-    chosen = _interpreter(venv, None)
+    if production not in _pythons():
+        pytest.skip(f"Python {production} is not installed here")
+    chosen = _interpreter(tmp_path / "venv")
     assert chosen.returncode == 0, chosen.stdout + chosen.stderr
-    if production in pythons:  # found by itself, on PATH or among pyenv's versions
-        assert f"Python {production}." in chosen.stdout and "the version production runs" in chosen.stdout
-    else:
-        assert f"Python {production} (production's) is not installed: falling back to Python" in chosen.stdout
+    assert f"Python {production}." in chosen.stdout and "the version production runs" in chosen.stdout
+    assert (tmp_path / "venv" / ".interpreter").read_text().startswith(f"{production}.")
 
+
+def test_make_falls_back_with_a_line_saying_so_and_ci_refuses_to(tmp_path):
+    # A production version no machine has: what a machine without production's Python sees.
+    absent = "PRODUCTION_PYTHON=3.99"
+    fallback = _interpreter(tmp_path / "venv", absent)
+    assert fallback.returncode == 0, fallback.stdout + fallback.stderr
+    assert "Python 3.99 (production's) is not installed: falling back to Python 3." in fallback.stdout
+    refused = _interpreter(tmp_path / "venv", absent, require=True)
+    assert refused.returncode != 0
+    assert "Python 3.99, the version production runs, is not installed" in refused.stdout
+
+
+def test_make_makes_the_environment_again_when_the_interpreter_changes(tmp_path):
+    pythons = sorted(_pythons().values())
+    if len(pythons) < 2:
+        pytest.skip("one Python on this machine")
+    venv = tmp_path / "venv"
+    first = _interpreter(venv, f"PYTHON={pythons[0]}")
+    assert first.returncode == 0, first.stdout + first.stderr
     marker = venv / "made-with-the-first"
     marker.touch()
-    fallback = _interpreter(venv, older)
-    assert fallback.returncode == 0, fallback.stdout + fallback.stderr
-    assert f"Python {production} (production's) is not installed: falling back to Python 3." in fallback.stdout
-    # Another interpreter than the one the folder was made with: the folder is made again.
-    assert "The interpreter changed: making" in fallback.stdout and not marker.exists()
-    marker.touch()
-    again = _interpreter(venv, older)
-    assert again.returncode == 0 and "changed" not in again.stdout
-    assert marker.exists()  # the same interpreter keeps the folder
-
-    refused = _interpreter(venv, older, require=True)
-    assert refused.returncode != 0
-    assert f"Python {production}, the version production runs, is not installed" in refused.stdout
+    same = _interpreter(venv, f"PYTHON={pythons[0]}")
+    assert same.returncode == 0 and "changed" not in same.stdout and marker.exists()
+    other = _interpreter(venv, f"PYTHON={pythons[1]}")
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert "The interpreter changed: making" in other.stdout and not marker.exists()
