@@ -106,6 +106,16 @@ def package_venv() -> Path:
     return venv
 
 
+def run_in_package_environment(arguments: list[str], package: Path) -> subprocess.CompletedProcess:
+    """`python -I ARGUMENTS` on the package's own environment, in the package's folder (the worker's working
+    directory is the app's root, /home/site/wwwroot), with none of this environment's Python variables."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    python = package_venv() / "bin" / "python"
+    return subprocess.run(
+        [str(python), "-I", *arguments], capture_output=True, text=True, timeout=300, env=env, cwd=package
+    )
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory) -> dict:
     """What tests/package_smoke.py reports, run in the package on its own environment."""
@@ -124,22 +134,8 @@ def smoke(tmp_path_factory) -> dict:
         )
     )
     (work / "stores.json").write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
-    python = package_venv() / "bin" / "python"
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    ran = subprocess.run(
-        [
-            str(python),
-            "-I",
-            str(ROOT / "tests" / "package_smoke.py"),
-            str(package),
-            str(work / "data"),
-            str(work / "stores.json"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=package,
+    ran = run_in_package_environment(
+        [str(ROOT / "tests" / "package_smoke.py"), str(package), str(work / "data"), str(work / "stores.json")], package
     )
     assert ran.returncode == 0, ran.stderr
     return {**json.loads(ran.stdout.strip().splitlines()[-1]), "package": package, "body": body}
@@ -207,12 +203,14 @@ def test_the_package_answers_health_and_a_write_on_its_own_dependencies(smoke):
 # The worker's own loader, as Azure runs it on Python 3.13: it imports function_app from the package's root.
 WORKER_INDEX = (
     "import json, sys\n"
+    "from importlib import metadata\n"
     "from azure_functions_runtime import loader\n"
     "from azure_functions_runtime.bindings import meta\n"
     "sys.path.insert(0, sys.argv[1])\n"
     "meta.load_binding_registry()\n"
     "functions = loader.index_function_app(sys.argv[1] + '/function_app.py')\n"
-    "print(json.dumps(sorted(function.get_function_name() for function in functions)))"
+    "print(json.dumps({'worker': metadata.version('azure-functions-runtime'),"
+    " 'functions': sorted(function.get_function_name() for function in functions)}))"
 )
 
 
@@ -220,27 +218,12 @@ WORKER_INDEX = (
 def test_the_pinned_worker_indexes_the_package_on_its_own_environment(smoke):
     """The worker requirements.txt pins (what Azure loads the app with) is in the package's environment and
     finds every function the app declares."""
-    python = package_venv() / "bin" / "python"
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    package = str(smoke["package"])
-    ran = subprocess.run(
-        [str(python), "-I", "-c", WORKER_INDEX, package],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=package,
-    )
+    ran = run_in_package_environment(["-c", WORKER_INDEX, str(smoke["package"])], smoke["package"])
     assert ran.returncode == 0, ran.stderr
-    assert json.loads(ran.stdout.strip().splitlines()[-1]) == sorted(smoke["functions"])
+    indexed = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert indexed["functions"] == sorted(smoke["functions"])
     pinned = re.search(r"^azure-functions-runtime==([^;\s]+)", (ROOT / "requirements.txt").read_text(), re.M)
-    version = subprocess.run(
-        [str(python), "-I", "-c", "from importlib import metadata; print(metadata.version('azure-functions-runtime'))"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert version.stdout.strip() == pinned.group(1)
+    assert indexed["worker"] == pinned.group(1)
 
 
 def _import_names(distribution: str) -> set[str]:
