@@ -247,7 +247,9 @@ _FUNCTIONS = {
     "concat": lambda *parts: "".join(parts) if all(isinstance(p, str) for p in parts) else sum(parts, []),
     # Stand-ins: Azure's uniqueString is a 13-character base-32 hash of its arguments (not reproduced here:
     # a test compares names with each other, never with Azure's); environment() of the public cloud.
-    "uniqueString": lambda *parts: base64.b32encode(hashlib.sha256("|".join(parts).encode()).digest()).decode()[:13].lower(),
+    "uniqueString": lambda *parts: (
+        base64.b32encode(hashlib.sha256("|".join(parts).encode()).digest()).decode()[:13].lower()
+    ),
     "environment": lambda: {"suffixes": {"storage": "core.windows.net"}},
     "resourceId": lambda resource_type, *names: f"resourceId({resource_type}/{'/'.join(names)})",
 }

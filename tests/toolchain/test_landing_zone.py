@@ -17,10 +17,11 @@ from tests.bicep_model import DeploymentFailure, Expr, Ref
 
 ROOT = Path(__file__).resolve().parents[2]
 INFRA = ROOT / "infra"
+HUB_ZONES = "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/"
 HQ_ZONES = {
-    "blob": "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/privatelink.blob.core.windows.net",
-    "queue": "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/privatelink.queue.core.windows.net",
-    "cosmos": "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/privatelink.documents.azure.com",
+    "blob": HUB_ZONES + "privatelink.blob.core.windows.net",
+    "queue": HUB_ZONES + "privatelink.queue.core.windows.net",
+    "cosmos": HUB_ZONES + "privatelink.documents.azure.com",
 }
 NO_ZONES = {"blob": "", "queue": "", "cosmos": ""}
 
@@ -72,7 +73,9 @@ def test_given_zone_ids_no_zone_or_link_is_created_and_the_endpoints_register_in
     assert [zone["name"] for zone in created_zones] == created
     # Zones, this network's links and HQ's links loop over the zones created here, and nothing else.
     for name in ("zones", "zoneLinks"):
-        assert network.resources[name].loop.text.startswith(("[for endpoint in createdZones:", "[for (endpoint, index) in createdZones:")), name
+        assert network.resources[name].loop.text.startswith(
+            ("[for endpoint in createdZones:", "[for (endpoint, index) in createdZones:")
+        ), name
     links = network.resources["operatorZoneLinks"]
     assert "range(0, length(createdZones) * length(linkedVnetIds))" in links.loop.text
     (config,) = network.resources["zoneGroups"].body["properties"]["privateDnsZoneConfigs"]

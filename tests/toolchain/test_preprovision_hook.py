@@ -37,12 +37,22 @@ esac
 """
 # Built-in roles as Microsoft.Authorization/permissions lists them: "actions|notActions", roles joined by ";".
 OWNER = "*|"
-CONTRIBUTOR = "*|Microsoft.Authorization/*/Delete Microsoft.Authorization/*/Write Microsoft.Authorization/elevateAccess/Action"
-RBAC_ADMINISTRATOR = "Microsoft.Authorization/roleAssignments/write Microsoft.Authorization/roleAssignments/delete */read|"
+CONTRIBUTOR = (
+    "*|Microsoft.Authorization/*/Delete Microsoft.Authorization/*/Write Microsoft.Authorization/elevateAccess/Action"
+)
+RBAC_ADMINISTRATOR = (
+    "Microsoft.Authorization/roleAssignments/write Microsoft.Authorization/roleAssignments/delete */read|"
+)
 READER = "*/read|"
-PRIVATE_DNS_ZONE_CONTRIBUTOR = "Microsoft.Authorization/*/read Microsoft.Network/privateDnsZones/* Microsoft.Resources/deployments/*|"
-BASE_PROVIDERS = "Microsoft.Web Microsoft.Storage Microsoft.DocumentDB Microsoft.OperationalInsights Microsoft.Insights Microsoft.ManagedIdentity"
-HQ_ZONE = "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/privatelink.documents.azure.com"
+PRIVATE_DNS_ZONE_CONTRIBUTOR = (
+    "Microsoft.Authorization/*/read Microsoft.Network/privateDnsZones/* Microsoft.Resources/deployments/*|"
+)
+BASE_PROVIDERS = " ".join(
+    ["Microsoft.Web", "Microsoft.Storage", "Microsoft.DocumentDB", "Microsoft.OperationalInsights"]
+    + ["Microsoft.Insights", "Microsoft.ManagedIdentity"]
+)
+HUB_ZONES = "/subscriptions/hub/resourceGroups/rg-dns/providers/Microsoft.Network/privateDnsZones/"
+HQ_ZONE = HUB_ZONES + "privatelink.documents.azure.com"
 
 
 def _run(tmp_path, **environment: str) -> tuple[subprocess.CompletedProcess, list[str]]:
@@ -117,7 +127,9 @@ def test_missing_providers_are_registered_or_named_for_a_subscription_owner(tmp_
 )
 def test_the_deployers_rights_in_the_resource_group_are_checked_before_anything_is_deployed(tmp_path, roles, missing):
     result, calls = _run(tmp_path, AZURE_RESOURCE_GROUP="rg-pos", FAKE_GROUP_PERMISSIONS=roles)
-    assert any("/subscriptions/s/resourceGroups/rg-pos/providers/Microsoft.Authorization/permissions" in c for c in calls)
+    assert any(
+        "/subscriptions/s/resourceGroups/rg-pos/providers/Microsoft.Authorization/permissions" in c for c in calls
+    )
     assert result.returncode == (1 if missing else 0), result.stderr
     for role in missing:
         assert role in result.stderr
@@ -130,7 +142,11 @@ def test_a_resource_group_that_does_not_exist_is_a_subscription_owners_step(tmp_
 
 
 def test_hqs_zones_need_the_join_right(tmp_path):
-    settings = {"POS_VNET_ENABLED": "true", "POS_COSMOS_DNS_ZONE_ID": HQ_ZONE, "FAKE_REGISTERED": f"{BASE_PROVIDERS} Microsoft.Network Microsoft.App"}
+    settings = {
+        "POS_VNET_ENABLED": "true",
+        "POS_COSMOS_DNS_ZONE_ID": HQ_ZONE,
+        "FAKE_REGISTERED": f"{BASE_PROVIDERS} Microsoft.Network Microsoft.App",
+    }
     result, calls = _run(tmp_path, **settings)
     assert result.returncode == 1 and f"you may not register private endpoints in {HQ_ZONE}" in result.stderr
     assert any(call.startswith(f"rest --method get --url {HQ_ZONE}/providers") for call in calls)
@@ -197,8 +213,12 @@ def test_after_a_restore_the_restored_account_is_the_one_checked(tmp_path):
     """POS_COSMOS_ACCOUNT_NAME (the restored account) wins over COSMOS_ACCOUNT_NAME (the last provision's)."""
     restored = {"COSMOS_ACCOUNT_NAME": "cosmos-pos-old", "POS_COSMOS_ACCOUNT_NAME": "cosmos-pos-restored-1"}
     result, calls = _run(
-        tmp_path, FAKE_COSMOS="False False", AZURE_RESOURCE_GROUP="rg-pos", POS_ZONE_REDUNDANT="true",
-        POS_COSMOS_THROUGHPUT_MODE="autoscale", **restored,
+        tmp_path,
+        FAKE_COSMOS="False False",
+        AZURE_RESOURCE_GROUP="rg-pos",
+        POS_ZONE_REDUNDANT="true",
+        POS_COSMOS_THROUGHPUT_MODE="autoscale",
+        **restored,
     )
     assert any("--name cosmos-pos-restored-1" in call for call in calls)
     assert not any("--name cosmos-pos-old" in call for call in calls)
