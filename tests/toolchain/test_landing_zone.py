@@ -8,6 +8,7 @@ workspace, an alert recipient. What Resource Manager does with the result is not
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,33 @@ def test_fabric_parameters_flow_from_main_and_the_gateway_subnet_is_delegated_to
         "Microsoft.PowerPlatform/vnetaccesslinks"
     )
     assert _resolve(network.variables["gatewaySubnets"], {**plan, "gatewaySubnetPrefix": ""}) == []
+
+
+# -- the guide's commands -------------------------------------------------------------------------------
+
+GUIDE = ROOT / "docs" / "operator-guide.md"
+# `az cosmosdb restore`'s options as azure-cli 2.91.0 defines them (azure/cli/command_modules/cosmosdb/
+# _params.py, argument_context('cosmosdb restore') and the group's -g), recorded once from the wheel: the CLI
+# is not a dependency of this project (decision 0090).
+AZ_COSMOSDB_RESTORE_OPTIONS = {
+    "--resource-group", "-g", "--target-database-account-name", "-n", "--account-name", "-a",
+    "--restore-timestamp", "-t", "--location", "-l", "--databases-to-restore", "--gremlin-databases-to-restore",
+    "--tables-to-restore", "--assign-identity", "--default-identity", "--public-network-access", "-p",
+    "--disable-ttl", "-d", "--source-backup-location", "--disable-local-auth",
+}  # fmt: skip
+
+
+def test_every_azd_variable_the_guide_sets_is_one_azd_reads():
+    text = GUIDE.read_text(encoding="utf-8")
+    azd = (INFRA / "main.parameters.json").read_text(encoding="utf-8")
+    read_by_azd = set(re.findall(r"\$\{(\w+)", azd)) | {"AZURE_RESOURCE_GROUP"}
+    assert set(re.findall(r"azd env set (\w+)", text)) - read_by_azd == set()
+
+
+def test_the_restore_runbook_uses_the_cli_s_own_options_closed_and_with_ttl_off():
+    text = GUIDE.read_text(encoding="utf-8").split("## Backups and restore", 1)[1]
+    command = re.search(r"az cosmosdb restore (.*?)\n\s*```", text, re.S).group(1).replace("\\\n", " ")
+    options = set(re.findall(r"(?<!\S)(--?[a-z][a-z-]*)", command))
+    assert options <= AZ_COSMOSDB_RESTORE_OPTIONS, options - AZ_COSMOSDB_RESTORE_OPTIONS
+    assert "--disable-ttl true" in command and "--public-network-access DISABLED" in command
+    assert "az cosmosdb delete" in text and "billed per GB" in text
