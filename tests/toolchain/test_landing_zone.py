@@ -325,3 +325,31 @@ def test_the_restore_runbook_uses_the_cli_s_own_options_closed_and_with_ttl_off(
     assert options <= AZ_COSMOSDB_RESTORE_OPTIONS, options - AZ_COSMOSDB_RESTORE_OPTIONS
     assert "--disable-ttl true" in command and "--public-network-access DISABLED" in command
     assert "az cosmosdb delete" in text and "billed per GB" in text
+
+
+def test_the_restore_template_restores_closed_with_ttl_off_and_the_environment_s_once_only_choices():
+    template = _load("restore/cosmos-restore.bicep")
+    (account,) = template.resources.values()
+    properties = account.body["properties"]
+    assert properties["createMode"] == "Restore"
+    assert properties["restoreParameters"] == {
+        "restoreMode": "PointInTime",
+        "restoreSource": Ref("restoreSource"),
+        "restoreTimestampInUtc": Ref("restoreTimestamp"),
+        "restoreWithTtlDisabled": True,
+    }
+    assert properties["publicNetworkAccess"] == "Disabled" and properties["disableLocalAuth"] is True
+    assert properties["locations"][0]["isZoneRedundant"] == Ref("zoneRedundant")
+    main = _load("main.bicep")
+    assert (
+        template.params["throughputMode"].decorators["allowed"]
+        == main.params["cosmosThroughputMode"].decorators["allowed"]
+    )
+    assert template.params["backupTier"].decorators["allowed"] == main.params["cosmosBackupTier"].decorators["allowed"]
+    (live,) = [r for r in _load("modules/cosmos.bicep").resources.values() if r.name == "account"]
+    assert properties["backupPolicy"]["type"] == live.body["properties"]["backupPolicy"]["type"] == "Continuous"
+    for serverless in (True, False):
+        capabilities = bicep_model.evaluate(
+            properties["capabilities"].text, {"throughputMode": "serverless" if serverless else "autoscale"}
+        )
+        assert capabilities == ([{"name": "EnableServerless"}] if serverless else [])
