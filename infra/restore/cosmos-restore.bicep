@@ -67,6 +67,7 @@ resource restored 'Microsoft.DocumentDB/databaseAccounts@2025-04-15' = {
     // Closed until infra/main.bicep adopts it: its private endpoint and firewall come with that provision.
     publicNetworkAccess: 'Disabled'
     disableLocalAuth: true
+    disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
     backupPolicy: {
       type: 'Continuous'
