@@ -153,10 +153,10 @@ param fabricMirroring bool = false
 @description('fabricMirroring: resource ids of the Fabric workspaces let through the Cosmos DB firewall (networkAclBypassResourceIds, with the EnableFabricNetworkAclBypass capability), comma-separated, in the form Fabric\'s documentation gives: /tenants/TENANT_ID/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Fabric/providers/Microsoft.Fabric/workspaces/WORKSPACE_ID.')
 param fabricWorkspaceResourceIds string = ''
 
-@description('fabricMirroring: object id of the principal the mirror\'s connection signs in as; gets a Cosmos DB data role with readMetadata and readAnalytics. Empty: none.')
+@description('fabricMirroring: object id of the Fabric workspace identity; gets a Cosmos DB data role with readMetadata and readAnalytics, as Fabric\'s private-network mirroring guide asks. Empty: none.')
 param fabricPrincipalId string = ''
 
-@description('fabricMirroring with vnetEnabled and public access off: a subnet (CIDR inside vnetAddressPrefix) delegated to Microsoft.PowerPlatform/vnetaccesslinks for Fabric\'s virtual network data gateway. Empty: none.')
+@description('fabricMirroring with vnetEnabled: a subnet (CIDR inside vnetAddressPrefix) delegated to Microsoft.PowerPlatform/vnetaccesslinks, for HQ\'s Fabric virtual network data gateway if its Fabric reaches the account through one (the workspace bypass itself needs no gateway). Empty: none.')
 param fabricGatewaySubnetPrefix string = ''
 
 // App settings the code reads (core/settings.py); the defaults are the code's own.
