@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -99,12 +100,30 @@ def infra(file: str) -> dict:
     return values
 
 
-def always_ready_instances(parameters: dict, scale_groups: int = 3) -> int:
+@functools.cache  # the app's get_functions() can be called once per process
+def scale_groups() -> tuple[str, ...]:
+    """Flex Consumption's per-function scale groups of the registered functions: every HTTP function shares
+    the `http` group (blob and durable triggers would share theirs; the app has none), every other function
+    is a group of its own (`function:NAME`). Read from the app itself, so that a new trigger is counted."""
+    import function_app  # the app's registrations; imported only here (it loads the whole app)
+
+    groups = []
+    for function in function_app.app.get_functions():
+        trigger = function.get_trigger().type
+        group = "http" if trigger == "httpTrigger" else f"function:{function.get_function_name()}"
+        if group not in groups:
+            groups.append(group)
+    return tuple(groups)
+
+
+def always_ready_instances(parameters: dict, groups: int | None = None) -> int:
     """Billed always-ready instances: the HTTP group's count; with zone redundancy the platform keeps at
-    least 2 in every per-function scale group (http, the queue trigger, the timer), configured or not."""
+    least 2 in every per-function scale group (http, the reconciliation queue, the sweep and export timers),
+    configured or not."""
     configured = int(parameters.get("alwaysReadyInstanceCount", 0))
     if str(parameters.get("zoneRedundant")).lower() == "true":
-        return max(configured, 2) + 2 * (scale_groups - 1)
+        count = len(scale_groups()) if groups is None else groups
+        return max(configured, 2) + 2 * (count - 1)
     return configured
 
 

@@ -39,7 +39,7 @@ param cosmosAutoscaleMaxThroughput int = 1000
 ])
 param instanceMemoryMB int
 
-@description('Flex Consumption: the most instances the app scales out to (the plan accepts 40 to 1,000).')
+@description('Flex Consumption: the most instances the app scales out to (the plan accepts 40 to 1,000); it applies to each scale group on its own (http, and each non-HTTP function: the reconciliation queue, the sweep and the export timers), not to the app as a whole.')
 @minValue(40)
 @maxValue(1000)
 param maximumInstanceCount int
@@ -54,17 +54,38 @@ param httpPerInstanceConcurrency int = 1
 @maxValue(1000)
 param alwaysReadyInstanceCount int = 0
 
-@description('Spread the Flex Consumption plan and the Cosmos DB account over availability zones (the region must offer them). Needs Standard_ZRS storage. With it the platform keeps at least 2 always-ready instances per scale group (http, the queue trigger, the timer: 6 billed instances). Cosmos DB takes it only when the account is created: changing it later fails.')
+@description('Spread the Flex Consumption plan and the Cosmos DB account over availability zones (the region must offer them). Needs Standard_ZRS storage. With it the platform keeps at least 2 always-ready instances per scale group (http, and each non-HTTP function on its own: the reconciliation queue, the sweep and the export timers: 8 billed instances). Cosmos DB takes it only when the account is created: changing it later fails.')
 param zoneRedundant bool = false
 
 @description('Virtual network: the app integrates with it, Storage (blob, queue) and Cosmos DB are reached through private endpoints and refuse public network access (except from operatorIpRanges).')
 param vnetEnabled bool = false
 
-@description('HQ\'s way in with vnetEnabled: comma-separated public IPv4 addresses or CIDR ranges (e.g. 203.0.113.7,198.51.100.0/24) that may reach Cosmos DB and the queues from outside the virtual network, for `python -m hq`. Empty: none (public access off). Remove an address and provision again to close it.')
+@description('HQ\'s way in with vnetEnabled: comma-separated public IPv4 addresses or CIDR ranges (e.g. 203.0.113.7,198.51.100.0/24) that may reach Cosmos DB and the queues from outside the virtual network, for `python -m hq`. Empty: none (public access off). A /32 is written as the address for Storage; private ranges (10/8, 172.16/12, 192.168/16) are refused by both firewalls: HQ\'s private addresses come in through operatorVnetIds. Remove an address and provision again to close it.')
 param operatorIpRanges string = ''
 
-@description('vnetEnabled: resource ids of other virtual networks (peered with this one, e.g. HQ\'s) whose machines resolve the accounts\' private endpoints: the private DNS zones are linked to them too. Comma-separated; empty: none.')
+@description('vnetEnabled: resource ids of other virtual networks (peered with this one, e.g. HQ\'s) whose machines resolve the accounts\' private endpoints: the private DNS zones created here are linked to them too (not HQ\'s own zones, given below). Comma-separated; empty: none.')
 param operatorVnetIds string = ''
+
+@description('vnetEnabled: address space of the virtual network (CIDR); in a landing zone, the range HQ\'s address plan gives this spoke (it must not overlap any peered network).')
+param vnetAddressPrefix string = '10.0.0.0/16'
+
+@description('vnetEnabled: subnet of the private endpoints (CIDR inside vnetAddressPrefix; 3 endpoints: a /28 is enough).')
+param privateEndpointSubnetPrefix string = '10.0.1.0/24'
+
+@description('vnetEnabled: subnet the Function App integrates with, delegated to Microsoft.App/environments (CIDR inside vnetAddressPrefix; one address per instance at most: a /24 for up to 200 instances).')
+param appSubnetPrefix string = '10.0.2.0/24'
+
+@description('vnetEnabled: resource id of HQ\'s existing privatelink.blob.core.windows.net zone (landing zone: central private DNS). Set: the blob endpoint is registered there and no zone or link is created here. Empty: a zone of this environment.')
+param blobPrivateDnsZoneId string = ''
+
+@description('vnetEnabled: resource id of HQ\'s existing privatelink.queue.core.windows.net zone; as blobPrivateDnsZoneId.')
+param queuePrivateDnsZoneId string = ''
+
+@description('vnetEnabled: resource id of HQ\'s existing privatelink.documents.azure.com zone; as blobPrivateDnsZoneId.')
+param cosmosPrivateDnsZoneId string = ''
+
+@description('vnetEnabled: a NAT gateway with one static public IP for the app\'s outbound traffic (OAuth issuers\' keys, Application Insights), for a subnet without default outbound access and without a route to HQ\'s firewall. Its address is the output NAT_PUBLIC_IP.')
+param natGatewayEnabled bool = false
 
 @description('Days Log Analytics (and so Application Insights) keeps logs.')
 @minValue(30)
@@ -78,8 +99,11 @@ param logRetentionDays int
 ])
 param storageSku string = 'Standard_LRS'
 
-@description('Optional: object id of the HQ operator (user or group) who runs `python -m hq` against this environment; gets the Cosmos DB and queue data roles. Empty: none.')
+@description('Optional: object id of the HQ operator (user or group) who runs `python -m hq` against this environment; gets the Cosmos DB and queue data roles. azd: the deployer. Empty: none. Ignored when operatorGroupId is set.')
 param operatorPrincipalId string = ''
+
+@description('Optional (production): object id of the Entra group of HQ\'s operators; the data roles go to the group instead of operatorPrincipalId, so that the deployer is not a standing data-plane writer.')
+param operatorGroupId string = ''
 
 @description('Cosmos DB continuous backup (point-in-time restore into a new account): Continuous7Days (no charge for the backup storage) or Continuous30Days (billed per GB). Periodic backup is not offered: its restore needs a support request. An account cannot go back from continuous to periodic.')
 @allowed([
@@ -102,6 +126,9 @@ param blobSoftDeleteDays int = 7
 @description('Optional: an e-mail address the alert rules notify (an action group is created for it).')
 param alertEmailAddress string = ''
 
+@description('Production: the deployment stops unless alertEmailAddress or alertActionGroupId names someone, so that no alert fires unheard.')
+param alertRecipientRequired bool = false
+
 @description('Optional: resource id of an existing action group the alert rules notify (on-call, Teams, a webhook), besides alertEmailAddress.')
 param alertActionGroupId string = ''
 
@@ -122,6 +149,15 @@ param exportCoolAfterDays int = 30
 
 @description('Microsoft Fabric mirroring of the Cosmos DB database into OneLake, for an HQ that lives in Fabric (docs/exports.md): lets Fabric through the Cosmos DB firewall; continuous backup, its prerequisite, is always on. The mirror itself is created in the Fabric workspace.')
 param fabricMirroring bool = false
+
+@description('fabricMirroring: resource ids of the Fabric workspaces let through the Cosmos DB firewall (networkAclBypassResourceIds, with the EnableFabricNetworkAclBypass capability), comma-separated, in the form Fabric\'s documentation gives: /tenants/TENANT_ID/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/Fabric/providers/Microsoft.Fabric/workspaces/WORKSPACE_ID.')
+param fabricWorkspaceResourceIds string = ''
+
+@description('fabricMirroring: object id of the Fabric workspace identity; gets a Cosmos DB data role with readMetadata and readAnalytics, as Fabric\'s private-network mirroring guide asks. Empty: none.')
+param fabricPrincipalId string = ''
+
+@description('fabricMirroring with vnetEnabled: a subnet (CIDR inside vnetAddressPrefix) delegated to Microsoft.PowerPlatform/vnetaccesslinks, for HQ\'s Fabric virtual network data gateway if its Fabric reaches the account through one (the workspace bypass itself needs no gateway). Empty: none.')
+param fabricGatewaySubnetPrefix string = ''
 
 // App settings the code reads (core/settings.py); the defaults are the code's own.
 @description('RATE_LIMIT_PER_MINUTE: requests per partner per minute; 0 turns it off.')
@@ -202,10 +238,15 @@ var names = {
 var checkedAutoscaleMaxThroughput = cosmosAutoscaleMaxThroughput % 1000 == 0 ? cosmosAutoscaleMaxThroughput : int('cosmosAutoscaleMaxThroughput must be a multiple of 1000')
 var checkedAlwaysReadyInstanceCount = alwaysReadyInstanceCount > maximumInstanceCount ? int('alwaysReadyInstanceCount must not exceed maximumInstanceCount') : zoneRedundant && alwaysReadyInstanceCount == 1 ? int('with zoneRedundant, alwaysReadyInstanceCount must be 0 or at least 2 (the platform keeps 2 per scale group anyway)') : alwaysReadyInstanceCount
 var checkedStorageSku = zoneRedundant && storageSku != 'Standard_ZRS' ? int('with zoneRedundant, storageSku must be Standard_ZRS') : storageSku
+var checkedAlertEmailAddress = alertRecipientRequired && empty(alertEmailAddress) && empty(alertActionGroupId) ? string(int('alertRecipientRequired: set alertEmailAddress (azd: POS_ALERT_EMAIL) or alertActionGroupId (POS_ALERT_ACTION_GROUP_ID), or no one hears an alert')) : alertEmailAddress
 // HQ's addresses, only where the accounts are closed to the public (vnetEnabled); without the network the
 // accounts are open to any address that signs in with Entra ID, and rules would close them to all others.
 var operatorIpRules = vnetEnabled && !empty(trim(operatorIpRanges)) ? split(replace(operatorIpRanges, ' ', ''), ',') : []
 var operatorNetworks = vnetEnabled && !empty(trim(operatorVnetIds)) ? split(replace(operatorVnetIds, ' ', ''), ',') : []
+var fabricBypassIds = fabricMirroring && !empty(trim(fabricWorkspaceResourceIds)) ? split(replace(fabricWorkspaceResourceIds, ' ', ''), ',') : []
+// Who holds the data roles besides the app: HQ's operator group when given, else the single operator.
+var operatorId = empty(operatorGroupId) ? operatorPrincipalId : operatorGroupId
+var operatorKind = empty(operatorGroupId) ? operatorPrincipalType : 'Group'
 // Public access: open without the network; with it, off, or on for operatorIpRules alone (the accounts'
 // firewalls then refuse every other public address).
 var publicNetworkAccess = !vnetEnabled || !empty(operatorIpRules) ? 'Enabled' : 'Disabled'
@@ -242,8 +283,8 @@ module storage 'modules/storage.bicep' = {
     deploymentContainerName: deploymentContainerName
     queueNames: queueNames
     appPrincipalId: identity.properties.principalId
-    operatorPrincipalId: operatorPrincipalId
-    operatorPrincipalType: operatorPrincipalType
+    operatorPrincipalId: operatorId
+    operatorPrincipalType: operatorKind
     publicNetworkAccess: publicNetworkAccess
     networkRestricted: vnetEnabled
     allowedIpRanges: operatorIpRules
@@ -264,11 +305,11 @@ module cosmos 'modules/cosmos.bicep' = {
     containers: cosmosDefinitions.containers
     throughputMode: cosmosThroughputMode
     autoscaleMaxThroughput: checkedAutoscaleMaxThroughput
-    dataContributorPrincipalIds: empty(operatorPrincipalId) ? [
+    dataContributorPrincipalIds: empty(operatorId) ? [
       identity.properties.principalId
     ] : [
       identity.properties.principalId
-      operatorPrincipalId
+      operatorId
     ]
     zoneRedundant: zoneRedundant
     publicNetworkAccess: publicNetworkAccess
@@ -277,6 +318,8 @@ module cosmos 'modules/cosmos.bicep' = {
     dataPlaneLogs: cosmosDataPlaneLogs
     workspaceId: monitoring.outputs.workspaceId
     fabricMirroring: fabricMirroring
+    fabricBypassResourceIds: fabricBypassIds
+    fabricPrincipalId: fabricMirroring ? fabricPrincipalId : ''
   }
 }
 
@@ -289,6 +332,16 @@ module network 'modules/network.bicep' = if (vnetEnabled) {
     storageAccountId: storage.outputs.id
     cosmosAccountId: cosmos.outputs.id
     linkedVnetIds: operatorNetworks
+    addressPrefix: vnetAddressPrefix
+    privateEndpointSubnetPrefix: privateEndpointSubnetPrefix
+    appSubnetPrefix: appSubnetPrefix
+    gatewaySubnetPrefix: fabricMirroring ? fabricGatewaySubnetPrefix : ''
+    privateDnsZoneIds: {
+      blob: blobPrivateDnsZoneId
+      queue: queuePrivateDnsZoneId
+      cosmos: cosmosPrivateDnsZoneId
+    }
+    natGatewayEnabled: natGatewayEnabled
   }
 }
 
@@ -355,7 +408,7 @@ module alerts 'modules/alerts.bicep' = {
     workspaceId: monitoring.outputs.workspaceId
     appInsightsId: monitoring.outputs.id
     cosmosAccountId: cosmos.outputs.id
-    emailAddress: alertEmailAddress
+    emailAddress: checkedAlertEmailAddress
     actionGroupId: alertActionGroupId
     poisonQueueName: queueNames[1]
   }
@@ -373,3 +426,5 @@ output AzureWebJobsStorage__accountName string = storage.outputs.name
 // Where `hq export --out` and the export timer write (docs/exports.md).
 output EXPORT_DESTINATION string = storage.outputs.exportContainerUrl
 output RESOURCE_GROUP_NAME string = resourceGroup().name
+// The app's outbound address with natGatewayEnabled (for HQ's and the OAuth issuers' allow-lists); empty otherwise.
+output NAT_PUBLIC_IP string = vnetEnabled && natGatewayEnabled ? network.outputs.natPublicIpAddress : ''

@@ -10,7 +10,9 @@ member accesses `Ref('a.b.c')`, and every other expression `Expr(source text)`. 
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,7 +216,8 @@ class DeploymentFailure(Exception):
 def evaluate(expression: str, values: dict):
     """The value of a Bicep expression over `values` (parameters and variables by name), for the subset of
     the language main.bicep uses in names and guards: literals, interpolated strings, names and member
-    access, `? :`, comparison, arithmetic and logic, and the functions in _FUNCTIONS."""
+    access, `? :`, comparison, arithmetic and logic, the functions in _FUNCTIONS, and filter() and map() with a
+    one-parameter lambda."""
     tree = _PARSER.parse(f"var _ = {expression}\n".encode()).root_node
     (declaration,) = _named(tree)
     return _evaluate(_named(declaration)[-1], values)
@@ -238,6 +241,17 @@ _FUNCTIONS = {
     "split": lambda text, separator: text.split(separator),
     "int": _int,
     "string": lambda value: str(value).lower() if isinstance(value, bool) else str(value),
+    "last": lambda value: value[-1],
+    "endsWith": lambda text, end: text.lower().endswith(end.lower()),
+    "startsWith": lambda text, start: text.lower().startswith(start.lower()),
+    "concat": lambda *parts: "".join(parts) if all(isinstance(p, str) for p in parts) else sum(parts, []),
+    # Stand-ins: Azure's uniqueString is a 13-character base-32 hash of its arguments (not reproduced here:
+    # a test compares names with each other, never with Azure's); environment() of the public cloud.
+    "uniqueString": lambda *parts: (
+        base64.b32encode(hashlib.sha256("|".join(parts).encode()).digest()).decode()[:13].lower()
+    ),
+    "environment": lambda: {"suffixes": {"storage": "core.windows.net"}},
+    "resourceId": lambda resource_type, *names: f"resourceId({resource_type}/{'/'.join(names)})",
 }
 _OPERATORS = {
     "%": lambda a, b: a % b,
@@ -302,6 +316,13 @@ def _evaluate(node: Node, values: dict):
                 else (left or _evaluate(node.child_by_field_name("right"), values))
             )
         return _OPERATORS[operator](left, _evaluate(node.child_by_field_name("right"), values))
+    if kind == "call_expression" and _text(node.child_by_field_name("function")) in ("filter", "map"):
+        items, function = _named(node.child_by_field_name("arguments"))
+        parameter, body = _named(function)  # a lambda of one parameter: `item => expression`
+        results = [_evaluate(body, {**values, _text(parameter): item}) for item in _evaluate(items, values)]
+        if _text(node.child_by_field_name("function")) == "map":
+            return results
+        return [item for item, keep in zip(_evaluate(items, values), results, strict=True) if keep]
     if kind == "call_expression":
         name = _text(node.child_by_field_name("function"))
         arguments = [_evaluate(argument, values) for argument in _named(node.child_by_field_name("arguments"))]

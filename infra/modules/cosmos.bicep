@@ -39,6 +39,10 @@ param dataPlaneLogs bool
 param workspaceId string
 @description('Microsoft Fabric mirrors the database into OneLake (docs/exports.md): lets Azure services such as Fabric through the firewall. Its other prerequisite, continuous backup, is always on.')
 param fabricMirroring bool = false
+@description('Fabric workspaces let through the firewall (networkAclBypassResourceIds); empty: none.')
+param fabricBypassResourceIds array = []
+@description('Principal the Fabric mirror\'s connection signs in as: gets the mirroring data role (readMetadata, readAnalytics); empty: none.')
+param fabricPrincipalId string = ''
 
 // Cosmos DB Built-in Data Contributor (data plane: read, write, query items; read metadata).
 var builtInDataContributor = '00000000-0000-0000-0000-000000000002'
@@ -61,11 +65,17 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
         isZoneRedundant: zoneRedundant
       }
     ]
-    capabilities: serverless ? [
+    // EnableFabricNetworkAclBypass: Fabric's workspaces in networkAclBypassResourceIds pass the firewall. Set
+    // here, not by hand: each provision writes the account's capabilities and bypass list as this template says.
+    capabilities: concat(serverless ? [
       {
         name: 'EnableServerless'
       }
-    ] : []
+    ] : [], fabricMirroring ? [
+      {
+        name: 'EnableFabricNetworkAclBypass'
+      }
+    ] : [])
     disableLocalAuth: true
     disableKeyBasedMetadataWriteAccess: true
     minimalTlsVersion: 'Tls12'
@@ -77,6 +87,7 @@ resource account 'Microsoft.DocumentDB/databaseAccounts@2024-11-15' = {
     // Fabric mirroring reads the account from Fabric's own network: a trusted Azure service when the
     // firewall has rules (docs/exports.md, "Fabric mirroring").
     networkAclBypass: fabricMirroring ? 'AzureServices' : 'None'
+    networkAclBypassResourceIds: fabricMirroring ? fabricBypassResourceIds : []
     // Point-in-time restore into a new account, by HQ (az cosmosdb restore), no support request.
     backupPolicy: {
       type: 'Continuous'
@@ -126,6 +137,44 @@ resource dataContributors 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignme
     scope: account.id
   }
 }]
+
+// Fabric mirroring reads the account's change feed as an analytical reader: a role of this account with the
+// data actions Fabric's documentation lists for its connection's principal (docs/exports.md, Fabric mirroring).
+var fabricMirroringRoleId = guid(account.id, 'fabric-mirroring')
+
+resource fabricMirroringRole 'Microsoft.DocumentDB/databaseAccounts/sqlRoleDefinitions@2024-11-15' = if (!empty(fabricPrincipalId)) {
+  parent: account
+  // After the other role writes: the account takes one at a time (see dataContributors).
+  dependsOn: [
+    dataContributors
+  ]
+  name: fabricMirroringRoleId
+  properties: {
+    roleName: 'Fabric mirroring reader'
+    type: 'CustomRole'
+    assignableScopes: [
+      account.id
+    ]
+    permissions: [
+      {
+        dataActions: [
+          'Microsoft.DocumentDB/databaseAccounts/readMetadata'
+          'Microsoft.DocumentDB/databaseAccounts/readAnalytics'
+        ]
+      }
+    ]
+  }
+}
+
+resource fabricMirroringAssignment 'Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments@2024-11-15' = if (!empty(fabricPrincipalId)) {
+  parent: account
+  name: guid(account.id, fabricPrincipalId, fabricMirroringRoleId)
+  properties: {
+    roleDefinitionId: fabricMirroringRole.id
+    principalId: fabricPrincipalId
+    scope: account.id
+  }
+}
 
 // Control-plane changes (keys, firewall, throughput, containers: who changed the account), always; data-plane
 // requests (one row per request: read, write, query, transactional batch) only when asked: for a 10,000-store

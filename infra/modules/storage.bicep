@@ -60,8 +60,9 @@ resource account 'Microsoft.Storage/storageAccounts@2023-05-01' = {
     networkAcls: networkRestricted ? {
       defaultAction: 'Deny'
       bypass: 'None'
+      // Storage takes a single address, not a /32 (nor a /31), as its rule: the address alone.
       ipRules: [for range in allowedIpRanges: {
-        value: range
+        value: endsWith(range, '/32') ? split(range, '/')[0] : range
         action: 'Allow'
       }]
     } : {

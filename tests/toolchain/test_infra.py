@@ -858,7 +858,7 @@ def test_flex_site_sets_no_ftps_state_and_basic_auth_publishing_is_off():
 
 def test_cosmos_role_assignments_run_one_at_a_time_after_the_containers():
     cosmos = _module("cosmos")
-    (assignments,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlRoleAssignments")
+    assignments = cosmos.resources["dataContributors"]
     (containers,) = _resources_of_type(cosmos, "Microsoft.DocumentDB/databaseAccounts/sqlDatabases/containers")
     assert assignments.loop is not None
     assert assignments.decorators["batchSize"] == [1]
@@ -1011,7 +1011,7 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
     groups = {endpoint["groupId"]: endpoint["serviceId"] for endpoint in network.variables["endpoints"]}
     assert groups == {"blob": Ref("storageAccountId"), "queue": Ref("storageAccountId"), "Sql": Ref("cosmosAccountId")}
     (vnet,) = _resources_of_type(network, "Microsoft.Network/virtualNetworks")
-    app_subnet = vnet.body["properties"]["subnets"][1]
+    app_subnet = network.variables["subnets"][1]
     assert app_subnet["properties"]["delegations"][0]["properties"]["serviceName"] == "Microsoft.App/environments"
     assert network.outputs["appSubnetId"] == Ref("vnet.properties.subnets") or "subnets[1]" in network.source
     for resource_type in (
@@ -1021,7 +1021,7 @@ def test_vnet_switch_puts_storage_and_cosmos_behind_private_endpoints():
         "Microsoft.Network/privateEndpoints/privateDnsZoneGroups",
     ):
         resource = next(r for r in _resources_of_type(network, resource_type) if r.name != "operatorZoneLinks")
-        assert re.match(r"\[for \(?endpoint\b.* in endpoints:", resource.loop.text), resource_type
+        assert re.match(r"\[for \(?endpoint\b.* in (endpoints|createdZones):", resource.loop.text), resource_type
     passed = main.modules["functionApp"].body["params"]["virtualNetworkSubnetId"]
     assert passed == Expr("vnetEnabled ? network.outputs.appSubnetId : ''")
     (site,) = _resources_of_type(_module("functionApp"), "Microsoft.Web/sites")
@@ -1136,9 +1136,14 @@ def test_both_tools_ship_the_same_files_of_the_repository():
 def test_subnets_use_the_single_address_prefix_of_the_flex_samples():
     """The Flex Consumption samples declare `addressPrefix` (a string); the Container Apps environment that
     Flex integration delegates to has refused array-form subnets elsewhere."""
-    (vnet,) = _resources_of_type(_module("network"), "Microsoft.Network/virtualNetworks")
-    for subnet in vnet.body["properties"]["subnets"]:
-        assert isinstance(subnet["properties"]["addressPrefix"], str), subnet["name"]
+    network = _module("network")
+    (vnet,) = _resources_of_type(network, "Microsoft.Network/virtualNetworks")
+    assert vnet.body["properties"]["subnets"] == Expr("concat(subnets, gatewaySubnets)")
+    gateway = bicep_model.evaluate(
+        network.variables["gatewaySubnets"].text, {"gatewaySubnetPrefix": "10.0.3.0/27", "gatewaySubnetName": "g"}
+    )
+    for subnet in network.variables["subnets"] + gateway:
+        assert isinstance(subnet["properties"]["addressPrefix"], (str, Ref)), subnet["name"]
         assert "addressPrefixes" not in subnet["properties"], subnet["name"]
 
 
@@ -1166,7 +1171,7 @@ def test_zone_redundancy_guards_always_ready_instances_and_storage_redundancy():
     main = _model()
     assert main.modules["storage"].body["params"]["skuName"] == Ref("checkedStorageSku")
     description = main.params["zoneRedundant"].decorators["description"][0]
-    assert "6 billed instances" in description and "only when the account is created" in description
+    assert "8 billed instances" in description and "only when the account is created" in description
     for values in [_parameter_values(path) for path in ENVIRONMENT_FILES.values()] + [_azd_values({})]:
         if values["zoneRedundant"]:
             assert values["storageSku"] == "Standard_ZRS" and values["alwaysReadyInstanceCount"] != 1
@@ -1203,7 +1208,7 @@ def test_the_accounts_firewalls_admit_the_operator_ranges():
     (storage,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts")
     acls = storage.body["properties"]["networkAcls"].text
     assert acls.startswith("networkRestricted ? {") and "defaultAction: 'Deny'" in acls and "bypass: 'None'" in acls
-    assert re.search(r"ipRules: \[for (\w+) in allowedIpRanges: \{\s*value: \1\s*action: 'Allow'", acls)
+    assert re.search(r"ipRules: \[for (\w+) in allowedIpRanges: \{\s*value: .*\1\s*action: 'Allow'", acls)
     assert _azd_variables()["operatorIpRanges"] == "POS_OPERATOR_IP_RANGES"
 
 
@@ -1217,12 +1222,12 @@ def test_private_dns_zones_can_be_linked_to_hqs_network():
     ]
     network = _module("network")
     (links,) = [r for r in network.resources.values() if r.name == "operatorZoneLinks"]
-    assert "range(0, length(endpoints) * length(linkedVnetIds))" in links.loop.text
+    assert "range(0, length(createdZones) * length(linkedVnetIds))" in links.loop.text
     endpoints = [{"zone": f"zone-{n}"} for n in range(3)]
     vnets = ["vnet-a", "vnet-b"]
     pairs = set()
     for i in range(len(endpoints) * len(vnets)):  # every zone with every network, once
-        values = {"i": i, "endpoints": endpoints, "linkedVnetIds": vnets}
+        values = {"i": i, "createdZones": endpoints, "linkedVnetIds": vnets}
         name = bicep_model.evaluate(links.body["name"].text, values)
         network_id = bicep_model.evaluate("linkedVnetIds[i % length(linkedVnetIds)]", values)
         pairs.add((name.split("/")[0], network_id))
@@ -1294,7 +1299,7 @@ def _alerts() -> bicep_model.BicepFile:
 def test_alert_rules_cover_what_needs_hq_and_notify_the_action_groups():
     main = _model()
     passed = main.modules["alerts"].body["params"]
-    assert passed["emailAddress"] == Ref("alertEmailAddress")
+    assert passed["emailAddress"] == Ref("checkedAlertEmailAddress")  # alertEmailAddress, guarded (0091)
     assert passed["actionGroupId"] == Ref("alertActionGroupId")
     assert passed["poisonQueueName"] == Expr("queueNames[1]")
     assert main.variables["queueNames"][1] == f"{RECONCILE_QUEUE}-poison"
@@ -1346,81 +1351,4 @@ def test_the_preprovision_hook_is_wired_in_azure_yaml():
     assert subprocess.run(["sh", "-n", str(script)], capture_output=True).returncode == 0
 
 
-# A stand-in for the az CLI (no Azure account here): it logs its arguments and answers the hook's three
-# questions from environment variables, as az would print them with -o tsv.
-FAKE_AZ = r"""#!/bin/sh
-echo "$*" >> "$AZ_LOG"
-case "$*" in
-  *"list-flexconsumption-locations --zone-redundant=true"*) printf '%s\n' $FAKE_ZONE_REGIONS ;;
-  *list-flexconsumption-locations*) printf '%s\n' $FAKE_REGIONS ;;
-  "provider show"*) echo "$FAKE_APP_STATE" ;;
-  "provider register"*) ;;
-  "cosmosdb show"*) [ -n "$FAKE_COSMOS" ] || exit 3; printf '%s\t%s\n' $FAKE_COSMOS ;;
-  *) echo "unexpected: $*" >&2; exit 2 ;;
-esac
-"""
-
-
-def _run_hook(tmp_path, **environment: str) -> tuple[subprocess.CompletedProcess, list[str]]:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    (bin_dir / "az").write_text(FAKE_AZ, encoding="utf-8")
-    (bin_dir / "az").chmod(0o755)
-    log = tmp_path / "az.log"
-    log.write_text("", encoding="utf-8")
-    env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
-        "AZ_LOG": str(log),
-        "FAKE_REGIONS": "swedencentral eastus",
-        "FAKE_ZONE_REGIONS": "swedencentral",
-        "FAKE_APP_STATE": "NotRegistered",
-        "FAKE_COSMOS": "",
-        "AZURE_LOCATION": "swedencentral",
-        **environment,
-    }
-    result = subprocess.run(
-        ["sh", str(ROOT / "infra" / "hooks" / "preprovision.sh")], env=env, capture_output=True, text=True, timeout=60
-    )
-    return result, log.read_text(encoding="utf-8").splitlines()
-
-
-def test_the_hook_lets_a_test_environment_through_without_touching_providers(tmp_path):
-    result, calls = _run_hook(tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert calls == ["functionapp list-flexconsumption-locations --query [].name -o tsv"]
-
-
-def test_the_hook_refuses_a_region_without_flex_or_without_zone_redundant_flex(tmp_path):
-    result, _ = _run_hook(tmp_path, AZURE_LOCATION="westindia")
-    assert result.returncode == 1 and "westindia does not offer Flex Consumption" in result.stderr
-    result, _ = _run_hook(tmp_path, AZURE_LOCATION="eastus", POS_ZONE_REDUNDANT="true")
-    assert result.returncode == 1 and "does not offer zone-redundant Flex Consumption" in result.stderr
-    assert "--zone-redundant=true" in result.stderr
-
-
-def test_the_hook_registers_microsoft_app_for_the_virtual_network(tmp_path):
-    result, calls = _run_hook(tmp_path, POS_VNET_ENABLED="true", POS_ZONE_REDUNDANT="true")
-    assert result.returncode == 0, result.stderr
-    assert "provider register --namespace Microsoft.App --wait" in calls
-    result, calls = _run_hook(tmp_path, POS_VNET_ENABLED="true", FAKE_APP_STATE="Registered")
-    assert result.returncode == 0 and not any(call.startswith("provider register") for call in calls)
-
-
-@pytest.mark.parametrize(
-    "existing, settings, refused",
-    [
-        ("False True", {}, None),  # the test account as created
-        ("False True", {"POS_ZONE_REDUNDANT": "true"}, "cannot change it"),
-        ("True False", {"POS_ZONE_REDUNDANT": "true", "POS_COSMOS_THROUGHPUT_MODE": "autoscale"}, None),
-        ("True False", {"POS_ZONE_REDUNDANT": "true"}, "chosen when the account is created"),
-    ],
-)
-def test_the_hook_stops_a_change_cosmos_db_cannot_make(tmp_path, existing, settings, refused):
-    result, calls = _run_hook(
-        tmp_path, FAKE_COSMOS=existing, COSMOS_ACCOUNT_NAME="cosmos-pos-x", AZURE_RESOURCE_GROUP="rg-pos", **settings
-    )
-    assert any(call.startswith("cosmosdb show --resource-group rg-pos --name cosmos-pos-x") for call in calls)
-    if refused is None:
-        assert result.returncode == 0, result.stderr
-    else:
-        assert result.returncode == 1 and refused in result.stderr, result.stderr
+# The hook's behaviour against a stand-in az: tests/toolchain/test_preprovision_hook.py.
