@@ -104,6 +104,7 @@ _TITLES = {
     401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
+    405: "Method Not Allowed",
     413: "Content Too Large",
     429: "Too Many Requests",
     500: "Internal Server Error",
