@@ -3,11 +3,11 @@
 access tokens.
 
 Kept in memory on each instance: fetched at the first token, again after KEYS_MAX_AGE_SECONDS, and when a
-token names a key id the issuer's set does not hold (a provider publishes a new key before signing with it),
-but then at most once per `refresh_seconds` per issuer, so that forged key ids cannot make the service fetch
-on every request. As Microsoft.IdentityModel's ConfigurationManager does (5 minutes between refreshes by
-default), with an hour instead of its 12 as the keys' age: a key the provider withdraws (compromised) stops
-verifying within the hour, for two small GETs an hour per instance.
+token names a key id the issuer's set does not hold (a provider publishes a new key and may sign with it at
+once), but then at most once per `refresh_seconds` (30 s) per issuer, so that forged key ids cannot make the
+service fetch on every request. An hour as the keys' age (Microsoft.IdentityModel's ConfigurationManager: 12):
+a key the provider withdraws (compromised) stops verifying within the hour, for two small GETs an hour per
+instance.
 Only https, or http on a loopback address (the tests' provider and the local host's); no redirect is followed.
 """
 
@@ -21,15 +21,20 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from math import ceil
 from typing import Any
 
 import jwt
 
 from core.clients import SigningKey
-from core.ports import BackendUnavailable
+from core.ports import IdentityProviderUnavailable
 from core.settings import allowed_issuer_url
 
 KEYS_MAX_AGE_SECONDS = 3600
+# The least time between two fetches of an issuer's keys for a key id it does not hold (OAUTH_KEYS_REFRESH_SECONDS):
+# a key a provider publishes and signs with at once is accepted within this, and forged key ids cost at most one
+# fetch (two small GETs) per issuer and instance in this time (decision 0102).
+UNKNOWN_KEY_REFRESH_SECONDS = 30
 # An issuer whose keys could never be read is tried again after this (or refresh_seconds, if shorter): its
 # tokens are answered 503 meanwhile, without a fetch per request.
 RETRY_WITHOUT_KEYS_SECONDS = 10
@@ -156,7 +161,7 @@ class OpenIdSigningKeys:
     def __init__(
         self,
         issuers: Iterable[str],
-        refresh_seconds: int = 300,
+        refresh_seconds: int = UNKNOWN_KEY_REFRESH_SECONDS,
         *,
         max_age_seconds: float = KEYS_MAX_AGE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
@@ -198,14 +203,19 @@ class OpenIdSigningKeys:
                 except KeysUnreadable as failure:
                     log.warning("the keys of an OAuth issuer could not be read", extra={"reason": str(failure)})
             if state.keys is None:
-                raise BackendUnavailable("the identity provider's signing keys cannot be read now")
+                since = now if state.attempted_at is None else state.attempted_at
+                wait = self._wait(state) - (self.clock() - since)
+                raise IdentityProviderUnavailable(
+                    "the identity provider's signing keys cannot be read now", retry_after_seconds=max(1, ceil(wait))
+                )
             return state.keys
 
+    def _wait(self, state: _IssuerKeys) -> float:
+        """The least time between two fetches of the issuer's keys (after a failed first fetch: shorter)."""
+        return self.refresh_seconds if state.keys is not None else min(self.refresh_seconds, RETRY_WITHOUT_KEYS_SECONDS)
+
     def _may_fetch(self, state: _IssuerKeys, now: float) -> bool:
-        if state.attempted_at is None:
-            return True
-        wait = self.refresh_seconds if state.keys is not None else min(self.refresh_seconds, RETRY_WITHOUT_KEYS_SECONDS)
-        return now - state.attempted_at >= wait
+        return state.attempted_at is None or now - state.attempted_at >= self._wait(state)
 
 
 def _find(keys: dict[str | None, SigningKey], key_id: str | None) -> SigningKey | None:

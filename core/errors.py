@@ -107,6 +107,15 @@ def not_found(detail: str) -> ApiError:
     return ApiError(404, "NOT_FOUND", detail)
 
 
+def method_not_allowed(method: str, allowed: list[str]) -> ApiError:
+    return ApiError(
+        405,
+        "METHOD_NOT_ALLOWED",
+        f"{method} is not supported here; use {', '.join(allowed)}.",
+        headers={"Allow": ", ".join(allowed)},
+    )
+
+
 # Retry-After of a 503 when the backend did not say how long to wait.
 DEFAULT_RETRY_AFTER_SECONDS = 30
 

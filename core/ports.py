@@ -51,6 +51,11 @@ class BackendUnavailable(Exception):
         self.retry_after_seconds = retry_after_seconds
 
 
+class IdentityProviderUnavailable(BackendUnavailable):
+    """An OAuth issuer's signing keys cannot be read (its provider is down or unreachable) and none are held:
+    its tokens cannot be checked now. `retry_after_seconds`: when this instance will try the provider again."""
+
+
 class AddressNotAllowed(BackendUnavailable):
     """The storage account's network rules (its firewall) refused the caller's address: a 403 that no
     retry cures until the address is allowed or the caller runs inside the virtual network. Still a

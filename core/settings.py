@@ -210,7 +210,7 @@ class Settings:
     # two fetches of an issuer's keys for an unknown key id.
     oauth_issuers: tuple[str, ...] = ()
     oauth_audiences: tuple[str, ...] = ()
-    oauth_keys_refresh_seconds: int = 300
+    oauth_keys_refresh_seconds: int = 30
     # The Parquet export's timer (triggers/exports.py): where it writes (a folder or a Blob Storage URL; ""
     # locally: POS_DATA_DIR/exports), and an account-key connection string for a Blob destination that is
     # not signed in with Entra ID (Azurite); "" signs in with Entra ID.
@@ -244,7 +244,7 @@ class Settings:
                 os.environ.get("OAUTH_ISSUER", ""), _comma_separated(os.environ.get("OAUTH_AUDIENCE", ""))
             ),
             oauth_audiences=_comma_separated(os.environ.get("OAUTH_AUDIENCE", "")),
-            oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 300),
+            oauth_keys_refresh_seconds=_int("OAUTH_KEYS_REFRESH_SECONDS", 30),
             export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
             export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
             trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),

@@ -3,8 +3,9 @@
 A partner's application gets an access token from the identity provider HQ configures (client credentials,
 RFC 6749 section 4.4; Microsoft Entra ID first) and sends `Authorization: Bearer <token>`. The token is a JWT:
 its signature is checked against the issuer's published keys (the SigningKeys port), then its issuer,
-audience, expiry and not-before (with a small clock skew); its client (`azp` in Entra ID v2 tokens, `appid`
-in v1 tokens, `client_id` in RFC 9068 ones) speaks for the partner HQ mapped it to (`hq partner client add`).
+audience, expiry and not-before (with a small clock skew); its client (`client_id` in RFC 9068 tokens, `azp` in
+Entra ID v2 tokens, `appid` in v1 ones; they must agree when several are present) speaks for the partner HQ
+mapped it to for that issuer (`hq partner client add`).
 Every refusal is the same 401 (core.errors.invalid_token); the reason is kept for the request log only.
 A token is never logged, nor any part of it. PyJWT (and cryptography) are imported when the first token is
 checked: about 90 ms of a cold start that an instance serving API keys only never pays.
@@ -21,7 +22,10 @@ from core.errors import ApiError
 from core.ports import Admission, SigningKeys
 
 CLOCK_SKEW_SECONDS = 60
-CLIENT_CLAIMS = ("azp", "appid", "client_id")
+# The claims that name the token's client (decision 0102): `client_id` (RFC 9068, the standard JWT access
+# token), `azp` (Entra ID v2, OpenID Connect), `appid` (Entra ID v1). A provider may write more than one (Keycloak:
+# azp and client_id); they must then agree, else the token is refused ("client claims differ").
+CLIENT_CLAIMS = ("client_id", "azp", "appid")
 # Entra ID's access tokens are 1 to 3 KB; a longer value is refused before anything is decoded.
 MAX_TOKEN_CHARS = 16_384
 BEARER = "bearer"
@@ -98,9 +102,12 @@ class BearerTokens:
             )
         except jwt.PyJWTError as refused:
             raise TokenRefused(_reason(refused)) from None
-        client_id = next((claims[name] for name in CLIENT_CLAIMS if isinstance(claims.get(name), str)), "")
-        if not client_id:
+        named = {claims[name] for name in CLIENT_CLAIMS if isinstance(claims.get(name), str) and claims[name]}
+        if not named:
             raise TokenRefused("no client")
+        if len(named) > 1:
+            raise TokenRefused("client claims differ")
+        client_id = named.pop()
         return TokenClient(issuer, client_id)
 
 

@@ -113,6 +113,7 @@ class IdentityProvider:
     def token(
         self,
         client_id: str,
+        /,
         *,
         version: str = "2.0",
         key: ProviderKey | None = None,
@@ -147,12 +148,38 @@ class IdentityProvider:
         headers = {"typ": "JWT", "kid": key_id or key.key_id, "x5t": key_id or key.key_id}
         return jwt.encode(payload, key.private_key, algorithm=key.algorithm, headers=headers)  # type: ignore[arg-type]
 
+    def rfc9068_token(self, client_id: str, audience: str = API_URI, **claims) -> str:
+        """An RFC 9068 JWT access token: `client_id`, no azp or appid, typ at+jwt, aud the requested resource."""
+        payload = {
+            "aud": audience,
+            "client_id": client_id,
+            "sub": client_id,
+            "jti": uuid.uuid4().hex,
+            "azp": None,
+            "azpacr": None,
+            "idp": None,
+            "oid": None,
+            "tid": None,
+            "ver": None,
+            "roles": None,
+            "uti": None,
+            **claims,
+        }
+        return self.token(client_id, **payload)
+
     def _issue(self, authorization: str | None, form: dict[str, str]) -> tuple[int, dict]:
         client_id, secret = _basic(authorization) or (form.get("client_id", ""), form.get("client_secret", ""))
         if form.get("grant_type") != "client_credentials":
             return 400, {"error": "unsupported_grant_type"}
         if not client_id or self.secrets.get(client_id) != secret:
             return 401, {"error": "invalid_client", "error_description": "AADSTS7000215: Invalid client secret."}
+        target = form.get("resource") or form.get("audience")
+        if target:  # RFC 8707 (or `audience`): an RFC 9068 access token for that audience, as generic providers issue
+            return 200, {
+                "token_type": "Bearer",
+                "expires_in": self.token_lifetime,
+                "access_token": self.rfc9068_token(client_id, target),
+            }
         if form.get("scope") != SCOPE:
             return 400, {"error": "invalid_scope", "error_description": "AADSTS70011: The provided scope is invalid."}
         token = self.token(client_id)

@@ -1,7 +1,12 @@
 """Every trigger of the app, as the blueprints that function_app.py registers and the OpenAPI generator
 (triggers/openapi.py) reads: one list, so that the document describes exactly the functions served."""
 
-from triggers import code_lists, exports, health, openapi_document, partner_writes, reconciliation
+import azure.functions as func
+
+from triggers import code_lists, exports, health, method_not_allowed, openapi_document, partner_writes, reconciliation
 
 # In the order the functions are registered (and listed to the host).
+BLUEPRINTS: tuple[func.Blueprint, ...]
 BLUEPRINTS = (partner_writes.bp, code_lists.bp, health.bp, reconciliation.bp, exports.bp, openapi_document.bp)
+# Last: 405 with Allow for the methods the routes above do not declare (decision 0101).
+BLUEPRINTS = (*BLUEPRINTS, method_not_allowed.blueprint(BLUEPRINTS))

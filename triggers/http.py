@@ -23,7 +23,7 @@ import orjson
 from backends.factory import Backend
 from core import errors
 from core.errors import ApiError
-from core.ports import BackendUnavailable, Storage
+from core.ports import BackendUnavailable, IdentityProviderUnavailable, Storage
 from core.records import KeyOwner, Partner
 from ingest import access
 from ingest.bearer_tokens import TokenRefused, authenticate_token, bearer_token
@@ -104,6 +104,7 @@ _TITLES = {
     401: "Unauthorized",
     403: "Forbidden",
     404: "Not Found",
+    405: "Method Not Allowed",
     413: "Content Too Large",
     429: "Too Many Requests",
     500: "Internal Server Error",
@@ -237,6 +238,12 @@ def unavailable_problem(error: BackendUnavailable) -> ApiError:
     """The 503 of a backend that cannot serve us now. Throttled (Cosmos DB 429): Retry-After is the wait
     the database asked for; otherwise the default. Either way the batch was not accepted (its marker is
     written last), and the retry of the same request completes it."""
+    if isinstance(error, IdentityProviderUnavailable):
+        return errors.service_unavailable(
+            "The identity provider's signing keys cannot be read now, so bearer tokens cannot be checked; nothing "
+            "was stored. Retry after Retry-After seconds (an API key, if you have one, works meanwhile).",
+            error.retry_after_seconds or errors.DEFAULT_RETRY_AFTER_SECONDS,
+        )
     if error.retry_after_seconds is None:
         return errors.service_unavailable(
             "Storage is temporarily unavailable; nothing was stored. Retry the same request later."

@@ -42,6 +42,8 @@ from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
 from triggers.blueprints import BLUEPRINTS
 from triggers.http import VALIDATE_ONLY
+from triggers.method_not_allowed import FUNCTION_PREFIX as NOT_ALLOWED
+from triggers.openapi_refinements import add_links, name_enums
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
 ERRORS = {
@@ -68,8 +70,7 @@ ERRORS = {
     ),
     "SERVICE_UNAVAILABLE": (503, "Storage temporarily unavailable; nothing was stored; retry the same request."),
 }
-# Every write body: the schemas do not forbid other members (additionalProperties is not false), so the
-# document says what happens to them.
+# Every write body: the schemas do not forbid other members, so the document says what happens to them.
 UNKNOWN_MEMBERS = (
     "Members that the schema does not name, at any depth, are ignored with their values (a later "
     "version of the interface may add members), and each is reported in the 202 answer as an "
@@ -327,9 +328,7 @@ def _parameter_schema(name: str) -> dict:
         return TypeAdapter(StoreId).json_schema()
     if name == "business_date":
         return TypeAdapter(dt.date).json_schema()
-    if name == "code_type":
-        return {"type": "string", "enum": list(CODE_TYPES)}
-    return {"type": "string"}
+    return {"type": "string", "enum": list(CODE_TYPES)} if name == "code_type" else {"type": "string"}
 
 
 def _path_parameters(template: str) -> list[str]:
@@ -341,7 +340,7 @@ def http_functions(functions) -> list[tuple[str, str, list[str]]]:
     found = []
     for function in functions:
         trigger = function.get_trigger()
-        if trigger.get_binding_name() == "httpTrigger":
+        if trigger.get_binding_name() == "httpTrigger" and not function.get_function_name().startswith(NOT_ALLOWED):
             methods = [str(getattr(m, "value", m)).lower() for m in trigger.methods]
             found.append((function.get_function_name(), trigger.route, methods))
     return found
@@ -356,7 +355,7 @@ def build_document(functions) -> dict:
             raise KeyError(f"HTTP function {name} has no entry in triggers.openapi.OPERATIONS")
         for method in methods:
             paths.setdefault(f"/{template}", {})[method] = _operation(name, OPERATIONS[name], template)
-    return {
+    document = {
         "openapi": "3.1.0",
         "info": {
             "title": "Partner POS Ingestion Service",
@@ -375,6 +374,7 @@ def build_document(functions) -> dict:
             "schemas": _schemas(),
         },
     }
+    return add_links(name_enums(document))
 
 
 def render(document: dict) -> str:

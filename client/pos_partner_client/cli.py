@@ -7,8 +7,8 @@
 
 The service's address comes from --base-url or POS_BASE_URL, the key from POS_API_KEY only (a flag would show
 it in the process list); it is never printed. A partner HQ moved to OAuth 2.0 sets POS_TOKEN_URL, POS_CLIENT_ID,
-POS_CLIENT_SECRET and POS_SCOPE instead (client credentials; with POS_API_KEY too, both are sent and must name the
-same partner). Exit codes (for schedulers) are EXIT_* below. Tables fit the terminal; `--format json` writes one
+POS_CLIENT_SECRET and POS_SCOPE (or POS_RESOURCE, POS_AUDIENCE) instead (client credentials; with POS_API_KEY too,
+both are sent and must name the same partner). Exit codes (for schedulers) are EXIT_* below. Tables fit the terminal; `--format json` writes one
 JSON document on stdout instead (output.py).
 """
 
@@ -68,15 +68,19 @@ class Report:
         return next((code for code in EXIT_PRECEDENCE if code in self.codes), EXIT_OK)
 
 
-CREDENTIAL_SETTINGS = ("POS_TOKEN_URL", "POS_CLIENT_ID", "POS_CLIENT_SECRET", "POS_SCOPE")
+CREDENTIAL_SETTINGS = ("POS_TOKEN_URL", "POS_CLIENT_ID", "POS_CLIENT_SECRET")
+# What the token is for: at least one (Entra ID: a scope; RFC 8707 providers: the resource; some: an audience).
+TARGET_SETTINGS = ("POS_SCOPE", "POS_RESOURCE", "POS_AUDIENCE")
 
 
 def _credentials() -> ClientCredentials | None:
     """Client credentials from the environment; None when none of their settings is set."""
-    values = {name: os.environ.get(name, "") for name in CREDENTIAL_SETTINGS}
+    values = {name: os.environ.get(name, "") for name in CREDENTIAL_SETTINGS + TARGET_SETTINGS}
     if not any(values.values()):
         return None
-    missing = [name for name, value in values.items() if not value]
+    missing = [name for name in CREDENTIAL_SETTINGS if not values[name]]
+    if not any(values[name] for name in TARGET_SETTINGS):
+        missing.append(" or ".join(TARGET_SETTINGS))
     if missing:
         raise SystemExit(_usage(f"OAuth client credentials need {', '.join(missing)} as well"))
     return ClientCredentials(
@@ -84,6 +88,8 @@ def _credentials() -> ClientCredentials | None:
         client_id=values["POS_CLIENT_ID"],
         client_secret=values["POS_CLIENT_SECRET"],
         scope=values["POS_SCOPE"],
+        resource=values["POS_RESOURCE"],
+        audience=values["POS_AUDIENCE"],
     )
 
 

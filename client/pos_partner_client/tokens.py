@@ -53,12 +53,17 @@ class TokenError(PosApiError):
 @dataclass
 class ClientCredentials:
     """Tokens from `token_url` for `client_id` and `client_secret` (sent with HTTP Basic, which RFC 6749
-    section 2.3.1 requires every authorization server to accept), for `scope`."""
+    section 2.3.1 requires every authorization server to accept), for `scope` (Entra ID: `api://.../.default`),
+    and for `resource` (RFC 8707 resource indicators: the service's URI, as OpenID providers such as
+    `oidc-provider` derive a token's audience from it) or `audience` (the parameter some providers name so):
+    each is sent when given."""
 
     token_url: str
     client_id: str
     client_secret: str = field(repr=False)
-    scope: str
+    scope: str = ""
+    resource: str = ""
+    audience: str = ""
     timeout_seconds: float = 30.0
     clock: Callable[[], float] = time.monotonic
     requests: int = 0  # tokens requested so far
@@ -75,7 +80,9 @@ class ClientCredentials:
 
     def _request_token(self) -> tuple[str, float]:
         self.requests += 1
-        body = urllib.parse.urlencode({"grant_type": "client_credentials", "scope": self.scope}).encode()
+        form = {"grant_type": "client_credentials", "scope": self.scope, "resource": self.resource}
+        form["audience"] = self.audience
+        body = urllib.parse.urlencode({name: value for name, value in form.items() if value}).encode()
         # RFC 6749 section 2.3.1: id and secret are form-encoded before they are joined and base64-encoded.
         pair = f"{urllib.parse.quote_plus(self.client_id)}:{urllib.parse.quote_plus(self.client_secret)}"
         headers = {
@@ -91,6 +98,11 @@ class ClientCredentials:
         except urllib.error.HTTPError as error:
             with error:
                 raise _refusal(error.code, error.read()) from None
+        except (urllib.error.URLError, OSError) as error:  # named: else it reads as the service being down
+            reason = getattr(error, "reason", None) or type(error).__name__
+            raise TokenError(
+                "TOKEN_UNAVAILABLE", f"the token endpoint {self.token_url} could not be reached ({reason})", status=503
+            ) from None
 
 
 def _token_of(body: bytes) -> tuple[str, float]:

@@ -35,6 +35,7 @@ from ingest.wire.scalars import (
     PaymentMethod,
     PositiveInteger,
     ProductType,
+    StandardCode,
     StoreId,
     TaxCategory,
     Text,
@@ -141,7 +142,7 @@ class ProductsBatch(WriteBatch):
 class MappingEntry(WireModel):
     source_code: Code
     source_name: OptionalText = None
-    standard_code: Code
+    standard_code: StandardCode
 
 
 class MappingsBatch(WriteBatch):

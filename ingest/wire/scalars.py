@@ -10,13 +10,15 @@ import dataclasses
 import datetime as dt
 import enum
 import functools
+import importlib.resources
 import re
-import zoneinfo
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 from uuid import UUID
 
 import langcodes
 import pycountry
+from iso4217 import Currency
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -34,7 +36,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema, core_schema
 
 from core.money import currency_exponent
-from reference.codes import code_list
+from reference.codes import TRANSACTION_TYPES, code_list
 
 BATCH_LIMIT = 500
 # Batches of trade records per store and business date (batch_seq, batch_count). The specification
@@ -64,7 +66,9 @@ def _check_country(code: str) -> str:
 
 @functools.cache
 def _time_zones() -> frozenset[str]:
-    return frozenset(zoneinfo.available_timezones())
+    """The IANA names of the pinned tzdata package (not the machine's zoneinfo, which adds names such as
+    "localtime" and differs between hosts): the same set here, in Azure and in the document's enum."""
+    return frozenset(importlib.resources.files("tzdata").joinpath("zones").read_text(encoding="utf-8").split())
 
 
 def _check_time_zone(name: str) -> str:
@@ -94,6 +98,19 @@ class StringKind(enum.Enum):
 
 
 FREE_TEXT, CODE, DECIMAL, STANDARD = StringKind.FREE_TEXT, StringKind.CODE, StringKind.DECIMAL, StringKind.STANDARD
+
+
+def standard_transaction_codes() -> list[str]:
+    return [entry["code"] for entry in code_list(TRANSACTION_TYPES).entries]
+
+
+# The document lists what the validators accept, from the same libraries and lists (decision 0100); computed
+# only when the document is generated, never when the app starts.
+def _enum_of(values: Callable[[], list[str]]) -> Callable[[dict[str, Any]], None]:
+    def extend(schema: dict[str, Any]) -> None:
+        schema["enum"] = values()
+
+    return extend
 
 
 # Integers are JSON integers: 2, not 2.0 or 2e0 (strict, like every type here), within I-JSON's exact
@@ -138,6 +155,16 @@ Code = Annotated[
         "(spaces included); no control characters or line separators."
     ),
 ]
+# A mapping's standard_code: a code, checked against HQ's list by the use case (400 UNKNOWN_STANDARD_CODE, the
+# specification's own code for it), and listed in the document.
+StandardCode = Annotated[
+    Code,
+    Field(
+        description="One of HQ's standard transaction types (GET /reference/transaction-types); another "
+        "code is 400 UNKNOWN_STANDARD_CODE.",
+        json_schema_extra=_enum_of(standard_transaction_codes),
+    ),
+]
 # store_id alone travels in a URL path (GET /daily-close/{store_id}/{business_date}), where "/" splits
 # the path, "?" and "#" end it, and some clients and proxies read a backslash as "/": it keeps a
 # restricted set.
@@ -171,11 +198,38 @@ FreeString50 = Annotated[str, StringConstraints(min_length=1, max_length=50, pat
 # each with min_length 1): a body whose strings are known to hold none needs only the length
 # (ingest/one_parse.py `may_hold_control_characters`).
 CONTROL_CHARACTER_PATTERNS = frozenset({_CODE_PATTERN, _PRINTABLE})
+
+
+def currency_codes() -> list[str]:
+    return sorted(currency.value for currency in Currency if currency_exponent(currency.value) is not None)
+
+
+def country_codes() -> list[str]:
+    return sorted(country.alpha_2 for country in pycountry.countries)
+
+
+def time_zone_names() -> list[str]:
+    return sorted(_time_zones())
+
+
 CurrencyCode = Annotated[
-    str, AfterValidator(_check_currency), STANDARD, Field(description="ISO 4217 code.", examples=["USD"])
+    str,
+    AfterValidator(_check_currency),
+    STANDARD,
+    Field(description="ISO 4217 code.", examples=["USD"], json_schema_extra=_enum_of(currency_codes)),
 ]
-CountryCode = Annotated[str, AfterValidator(_check_country), STANDARD, Field(description="ISO 3166-1 alpha-2 code.")]
-TimeZone = Annotated[str, AfterValidator(_check_time_zone), STANDARD, Field(description="IANA time zone.")]
+CountryCode = Annotated[
+    str,
+    AfterValidator(_check_country),
+    STANDARD,
+    Field(description="ISO 3166-1 alpha-2 code.", json_schema_extra=_enum_of(country_codes)),
+]
+TimeZone = Annotated[
+    str,
+    AfterValidator(_check_time_zone),
+    STANDARD,
+    Field(description="IANA time zone (tzdata).", json_schema_extra=_enum_of(time_zone_names)),
+]
 # The document gives the syntax of a tag (as the pattern of the object's keys); the validator also
 # checks its subtags against the registry.
 LanguageTag = Annotated[
@@ -194,6 +248,14 @@ def _without_empty_languages(value: Any) -> Any:
     return value
 
 
+def _counted_members(schema: dict[str, Any]) -> None:
+    """An object's count of members is minProperties/maxProperties in JSON Schema: pydantic writes the
+    dict's min_length and max_length as minLength/maxLength, which no validator applies to an object."""
+    schema["additionalProperties"] = False
+    schema["minProperties"] = schema.pop("minLength")
+    schema["maxProperties"] = schema.pop("maxLength")
+
+
 LocalizedText = Annotated[
     dict[LanguageTag, Text],
     BeforeValidator(_without_empty_languages),
@@ -202,7 +264,7 @@ LocalizedText = Annotated[
         max_length=MAX_NAME_LANGUAGES,
         description=f"Text by BCP 47 language tag; 1 to {MAX_NAME_LANGUAGES} languages, each of 1 to "
         f"{MAX_NAME_LENGTH} characters.",
-        json_schema_extra={"additionalProperties": False},
+        json_schema_extra=_counted_members,
     ),
 ]
 # Timestamps are turned into UTC, store local time and epoch microseconds: a year of headroom at both

@@ -88,6 +88,32 @@ def test_entra_id_v1_and_v2_tokens_speak_for_the_clients_partner(oauth_host, ide
     assert get(oauth_host, {"Authorization": f"bearer  {token}"}).json()["partner_id"] == partner.partner_id
 
 
+def test_an_rfc_9068_token_speaks_by_client_id_and_two_client_claims_must_agree(oauth_host, identity_provider):
+    partner, other = token_partner(oauth_host, identity_provider), token_partner(oauth_host, identity_provider)
+    standard = identity_provider.rfc9068_token(partner.client_id)  # client_id, no azp (RFC 9068 section 2.2)
+    assert get(oauth_host, bearer(standard)).json()["partner_id"] == partner.partner_id
+    both = identity_provider.token(partner.client_id, client_id=partner.client_id)  # Keycloak writes both
+    assert get(oauth_host, bearer(both)).json()["partner_id"] == partner.partner_id
+    assert_invalid_token(get(oauth_host, bearer(identity_provider.token(partner.client_id, client_id=other.client_id))))
+    assert "client claims differ" in oauth_host.log()
+
+
+def test_a_provider_down_is_a_503_that_says_so_with_the_wait_used(tmp_path):
+    provider = IdentityProvider().start()
+    provider.stop()  # gone: its address refuses connections
+    host = start_host(tmp_path, **oauth_settings(provider))
+    try:
+        partner = token_partner(host, provider)
+        answers = [get(host, bearer(provider.token(partner.client_id))) for _ in range(2)]
+        for answer in answers:
+            problem = problem_of(answer, 503, "SERVICE_UNAVAILABLE")
+            assert "identity provider" in problem["detail"] and "torage" not in problem["detail"]
+            assert 1 <= int(answer.headers["Retry-After"]) <= 10  # the provider is tried again after 10 s
+        assert get(host, partner.headers()).status_code == 200  # the key still works
+    finally:
+        host.stop()
+
+
 def test_a_token_within_the_clock_skew_is_accepted(oauth_host, identity_provider):
     partner = token_partner(oauth_host, identity_provider)
     now = int(time.time())

@@ -34,7 +34,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from tests.conftest import ROOT, make_partner, start_host
+from tests.conftest import ROOT, make_partner
 
 DOCUMENT = json.loads((ROOT / "docs" / "openapi.json").read_text(encoding="utf-8"))
 OPERATIONS = [(path, method.upper()) for path, item in DOCUMENT["paths"].items() for method in item]
@@ -72,11 +72,10 @@ CHECKS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fuzz_host(tmp_path_factory):
-    running = start_host(tmp_path_factory.mktemp("fuzz"), RATE_LIMIT_PER_MINUTE="0")
-    yield running
-    running.stop()
+@pytest.fixture(scope="module", params=["sqlite", "azure"])
+def fuzz_host(request):
+    """The local host on each backend (SQLite; Cosmos DB and Azurite emulators), without a rate limit."""
+    return request.getfixturevalue("host" if request.param == "sqlite" else "azure_host")
 
 
 @pytest.fixture(scope="module")
@@ -286,7 +285,11 @@ def test_every_operation_conforms_to_the_document(schema, fuzz_host, fuzz_key, p
 
     def call(case):
         response = case.call_and_validate(
-            base_url=fuzz_host.base_url, session=session, headers=headers, checks=CHECKS, timeout=60
+            base_url=fuzz_host.base_url,
+            session=session,
+            headers=headers,
+            checks=CHECKS,
+            timeout=60,
         )
         tally.add(response.status_code)
         assert response.headers.get("x-request-id"), "every answer carries x-request-id"
@@ -323,3 +326,32 @@ def test_every_operation_conforms_to_the_document(schema, fuzz_host, fuzz_key, p
     finally:
         session.close()
         _report(path, method, str(mode), tally, time.monotonic() - started, failure)
+
+
+def test_a_partners_day_follows_the_documents_links(schema, fuzz_host, fuzz_key):
+    """Stateful: schemathesis chains operations along the document's links (a store-day's write, then its
+    reads with the values the write sent), fitted to a registered store, with the same checks."""
+    batch_ids = (uuid.UUID(int=(SEED << 65) + number) for number in itertools.count())
+    headers = {"x-functions-key": fuzz_key}
+
+    class PartnersDay(schema.as_state_machine()):  # type: ignore[misc]
+        def before_call(self, case):
+            _with_registered_store(case, STORES[0], next(batch_ids))
+
+        def get_call_kwargs(self, case):
+            return {"base_url": fuzz_host.base_url, "headers": headers, "timeout": 60}
+
+        def validate_response(self, response, case, additional_checks=None, **kwargs):
+            case.validate_response(response, checks=CHECKS, transport_kwargs=kwargs)
+
+    PartnersDay.run(
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=6,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            print_blob=False,
+            suppress_health_check=list(HealthCheck),
+        )
+    )

@@ -20,7 +20,7 @@ from tests.conftest import ROOT, make_partner, start_azure_host, start_host
 from tests.e2e.test_bearer_tokens import bearer
 from tests.e2e.test_partner_cli import day_folder
 from tests.e2e.test_partner_client import DAY, QUICK, assert_matched_once, close_of, records_of_day, set_up
-from tests.identity_provider import SCOPE, TOKEN_PATH, IdentityProvider, oauth_settings
+from tests.identity_provider import API_URI, SCOPE, TOKEN_PATH, IdentityProvider, oauth_settings
 
 REFRESH_SECONDS = 1
 
@@ -129,6 +129,30 @@ def test_the_token_endpoints_refusals_say_what_to_fix(identity_provider):
     wrong_scope = ClientCredentials(identity_provider.token_url, client_id, secret, "api://another/.default")
     with pytest.raises(TokenError, match="invalid_scope"):
         wrong_scope.token()
+
+
+def test_a_resource_indicator_gets_an_rfc_9068_token_the_service_accepts(tmp_path, identity_provider):
+    host = start_host(tmp_path, **oauth_settings(identity_provider))
+    try:
+        partner = make_partner(host, ("S1",))
+        mapped = credentials_of(host, identity_provider, partner)
+        for target in ({"resource": API_URI}, {"audience": API_URI}):  # no scope: the provider reads the target
+            credentials = ClientCredentials(mapped.token_url, mapped.client_id, mapped.client_secret, **target)
+            assert PosClient(host.base_url, credentials=credentials, retry=QUICK).get_mappings().partner_id == (
+                partner.partner_id
+            )
+    finally:
+        host.stop()
+
+
+def test_an_unreachable_token_url_is_named(tmp_path, identity_provider):
+    closed = IdentityProvider().start()
+    closed.stop()  # gone: nothing listens at its token URL
+    credentials = ClientCredentials(closed.token_url, "client", "secret", SCOPE)
+    with pytest.raises(TokenError) as unreachable:
+        credentials.token()
+    assert unreachable.value.code == "TOKEN_UNAVAILABLE" and unreachable.value.retryable
+    assert closed.token_url in str(unreachable.value) and "secret" not in str(unreachable.value)
 
 
 def pos_partner(host, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from triggers.method_not_allowed import function_name
+
 ROOT = Path(__file__).resolve().parents[2]
 
 INDEX_SCRIPT = r"""
@@ -63,6 +65,13 @@ HTTP = {  # name: (route, method)
     "get_openapi": ("openapi.json", "GET"),
 }
 
+# One more function per route, declaring every other method the host routes, answers 405 (decision 0101).
+HOST_METHODS = ["GET", "POST", "DELETE", "HEAD", "PATCH", "PUT", "OPTIONS"]
+NOT_ALLOWED = {
+    function_name(route): (route, [m for m in HOST_METHODS if (route, m) not in set(HTTP.values())])
+    for route in {route for route, _ in HTTP.values()}
+}
+
 
 @pytest.fixture(scope="module")
 def indexed() -> dict:
@@ -84,14 +93,16 @@ def indexed() -> dict:
 
 def test_the_worker_indexes_every_function_with_its_bindings(indexed):
     worker = indexed["worker"]
-    assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days"}
-    for name, (route, method) in HTTP.items():
+    timed = {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days"}
+    assert set(worker) == set(HTTP) | set(NOT_ALLOWED) | timed
+    routes = {name: (route, [method]) for name, (route, method) in HTTP.items()} | NOT_ALLOWED
+    for name, (route, methods) in routes.items():
         trigger, output = worker[name]["bindings"]
         assert trigger == {
             "direction": "IN",
             "type": "httpTrigger",
             "name": "req",
-            "methods": [method],
+            "methods": methods,
             "authLevel": "ANONYMOUS",
             "route": route,
         }, name

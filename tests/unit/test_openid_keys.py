@@ -11,8 +11,14 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
-from backends.openid_keys import RSA_ALGORITHMS, KeysUnreadable, OpenIdSigningKeys, signing_keys_of
-from core.ports import BackendUnavailable
+from backends.openid_keys import (
+    RSA_ALGORITHMS,
+    UNKNOWN_KEY_REFRESH_SECONDS,
+    KeysUnreadable,
+    OpenIdSigningKeys,
+    signing_keys_of,
+)
+from core.ports import BackendUnavailable, IdentityProviderUnavailable
 from core.settings import Settings, allowed_issuer_url
 
 ISSUER = "https://login.microsoftonline.com/0c1d2e3f-4a5b-4c6d-8e7f-90a1b2c3d4e5/v2.0"
@@ -139,7 +145,11 @@ def test_without_any_keys_a_token_cannot_be_checked_and_retries_are_spaced():
         with pytest.raises(BackendUnavailable):
             keys.signing_key(ISSUER, "k1")
     assert len(provider.fetched) == 1
-    clock.now += 10
+    clock.now += 4
+    with pytest.raises(IdentityProviderUnavailable) as down:  # the 503 says the provider, and the real wait
+        keys.signing_key(ISSUER, "k1")
+    assert down.value.retry_after_seconds == 6
+    clock.now += 6
     provider.down = False
     assert keys.signing_key(ISSUER, "k1").key_id == "k1"
 
@@ -197,3 +207,18 @@ def test_issuers_must_be_https_except_on_loopback(monkeypatch):
         Settings.from_env()
     monkeypatch.delenv("OAUTH_ISSUER")
     assert Settings.from_env().oauth_issuers == ()
+
+
+def test_an_unknown_key_id_is_fetched_again_after_30_seconds_by_default():
+    provider, clock = Provider(rsa_jwk("k1")), Clock()
+    keys = OpenIdSigningKeys([ISSUER], clock=clock, fetch=provider)
+    assert keys.signing_key(ISSUER, "k1") is not None
+    provider.keys.append(rsa_jwk("k2"))  # published and signed with at once
+    clock.now += 1
+    assert keys.signing_key(ISSUER, "k2") is None  # refused: the keys were read a second ago...
+    fetched = len(provider.fetched)
+    for _ in range(50):  # ...and forged key ids cost nothing more until the floor has passed
+        assert keys.signing_key(ISSUER, "forged") is None
+    assert len(provider.fetched) == fetched
+    clock.now += UNKNOWN_KEY_REFRESH_SECONDS
+    assert keys.signing_key(ISSUER, "k2") is not None
