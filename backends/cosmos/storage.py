@@ -13,6 +13,7 @@ from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
+from backends.cosmos.index_layout import DEFAULT_MAX_ENTRIES
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
@@ -60,6 +61,7 @@ class CosmosStorage:
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
         retention_days: int = 0,
+        index_partition_max_entries: int = DEFAULT_MAX_ENTRIES,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
     ) -> None:
@@ -85,7 +87,9 @@ class CosmosStorage:
         self._partners = Partners(containers.partners, self._writers)
         self._admission = Admission(containers.partners, self._partners)
         self._masters = Masters(containers.partners, self._writers, self._markers)
-        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers, expiry)
+        self._trade_records = TradeRecords(
+            containers.trade_records, self._writers, self._markers, expiry, index_partition_max_entries
+        )
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
@@ -100,6 +104,7 @@ class CosmosStorage:
             create_containers=settings.cosmos_create_containers,
             marker_ttl_days=settings.batch_marker_ttl_days,
             retention_days=settings.trade_record_retention_days,
+            index_partition_max_entries=settings.cosmos_index_partition_max_entries,
         )
 
     def close(self) -> None:
