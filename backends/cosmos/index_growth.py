@@ -24,7 +24,7 @@ from azure.cosmos.exceptions import (
 from backends.cosmos.conditional import ContentionNotSettled, update_item
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, layout_key
-from backends.cosmos.items import query, read_or_none, without_system_properties
+from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.transactional import MAX_BATCH_BYTES, MAX_OPERATIONS, REFUSED
 from core import faults
 
@@ -83,10 +83,17 @@ class IndexGrowth:
         its batch: its rows come back with None, for the path that reads entries first."""
         done: Created = []
         pending = list(work)
+        checked: frozenset[Node] = frozenset()  # closed nodes the pending entries are known to be absent from
         for _ in range(GROWTH_ROUNDS):
+            layout = self.layout(partner_id)
+            if layout.closed - checked:
+                # An entry of a closed node stays there: one created before it closed is found there.
+                found = self._in_nodes(partner_id, pending, layout, layout.closed - checked)
+                done += [(what, None) for what, entry in pending if entry["trade_record_id"] in found]
+                pending = [(what, entry) for what, entry in pending if entry["trade_record_id"] not in found]
+                checked = layout.closed
             if not pending:
                 return done
-            layout = self.layout(partner_id)
             by_leaf: dict[Node, list[tuple[T, dict]]] = defaultdict(list)
             for what, entry in pending:
                 by_leaf[layout.leaf(entry["trade_record_id"])].append((what, entry))
@@ -104,6 +111,24 @@ class IndexGrowth:
             if pending:
                 self.reload(partner_id)
         raise ContentionNotSettled(f"too many index partitions closed at once for a partner ({len(pending)} left)")
+
+    def _in_nodes(
+        self, partner_id: str, work: list[tuple[T, dict]], layout: Layout, nodes: frozenset[Node]
+    ) -> set[str]:
+        """The trade_record_ids of `work` that have an entry in one of `nodes` on their path."""
+        by_id = {entry["trade_record_id"]: entry["id"] for _, entry in work}
+        found: set[str] = set()
+        for ids in chunks(sorted(by_id)):
+            keys = sorted({node.key(partner_id) for one in ids for node in layout.path(one)[:-1] if node in nodes})
+            if keys:
+                names = {f"k{number}": key for number, key in enumerate(keys)}
+                where = "c.pk IN (" + ", ".join(f"@{name}" for name in names) + ")"
+                sql = f"SELECT c.trade_record_id FROM c WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)"
+                found |= {
+                    item["trade_record_id"]
+                    for item in query(self._trades, sql, ids=[by_id[one] for one in ids], **names)
+                }
+        return found
 
     def _heads(self, partner_id: str, leaves: list[Node]) -> dict[Node, dict]:
         """The heads of the leaves, one query (routed to those partitions only)."""

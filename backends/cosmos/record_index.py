@@ -63,26 +63,15 @@ class RecordIndex:
         transactional batches, without reading first (but in the closed nodes of their paths, once the
         partner's index has grown). Returns the rows whose entry exists already (a resend under a new
         batch_id, a retry, a concurrent twin), for the path that reads the entries first."""
-        found = self._in_closed_nodes(partner_id, [row.trade_record_id for row in rows])
         work = []
         for row in rows:
-            if row.trade_record_id not in found:
-                mine = Version.of(row.version, row.last_modified_at)
-                work.append((row, entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))))
-        created = self.growth.create(partner_id, work, "cosmos.version_entry")
-        return [row for row in rows if row.trade_record_id in found] + [
-            row for row, answer in created if answer is None
-        ]
+            mine = Version.of(row.version, row.last_modified_at)
+            work.append((row, entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))))
+        return [row for row, answer in self.create(partner_id, work) if answer is None]
 
     def create(self, partner_id: str, work: list[tuple[T, dict]]) -> Created:
-        """Create entries known to be absent from every node of their paths (each with None when it exists)."""
+        """Create entries in their leaves (each with None when it exists already: index_growth.py)."""
         return self.growth.create(partner_id, work, "cosmos.version_entry")
-
-    def _in_closed_nodes(self, partner_id: str, trade_record_ids: list[str]) -> set[str]:
-        layout = self.growth.layout(partner_id)
-        if not layout.closed:
-            return set()
-        return set(self._entries(partner_id, trade_record_ids, layout, closed_only=True))
 
     def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, dict]:
         """The entries of the records (with their ETags), by trade_record_id: one query per slice of ids
@@ -90,14 +79,10 @@ class RecordIndex:
         of date: an entry then missed is created in a closed node, which refuses it (index_growth.py)."""
         return self._entries(partner_id, trade_record_ids, self.growth.layout(partner_id))
 
-    def _entries(
-        self, partner_id: str, trade_record_ids: list[str], layout: Layout, closed_only: bool = False
-    ) -> dict[str, dict]:
+    def _entries(self, partner_id: str, trade_record_ids: list[str], layout: Layout) -> dict[str, dict]:
         found: dict[str, dict] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
-            nodes = {node for one in ids for node in layout.path(one)[: -1 if closed_only else None]}
-            if not nodes:
-                continue
+            nodes = {node for one in ids for node in layout.path(one)}
             where, keys = _in_partitions(sorted(node.key(partner_id) for node in nodes))
             for entry in query(
                 self._trades,
