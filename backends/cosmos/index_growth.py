@@ -21,7 +21,7 @@ from azure.cosmos.exceptions import (
     CosmosResourceExistsError,
 )
 
-from backends.cosmos.conditional import ContentionNotSettled, update_item
+from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, layout_key
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
@@ -33,6 +33,10 @@ T = TypeVar("T")
 # Rounds of (read heads, create, close what is full) for one call; each round closes a node or creates
 # entries, so only a flood of concurrent closes of one partner gets near it.
 GROWTH_ROUNDS = 50
+# A full node is counted again before it closes: one whose entries expired (retention: decision 0086) below
+# this share of the limit takes new ones instead, so that a partner with retention keeps as many nodes as
+# its live entries need, not as its creations over the years.
+REUSE_BELOW = 0.75
 Created = list[tuple[T, dict | None]]  # what each creation was for, and its answer (None: refused, it exists)
 
 
@@ -147,6 +151,7 @@ class IndexGrowth:
         key = leaf.key(partner_id)
         done: Created = []
         left = list(work)
+        raced = 0
         while left:
             if head is not None and head.get("closed"):
                 return done, left, head
@@ -166,6 +171,10 @@ class IndexGrowth:
                 if error.error_index != 0:  # an entry exists: its run goes to the path that reads first
                     done += [(what, None) for what, _ in run]
                     left = left[len(run) :]
+                else:
+                    raced += 1
+                    if raced == ETAG_RETRY_LIMIT:
+                        raise ContentionNotSettled("too many concurrent writes to a record index head") from None
                 head = read_or_none(self._trades, HEAD_ID, key)  # a concurrent batch moved it: read again
                 continue
             if point is not None:
@@ -197,6 +206,15 @@ class IndexGrowth:
                     self._trades.create_item({"id": HEAD_ID, "pk": key, "entries": self._count(key), "closed": True})
                 elif _entries(head) < self.max_entries:
                     return  # not full after all (a race moved it): the next round reads it again
+                elif (held := self._count(key)) <= self.max_entries * REUSE_BELOW:
+                    # Its entries expired (retention): counted again, it takes more instead of closing.
+                    self._trades.replace_item(
+                        HEAD_ID,
+                        {**without_system_properties(head), "entries": held},
+                        etag=head["_etag"],
+                        match_condition=MatchConditions.IfNotModified,
+                    )
+                    return
                 else:
                     self._trades.replace_item(
                         HEAD_ID,

@@ -19,7 +19,7 @@ from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.index_growth import Created, IndexGrowth, T
 from backends.cosmos.index_layout import Layout
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
-from backends.cosmos.keys import index_entry_id
+from backends.cosmos.keys import compound_key, index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.versions import Version
 
@@ -43,6 +43,11 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version,
         "payment_ids": list(row.payment_ids),
     }
     return with_ttl(entry, ttl)
+
+
+# Up to this many nodes the payment-id look-up names the partner's partitions (`c.pk IN (...)`); beyond,
+# it selects them by their keys' prefix (a query of that many parameters would near Cosmos DB's limits).
+NODES_BY_NAME = 256
 
 
 def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
@@ -137,7 +142,11 @@ class RecordIndex:
                 return users
 
     def _payment_users(self, partner_id: str, payment_ids: Collection[str], layout: Layout) -> dict[str, set[str]]:
-        where, keys = _in_partitions([node.key(partner_id) for node in layout.nodes()])
+        nodes = layout.nodes()
+        if len(nodes) <= NODES_BY_NAME:
+            where, keys = _in_partitions([node.key(partner_id) for node in nodes])
+        else:  # the partner's own keys by their prefix: "|" is escaped inside a key's parts (keys.py)
+            where, keys = "STARTSWITH(c.pk, @partner)", {"partner": compound_key("i", partner_id) + "|"}
         users: dict[str, set[str]] = {}
         for ids in chunks(sorted(set(payment_ids))):
             for item in query(

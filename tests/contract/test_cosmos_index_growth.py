@@ -145,3 +145,37 @@ def test_a_path_leads_from_the_base_node_through_the_closed_ones_to_its_leaf():
     assert len(nodes) == 16 + 1 + 2 + 1  # 15 base nodes open, 2 closed, 3 leaves below them
     assert len({node.key("p") for node in nodes}) == len(nodes)
     assert Node.of_text(child.text()) == child
+
+
+def test_a_full_node_whose_entries_expired_takes_new_ones_instead_of_closing(database):
+    storage = database(4)
+    partner_id = f"p-{uuid.uuid4().hex[:6]}"
+    save(storage, partner_id, [row(f"old {number}") for number in range(64)])
+    trades = storage._containers.trade_records
+    full = [key for key, count in entries_by_partition(storage, partner_id).items() if count == 4]
+    for item in index_items(storage, partner_id):  # as retention's ttl does (the emulator never expires)
+        if item["pk"] in full and item["id"] not in (HEAD_ID, LAYOUT_ID):
+            trades.delete_item(item["id"], partition_key=item["pk"])
+    closed_before = storage._trade_records.index.growth.reload(partner_id).closed
+    save(storage, partner_id, [row(f"new {number}") for number in range(64)])
+    heads = {item["pk"]: item for item in index_items(storage, partner_id) if item["id"] == HEAD_ID}
+    assert any(not heads[key]["closed"] and entries_by_partition(storage, partner_id)[key] > 0 for key in full)
+    assert max(entries_by_partition(storage, partner_id).values()) <= 4
+    assert all(heads[key]["entries"] >= count for key, count in entries_by_partition(storage, partner_id).items())
+    assert storage._trade_records.index.growth.reload(partner_id).closed >= closed_before
+
+
+def test_the_payment_id_look_up_of_a_partner_of_many_nodes_selects_them_by_prefix(database, monkeypatch):
+    from backends.cosmos import record_index
+
+    storage = database(2)
+    partner_id = f"p-{uuid.uuid4().hex[:6]}"
+    other = f"{partner_id}x"  # a partner whose id starts with this one's
+    save(storage, partner_id, [row(f"T {number}") for number in range(80)])
+    save(storage, other, [row(f"T {number}") for number in range(3)])
+    monkeypatch.setattr(record_index, "NODES_BY_NAME", 16)
+    assert storage.trade_records_by_payment_id(partner_id, ["支払 T 0", "支払 T 79", "支払 T 80"]) == {
+        "支払 T 0": {"T 0"},
+        "支払 T 79": {"T 79"},
+    }
+    assert storage.trade_records_by_payment_id(other, ["支払 T 0", "支払 T 79"]) == {"支払 T 0": {"T 0"}}
