@@ -228,7 +228,7 @@ class Settings:
     trade_record_retention_days: int = 0
     # The most record index entries one Cosmos DB logical partition holds before the partner's index
     # spreads further (backends/cosmos/index_layout.py; decision 0092): small only in tests and rehearsals.
-    cosmos_index_partition_max_entries: int = 12_000_000
+    cosmos_index_partition_max_entries: int = 20_000_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -258,5 +258,5 @@ class Settings:
             export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
             export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
             trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),
-            cosmos_index_partition_max_entries=_positive("COSMOS_INDEX_PARTITION_MAX_ENTRIES", 12_000_000),
+            cosmos_index_partition_max_entries=_positive("COSMOS_INDEX_PARTITION_MAX_ENTRIES", 20_000_000),
         )

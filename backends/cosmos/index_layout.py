@@ -26,9 +26,9 @@ from backends.cosmos.keys import compound_key, index_key
 BASE_DEPTH = 4  # 16 nodes: the layout of decision 0056, where every partner's index starts
 HEAD_ID = "head"  # a node's head item (entries' ids all start with "v|")
 LAYOUT_ID = "layout"
-# About 1.1 KB a stored entry with its share of the index (bench/capacity.py measures it): 12 million entries
-# are ~13 GB, with a margin under the 20 GB of a logical partition for larger payment id lists.
-DEFAULT_MAX_ENTRIES = 12_000_000
+# About 600 bytes a stored entry (323 of JSON with one payment id, system properties and its indexed terms):
+# 20 million are ~12 GB, a margin of 40 % under the 20 GB of a logical partition for longer payment id lists.
+DEFAULT_MAX_ENTRIES = 20_000_000
 
 
 def record_hash(trade_record_id: str) -> int:

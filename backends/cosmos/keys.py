@@ -42,7 +42,8 @@ def compound_key(*parts: str) -> str:
 
 
 def partner_key(partner_id: str) -> str:
-    """The partition of a partner's items in `partners` and `daily-closes`."""
+    """The partition of a partner's items in `partners` (and of its closes in `daily-closes` before decision
+    0093: close_moves.py)."""
     return compound_key(partner_id)
 
 
@@ -71,6 +72,11 @@ def partner_date(partner_id: str, business_date: str) -> str:
     holds no "|", then the ISO date, so that one partner's dates from first to last are one range of text.
     Never hashed (a partner_id is short), unlike compound_key."""
     return f"{key_part(partner_id)}|{business_date}"
+
+
+def close_key(partner_id: str, store_id: str) -> str:
+    """The partition of a store's closes and results in `daily-closes` (decision 0093)."""
+    return compound_key("c", partner_id, store_id)
 
 
 def close_id(store_id: str, business_date: dt.date) -> str:

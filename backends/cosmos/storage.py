@@ -9,6 +9,7 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from backends.cosmos.admission import Admission
+from backends.cosmos.close_moves import Relayout, relayout_closes
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
 from backends.cosmos.expiry import DayExpiry
@@ -23,6 +24,7 @@ from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
+from backends.cosmos.ttl_backfill import Backfilled, backfill_ttl
 from core.clients import ClientInfo, ClientOwner
 from core.documents_page import DocumentsPage
 from core.records import (
@@ -82,7 +84,7 @@ class CosmosStorage:
         # Items of a store-day carry a ttl by it (core/retention.py; decision 0086).
         self.retention_days = retention_days
         self._writers = WriterPool()
-        expiry = DayExpiry(retention_days)
+        expiry = self._expiry = DayExpiry(retention_days)
         self._markers = Markers(containers.batches, marker_ttl_days, expiry)
         self._partners = Partners(containers.partners, self._writers)
         self._admission = Admission(containers.partners, self._partners)
@@ -326,6 +328,14 @@ class CosmosStorage:
     def migrate_record_index(self, progress: Callable[[Migrated], None]) -> Migrated:
         """Copy the version entries of the layout before the record index into it (index_migration.py)."""
         return migrate_record_index(self._containers.trade_records, progress)
+
+    def relayout_closes(self, progress: Callable[[Relayout], None]) -> Relayout:
+        """Move the closes left in partners' partitions to their stores' (close_moves.py)."""
+        return relayout_closes(self._containers.closes, progress)
+
+    def backfill_ttl(self, progress: Callable[[Backfilled], None]) -> Backfilled:
+        """Give the items written before retention was on their ttl (ttl_backfill.py)."""
+        return backfill_ttl(self._containers.trade_records, self._containers.batches, self._expiry, progress)
 
     # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
 
