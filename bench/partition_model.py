@@ -119,7 +119,8 @@ SPANS = {"1 month": 30, "1 year": 365, "10 years": YEARS * 365}
 
 def render(rows: list[dict]) -> str:
     lines = [
-        "| stores | retention | largest partition, trade-records / daily-closes / partners / batches (GB) "
+        "| stores | retention | largest logical partition after ten years: trade-records / daily-closes / partners / "
+        "batches (none fills) "
         "| daily-closes by partner (before 0093) fills in | index leaves: 1 month / 1 year / 10 years "
         "| requests a new record: 1 month / 1 year / 10 years |",
         "|---|---|---|---|---|---|",
@@ -127,7 +128,7 @@ def render(rows: list[dict]) -> str:
     for row in rows:
         parts = {part["container"]: part for part in row["partitions"]}
         largest = " / ".join(
-            f"{max(p['gb'] for p in row['partitions'] if p['container'] == name):.3g}"
+            _size(max(p["gb"] for p in row["partitions"] if p["container"] == name))
             for name in ("trade-records", "daily-closes", "partners", "batches")
         )
         before = parts["daily-closes (before decision 0093)"]["fills_in_years"]
@@ -136,6 +137,14 @@ def render(rows: list[dict]) -> str:
         retention = f"{row['retention_days']} days" if row["retention_days"] else "off"
         lines.append(f"| {row['stores']:,} | {retention} | {largest} | {before:.1f} years | {leaves} | {requests} |")
     return "\n".join(lines)
+
+
+def _size(gb: float) -> str:
+    if gb >= 1:
+        return f"{gb:.3g} GB"
+    if gb * 1024 >= 1:
+        return f"{gb * 1024:.3g} MB"
+    return f"{gb * 1024 * 1024:.3g} KB"
 
 
 def main(argv: list[str] | None = None) -> int:

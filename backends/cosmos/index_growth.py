@@ -175,7 +175,8 @@ class IndexGrowth:
                     raced += 1
                     if raced == ETAG_RETRY_LIMIT:
                         raise ContentionNotSettled("too many concurrent writes to a record index head") from None
-                head = read_or_none(self._trades, HEAD_ID, key)  # a concurrent batch moved it: read again
+                if left:  # a concurrent batch moved the head (or the emulator kept part of a refused batch)
+                    head = read_or_none(self._trades, HEAD_ID, key)
                 continue
             if point is not None:
                 faults.point(point)
