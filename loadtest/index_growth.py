@@ -3,7 +3,7 @@ chaos run sets COSMOS_INDEX_PARTITION_MAX_ENTRIES small, so that nodes close whi
 
 from __future__ import annotations
 
-from backends.cosmos.index_layout import LAYOUT_ID
+from backends.cosmos.index_layout import BASE_DEPTH, LAYOUT_ID
 from backends.cosmos.items import query
 from backends.cosmos.storage import CosmosStorage
 
@@ -21,3 +21,10 @@ def index_nodes_closed(env: dict[str, str]) -> int:
         return sum(len(layout["closed"]) for layout in layouts)
     finally:
         storage.close()
+
+
+def growth_due(records_sent: int, partners: int, env: dict[str, str]) -> bool:
+    """Whether some node must have closed: the partner with the most records has at least the average, and
+    with more than its 16 first nodes hold one of them passed the limit."""
+    limit = int(env.get("COSMOS_INDEX_PARTITION_MAX_ENTRIES") or CHAOS_MAX_ENTRIES)
+    return records_sent // max(partners, 1) > (1 << BASE_DEPTH) * limit
