@@ -1,9 +1,10 @@
 """Closes and results move from the partner's partition of `daily-closes` (the layout before decision 0093)
 to their store's (`c|partner|store`), online: every access to a store-day's close first moves it when it
 is still in the old place (create in the new place, then delete the old one on its ETag), and
-`hq cosmos relayout` moves the rest and then records that nothing is left, after which no access looks in
-the old place again. Queries by partner or across partners select by properties, not by key, so they
-read both places meanwhile (an item caught in both is counted once)."""
+`hq cosmos relayout` moves the rest and then records that nothing is left (a process that finds none left
+records it too), after which no access looks in the old place again. Queries by partner or across
+partners select by properties, not by key, so they read both places meanwhile (an item caught in both is
+counted once)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,12 @@ from azure.cosmos.exceptions import (
     CosmosResourceNotFoundError,
 )
 
-from backends.cosmos.items import read_or_none, stream, without_system_properties
+from backends.cosmos.items import query, read_or_none, stream, without_system_properties
 from backends.cosmos.keys import close_id, close_key, partner_key
 
+# Closes in a partner's partition: its key is the escaped partner id, which holds no "|" (keys.key_part),
+# where a store's partition key starts "c|".
+OLD_PLACE = "c.type = 'close' AND NOT STARTSWITH(c.pk, 'c|')"
 DONE_ID, DONE_KEY = "closes-moved", "layout"  # written by relayout once no close is left in the old place
 RECHECK_SECONDS = 600  # how long a process trusts "not done yet" before reading it again
 
@@ -50,9 +54,17 @@ class CloseMoves:
             return False
         with self._lock:
             if time.monotonic() - self._checked_at > RECHECK_SECONDS:
-                self._done = read_or_none(self._closes, DONE_ID, DONE_KEY) is not None
+                self._done = read_or_none(self._closes, DONE_ID, DONE_KEY) is not None or self._none_left()
                 self._checked_at = time.monotonic()
         return not self._done
+
+    def _none_left(self) -> bool:
+        """A database with no close in the old place (a new one, or one relaid out) is marked so at once:
+        one query across partitions, then nothing more a request."""
+        if query(self._closes, f"SELECT TOP 1 c.id FROM c WHERE {OLD_PLACE}"):
+            return False
+        self._closes.upsert_item({"id": DONE_ID, "pk": DONE_KEY, "type": "layout"})
+        return True
 
     def here(self, partner_id: str, store_id: str, business_date: dt.date) -> str:
         """The store's partition of the close, after moving it there if it was still in the partner's."""
@@ -93,7 +105,7 @@ def relayout_closes(container, progress: Callable[[Relayout], None], every: int 
     """Move every close left in a partner's partition (a cross-partition query on `type`, selected by
     their key being the partner's), then record that none is left; idempotent and safe to stop."""
     done = Relayout()
-    for item in stream(container, "SELECT * FROM c WHERE c.type = 'close'"):
+    for item in stream(container, f"SELECT * FROM c WHERE {OLD_PLACE}"):
         if item["pk"] != partner_key(item["partner_id"]):
             continue
         done.seen += 1
