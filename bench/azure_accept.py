@@ -22,6 +22,8 @@ floor's), each PASS or MISS.
 
     python -m bench.azure_accept                 # 4 batches of 500: bench/results/azure-accept.json
     python -m bench.azure_accept --quick         # 2 batches of 250: a smoke test (tests/toolchain/test_azure_accept.py)
+    python -m bench.azure_accept --index-max-entries 50 --out bench/results/azure-accept-grown.json
+                                                 # into an index grown first with nodes of 50 (decision 0092)
     python -m bench.run --only azure             # the same, as part of `make bench` (latest.json)
 """
 
@@ -58,6 +60,7 @@ from devhost.azurite_emulator import start_azurite
 from devhost.cosmos_emulator import EMULATOR_KEY
 from devhost.processes import free_port
 from loadtest.host import Host, launch_or_stop
+from loadtest.index_growth import index_nodes_closed
 
 PREFIX = "/pos/v1/"
 FLOOR_BATCH = 100  # Cosmos DB's limit of operations in one transactional batch
@@ -223,7 +226,7 @@ class SdkFloor:
 # --- the run ------------------------------------------------------------------------------------------------
 
 
-def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
+def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED, index_max_entries: int | None = None) -> dict:
     store_id = catalogue.profile_for(CURRENCY).store_id
     copies = sizes.batches + 1  # the first is the warm-up
     bodies = {
@@ -264,6 +267,8 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
         onboarding = requests_between(set_up_counts, emulator.counts())
         floor = SdkFloor(emulator.endpoint, EMULATOR_KEY)
         stack.callback(floor.close)
+        if index_max_entries:
+            _grow_index(azure, index_max_entries, sizes.records, seed, store_id)
         set_up_s = time.perf_counter() - started
 
         warm_up = {
@@ -278,6 +283,7 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
             runs["floor"].append(floor.post(bodies["floor"][index], sizes.records, emulator))
         # A batch already received, sent again as it was: answered 200 (ALREADY_RECEIVED).
         resend = azure.post(bodies["azure"][1], sizes.records, expected=(200,))
+        nodes_closed = index_nodes_closed(azure_env)
 
     from azure.cosmos import __version__ as sdk_version
 
@@ -290,6 +296,8 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
         "onboarding_requests": onboarding,
         "warm_up": warm_up,
         "resend": resend,
+        "index_max_entries": index_max_entries,
+        "index_nodes_closed": nodes_closed,
         "azure": _figures(runs["azure"], sizes.records),
         "sqlite": _figures(runs["sqlite"], sizes.records),
         "floor": _figures(runs["floor"], sizes.records)
@@ -297,6 +305,34 @@ def measure(sizes: Sizes, tmp: Path, seed: int = generate.DEFAULT_SEED) -> dict:
     }
     result["targets"] = _targets(result)
     return result
+
+
+GROW_BATCHES = 6  # of `records` each, written with nodes of `index_max_entries` before the measured batches
+
+
+def _grow_index(azure: HostUnderTest, max_entries: int, records: int, seed: int, store_id: str) -> None:
+    """The partner's record index grown several times before the measured batches (decision 0092): the host
+    restarted with nodes of `max_entries`, GROW_BATCHES batches sent, then restarted with the default limit,
+    so that the measured batches write into the grown layout without closing more nodes (as in Azure,
+    where a node closes once per 20 million entries)."""
+    key = azure.client.headers["x-functions-key"]
+    for limit in (str(max_entries), None):
+        azure.client.close()
+        azure.host.stop_process()
+        launch_or_stop_with(azure.host, {"COSMOS_INDEX_PARTITION_MAX_ENTRIES": limit} if limit else {})
+        azure.client = Client(azure.host.port, key)
+        if limit:
+            grow = generate.batch_bodies(
+                GROW_BATCHES, records, seed=seed + 1, store_id=store_id, tag="G", first_seq=1000
+            )
+            for body in grow:
+                azure.post(body, records)
+
+
+def launch_or_stop_with(host: Host, settings: dict[str, str]) -> None:
+    if not host.launch(**settings):
+        host.stop()
+        raise RuntimeError("the host exited at start")
 
 
 def _figures(batches: list[dict], records: int) -> dict:
@@ -381,7 +417,13 @@ def render(result: dict, markdown: bool = False) -> str:
     """The table: per record, for the Azure adapters, embedded SQLite and the SDK batch floor; then the targets."""
     azure, sqlite, floor = result["azure"], result["sqlite"], result["floor"]
     records = result["records"] * result["batches"]
-    header = (f"per record, {result['batches']} batches of {result['records']} new records",
+    grown = (
+        f"; into an index grown first ({result['index_nodes_closed']:,} nodes closed at "
+        f"{result['index_max_entries']:,} entries)"
+        if result.get("index_max_entries")
+        else ""
+    )
+    header = (f"per record, {result['batches']} batches of {result['records']} new records{grown}",
               "Azure adapters", "embedded SQLite", "SDK batch floor")  # fmt: skip
     rows = [
         (
@@ -495,6 +537,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=generate.DEFAULT_SEED)
     parser.add_argument("--out", type=Path, default=None, help="results file (default bench/results/azure-accept.json)")
     parser.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
+    parser.add_argument(
+        "--index-max-entries",
+        type=int,
+        default=None,
+        help="grow the partner's index first with nodes of this many entries, then measure with the default",
+    )
     args = parser.parse_args(argv)
     base = QUICK if args.quick else FULL
     sizes = Sizes(args.batches or base.batches, args.records or base.records)
@@ -504,13 +552,19 @@ def main(argv: list[str] | None = None) -> int:
     machine = machine_info()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="pos-bench-azure-") as folder:
-        result = measure(sizes, Path(folder), args.seed)
+        result = measure(sizes, Path(folder), args.seed, args.index_max_entries)
     machine["load_average_end"] = list(os.getloadavg())
     result["elapsed_s"] = time.perf_counter() - started
     document = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine,
-        "config": {"quick": args.quick, "batches": sizes.batches, "records": sizes.records, "seed": args.seed},
+        "config": {
+            "quick": args.quick,
+            "batches": sizes.batches,
+            "records": sizes.records,
+            "seed": args.seed,
+            "index_max_entries": args.index_max_entries,
+        },
         "elapsed_s": result["elapsed_s"],
         "table": report_rows(result),
         "benchmarks": {"azure": result},

@@ -201,7 +201,7 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
     billed_hours = sum(max(0.1 * autoscale_max, chain.stores * share / 3600 * ru_per_store_day) for share in hourly)
     stored_month_gb = day_records * chain.days_per_month * costs.cosmos_bytes_per_record / GB
     closes_month_gb = chain.stores * chain.days_per_month * costs.close_bytes / GB
-    partner_closes_gb_per_day = chain.stores * costs.close_bytes / GB
+    store_closes_gb_per_day = costs.close_bytes / GB
     executions_month = chain.stores * chain.days_per_month * (requests_per_store + 1)  # + the queue worker
     store_day_ms = (
         batches_per_store * batch_ms
@@ -265,11 +265,11 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
             else "provisioned throughput; TRADE_RECORD_RETENTION_DAYS (store-days past it expire, after the export)",
         ),
         _part(
-            "daily-closes: the partner's logical partition, one year",
-            partner_closes_gb_per_day * 365,
+            "daily-closes: a store's logical partition (decision 0093), ten years",
+            store_closes_gb_per_day * 3650,
             prices.logical_partition_gb,
             "GB",
-            "partition closes by partner and store (closed_days then queries per store, or one cross-partition query)",
+            "nothing: a store's closes and results grow 0.55 MB a year (bench/partition_model.py)",
         ),
         _part(
             "rate-limit window item (the partner's partition), RU/s",

@@ -148,6 +148,13 @@ def _retention_days(days: int) -> int:
     return days
 
 
+def _positive(name: str, default: int) -> int:
+    number = _int(name, default)
+    if number < 1:
+        raise ValueError(f"setting {name} must be at least 1, got {number}")
+    return number
+
+
 def _bool(name: str, default: bool) -> bool:
     raw = os.environ.get(name, "").strip().lower()
     if not raw:
@@ -219,6 +226,9 @@ class Settings:
     # Days past its business date a store-day's trade records stay in the hot store (0: for good); older
     # store-days are refused and retired (core/retention.py; decision 0086).
     trade_record_retention_days: int = 0
+    # The most record index entries one Cosmos DB logical partition holds before the partner's index
+    # spreads further (backends/cosmos/index_layout.py; decision 0092): small only in tests and rehearsals.
+    cosmos_index_partition_max_entries: int = 20_000_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -248,4 +258,5 @@ class Settings:
             export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
             export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
             trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),
+            cosmos_index_partition_max_entries=_positive("COSMOS_INDEX_PARTITION_MAX_ENTRIES", 20_000_000),
         )

@@ -1,6 +1,7 @@
 """`hq cosmos migrate-index`: move a Cosmos DB database written before the record index to it (once, when
-upgrading; docs/decisions/0056-cosmos-record-index.md). Idempotent: a second run changes nothing,
-and an interrupted one is completed by running it again."""
+upgrading; docs/decisions/0056-cosmos-record-index.md). `hq cosmos relayout`: move the closes and results
+left in partners' partitions of `daily-closes` to their stores' (decision 0093). Both idempotent: a second
+run changes nothing, and an interrupted one is completed by running it again."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ def add_group(groups) -> None:
         "migrate-index",
         help="copy the version entries of the layout before the record index into it (run once when upgrading)",
     ).set_defaults(run=migrate_index)
+    sub.add_parser(
+        "relayout",
+        help="move closes and results to their stores' partitions (once when upgrading; the app moves any it reads)",
+    ).set_defaults(run=relayout)
 
 
 def migrate_index(backend: Backend, args: argparse.Namespace) -> None:
@@ -40,4 +45,31 @@ def migrate_index(backend: Backend, args: argparse.Namespace) -> None:
     print(
         f"Record index migrated: {done.seen:,} entries read, {done.created:,} copied, {done.updated:,} updated, "
         f"{done.kept:,} already there. Running it again changes nothing."
+    )
+
+
+def relayout(backend: Backend, args: argparse.Namespace) -> None:
+    move = getattr(backend.storage, "relayout_closes", None)
+    if backend.settings.backend != "azure" or move is None:
+        print(
+            "Nothing to move: the partitions of daily-closes are a layout of the Cosmos DB backend (POS_BACKEND=azure)."
+        )
+        return
+    started = time.monotonic()
+    print("Moving closes from partners' partitions of daily-closes to their stores' ...", file=sys.stderr)
+
+    def progress(done) -> None:
+        print(
+            f"  {done.seen:,} closes found in the old place: {done.moved:,} moved, {done.left:,} changed meanwhile "
+            f"({time.monotonic() - started:.0f} s)",
+            file=sys.stderr,
+        )
+
+    done = move(progress)
+    if done.left:
+        print(f"{done.moved:,} closes moved; {done.left:,} changed while moved: run it again to move them.")
+        return
+    print(
+        f"daily-closes relayout done: {done.moved:,} closes moved, none left in the old place. "
+        "Running it again changes nothing."
     )

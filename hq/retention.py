@@ -34,6 +34,10 @@ def add_group(groups) -> None:
         "--max-rows", type=_positive, default=500, help="rows deleted per transaction (default 500): the write lock"
     )
     run.set_defaults(run=retention_run)
+    sub.add_parser(
+        "backfill",
+        help="Cosmos DB: give items written before retention was on the ttl they would have had (resumable)",
+    ).set_defaults(run=retention_backfill)
 
 
 def _moment(text: str) -> dt.datetime:
@@ -87,3 +91,30 @@ def retention_run(backend: Backend, args: argparse.Namespace) -> None:
     )
     for reason, count in sorted(retired.kept.items()):
         print(f"  {count:,} store-days past the retention kept: {reason}")
+
+
+def retention_backfill(backend: Backend, args: argparse.Namespace) -> None:
+    """Decision 0094: items of store-days written while retention was off carry no ttl on Cosmos DB."""
+    days = backend.settings.trade_record_retention_days
+    backfill = getattr(backend.storage, "backfill_ttl", None)
+    if backend.settings.backend != "azure" or backfill is None:
+        print("Nothing to backfill: on SQLite `hq retention run` deletes every store-day past the retention.")
+        return
+    if days == 0:
+        print("Retention is off (TRADE_RECORD_RETENTION_DAYS=0): no item gets a ttl.")
+        return
+    started = time.monotonic()
+    print(f"Giving items without a ttl the one of their store-day (retention {days} days) ...", file=sys.stderr)
+
+    def progress(done) -> None:
+        print(
+            f"  {done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
+            f"{done.markers:,} markers ({time.monotonic() - started:.0f} s)",
+            file=sys.stderr,
+        )
+
+    done = backfill(progress)
+    print(
+        f"ttl backfilled: {done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
+        f"{done.markers:,} batch markers. Stopped or not, running it again continues where it was."
+    )

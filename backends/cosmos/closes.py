@@ -1,6 +1,7 @@
 """Daily closes and their reconciliation results (container `daily-closes`, one logical partition per
-partner, one item per store-day). The last close received wins; a result is saved only if the close it
-reconciled is still the latest and the day's records did not change meanwhile (revision)."""
+partner and store, one item per store-day: decision 0093; close_moves.py moves those of before). The last
+close received wins; a result is saved only if the close it reconciled is still the latest and the day's
+records did not change meanwhile (revision)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ import datetime as dt
 
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
+from backends.cosmos.close_moves import CloseMoves, each_day_once
 from backends.cosmos.conditional import update_item
 from backends.cosmos.items import query, read_or_none, without_system_properties
-from backends.cosmos.keys import close_id, partner_key
+from backends.cosmos.keys import close_id, close_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
 from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out, result_is_stale
@@ -41,7 +43,7 @@ def _close_item(partner_id: str, day: ClosedDay, current: dict | None) -> dict:
     return {
         **kept,
         "id": close_id(day.store_id, day.business_date),
-        "pk": partner_key(partner_id),
+        "pk": close_key(partner_id, day.store_id),
         "type": "close",
         "partner_id": partner_id,
         "store_id": day.store_id,
@@ -63,6 +65,7 @@ class Closes:
     def __init__(self, container, markers: Markers) -> None:
         self._closes = container
         self._markers = markers
+        self._moves = CloseMoves(container)
 
     def save(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
         # The last close received wins: it replaces the previous one and its result. A close the day
@@ -70,27 +73,35 @@ class Closes:
         return self._markers.write_with_receipt(
             self._closes,
             close_id(day.store_id, day.business_date),
-            partner_key(marker.partner_id),
+            self._moves.here(marker.partner_id, day.store_id, day.business_date),
             marker,
             lambda current: _close_item(marker.partner_id, day, current),
         )
 
     def close_received(self, partner_id: str, store_id: str, business_date: dt.date, batch_id: str) -> bool:
-        item = read_or_none(self._closes, close_id(store_id, business_date), partner_key(partner_id))
+        key = self._moves.here(partner_id, store_id, business_date)
+        item = read_or_none(self._closes, close_id(store_id, business_date), key)
         return item is not None and any(seen["batch_id"] == batch_id for seen in item.get("received", []))
 
     def get(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None:
-        item = read_or_none(self._closes, close_id(store_id, business_date), partner_key(partner_id))
+        key = self._moves.here(partner_id, store_id, business_date)
+        item = read_or_none(self._closes, close_id(store_id, business_date), key)
         return None if item is None else closed_day_of(item)
 
     def of_partner(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
-        pk = partner_key(partner_id)
+        # Across the partner's stores' partitions, by its indexed partner_id (HQ's commands only).
         if status:
             items = query(
-                self._closes, "SELECT * FROM c WHERE c.pk = @pk AND c.status = @status", pk, pk=pk, status=status
+                self._closes,
+                "SELECT * FROM c WHERE c.partner_id = @partner AND c.type = 'close' AND c.status = @status",
+                partner=partner_id,
+                status=status,
             )
         else:
-            items = query(self._closes, "SELECT * FROM c WHERE c.pk = @pk", pk, pk=pk)
+            items = query(
+                self._closes, "SELECT * FROM c WHERE c.partner_id = @partner AND c.type = 'close'", partner=partner_id
+            )
+        items = each_day_once(items)
         # Sorted here rather than by ORDER BY, which on two properties would need another composite index.
         items.sort(key=lambda item: (item["business_date"], item["store_id"]))
         return [closed_day_of(item) for item in items]
@@ -102,7 +113,7 @@ class Closes:
             "SELECT * FROM c WHERE c.status = 'RECEIVED' AND c.due_at < @before",
             before=to_utc_text(before),
         )
-        return [(item["partner_id"], closed_day_of(item)) for item in items]
+        return [(item["partner_id"], closed_day_of(item)) for item in each_day_once(items)]
 
     def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
         def with_result(current: dict | None) -> dict | None:
@@ -122,12 +133,8 @@ class Closes:
             }
 
         # Conditioned on the ETag read: a close saved in between makes us look again.
-        return (
-            update_item(
-                self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id), with_result
-            ).after
-            is not None
-        )
+        key = self._moves.here(partner_id, day.store_id, day.business_date)
+        return update_item(self._closes, close_id(day.store_id, day.business_date), key, with_result).after is not None
 
     def reopen(
         self,
@@ -162,7 +169,8 @@ class Closes:
 
         # Conditioned on the ETag read: of concurrent reopens (or a result saved meanwhile) one wins, and the
         # others look again (and find the day RECEIVED).
-        update = update_item(self._closes, close_id(day.store_id, day.business_date), partner_key(partner_id), changed)
+        key = self._moves.here(partner_id, day.store_id, day.business_date)
+        update = update_item(self._closes, close_id(day.store_id, day.business_date), key, changed)
         if update.after is None or update.before is None or not reopens(closed_day_of(update.before)):
             return None
         return closed_day_of(update.after)
@@ -171,7 +179,7 @@ class Closes:
         try:
             self._closes.patch_item(
                 close_id(store_id, business_date),
-                partition_key=partner_key(partner_id),
+                partition_key=self._moves.here(partner_id, store_id, business_date),
                 patch_operations=[{"op": "set", "path": "/due_at", "value": to_utc_text(due_at)}],
             )
         except CosmosResourceNotFoundError:

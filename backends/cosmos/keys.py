@@ -42,7 +42,8 @@ def compound_key(*parts: str) -> str:
 
 
 def partner_key(partner_id: str) -> str:
-    """The partition of a partner's items in `partners` and `daily-closes`."""
+    """The partition of a partner's items in `partners` (and of its closes in `daily-closes` before decision
+    0093: close_moves.py)."""
     return compound_key(partner_id)
 
 
@@ -73,6 +74,11 @@ def partner_date(partner_id: str, business_date: str) -> str:
     return f"{key_part(partner_id)}|{business_date}"
 
 
+def close_key(partner_id: str, store_id: str) -> str:
+    """The partition of a store's closes and results in `daily-closes` (decision 0093)."""
+    return compound_key("c", partner_id, store_id)
+
+
 def close_id(store_id: str, business_date: dt.date) -> str:
     return compound_key(store_id, business_date.isoformat())
 
@@ -83,25 +89,21 @@ def version_key(partner_id: str, trade_record_id: str) -> str:
     return compound_key("v", partner_id, trade_record_id)
 
 
-# The record index (record_index.py): a partner's version entries in this many logical partitions, so that
-# a batch writes them in a few transactional batches. Changing it moves every entry: decision 0056
-# says how many records that holds and how to move to more.
+# The record index (record_index.py): a partner's entries start in this many logical partitions, the base
+# nodes of its layout (index_layout.py BASE_DEPTH), so that a small partner's batch writes them in a few
+# transactional batches; a full node's range continues in new partitions (decision 0092).
 INDEX_BUCKETS = 16
 
 
 def index_bucket(trade_record_id: str) -> int:
-    """The bucket of a trade record's entry: CRC-32 of its id, stable across processes and versions."""
+    """The base node of a trade record's entry: CRC-32 of its id, stable across processes and versions."""
     return zlib.crc32(trade_record_id.encode("utf-8")) % INDEX_BUCKETS
 
 
-@functools.lru_cache(maxsize=4096)  # a batch's records share a partner's 16 buckets
+@functools.lru_cache(maxsize=4096)  # a batch's records share a partner's base nodes
 def index_key(partner_id: str, bucket: int) -> str:
-    """A partition of a partner's record index in `trade-records`."""
+    """A base node's partition of a partner's record index in `trade-records` (decision 0056's keys)."""
     return compound_key("i", partner_id, str(bucket))
-
-
-def index_keys(partner_id: str) -> list[str]:
-    return [index_key(partner_id, bucket) for bucket in range(INDEX_BUCKETS)]
 
 
 def index_entry_id(trade_record_id: str) -> str:

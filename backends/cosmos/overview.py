@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
+from backends.cosmos.close_moves import each_day_once
 from backends.cosmos.conditional import update_item
 from backends.cosmos.items import query, read_or_none, stream
 from backends.cosmos.keys import compound_key, day_key, partner_date, partner_key
@@ -79,16 +80,17 @@ class Overview:
         ]
 
     def day_statuses(self, partner_id: str, first: dt.date, last: dt.date) -> list[DayStatus]:
-        pk = partner_key(partner_id)
+        # Across the partner's stores' partitions (decision 0093), by partner_id and business_date, indexed.
         items = query(
             self._closes,
-            "SELECT c.store_id, c.business_date, c.status, c.received_at, c.due_at, c.checked_at, c.differences "
-            "FROM c WHERE c.pk = @pk AND c.business_date >= @first AND c.business_date <= @last",
-            pk,
-            pk=pk,
+            "SELECT c.pk, c.partner_id, c.store_id, c.business_date, c.status, c.received_at, c.due_at, "
+            "c.checked_at, c.differences FROM c WHERE c.partner_id = @partner AND c.type = 'close' "
+            "AND c.business_date >= @first AND c.business_date <= @last",
+            partner=partner_id,
             first=first.isoformat(),
             last=last.isoformat(),
         )
+        items = each_day_once(items)
         # Sorted here rather than by ORDER BY, which on two properties would need another composite index.
         items.sort(key=lambda item: (item["business_date"], item["store_id"]))
         return [

@@ -1,22 +1,25 @@
-"""A partner's record index (container `trade-records`, logical partitions `i|partner|bucket`): one entry per
-trade record with its latest version, the store-day it lives in, the store-days still to clean after a move,
-and its payments' payment_ids. It is what keeps "the highest version wins" partner-wide and what finds the
-records that use a payment_id. Entries of a partner share INDEX_BUCKETS partitions (keys.py), so a batch of
-new records creates its entries in a few transactional batches, and a look-up reads only the partner's own
-partitions. docs/decisions/0056-cosmos-record-index.md says why."""
+"""A partner's record index (container `trade-records`): one entry per trade record with its latest version,
+the store-day it lives in, the store-days still to clean after a move, and its payments' payment_ids. It is
+what keeps "the highest version wins" partner-wide and what finds the records that use a payment_id. A
+partner's entries share a few logical partitions (16 to start with, more as it grows: index_layout.py), so
+a batch of new records creates its entries in a few transactional batches, and a look-up reads only the
+partner's own partitions. Decisions 0056 and 0092 say why."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection
 
-import orjson
+from azure.core import MatchConditions
+from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
+from backends.cosmos.conditional import TRY_AGAIN, Update, _TryAgain, retry_until_settled
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import DayExpiry, with_ttl
+from backends.cosmos.index_growth import Created, IndexGrowth, T
+from backends.cosmos.index_layout import Layout
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
-from backends.cosmos.keys import index_bucket, index_entry_id, index_key, index_keys
-from backends.cosmos.transactional import in_batches
+from backends.cosmos.keys import compound_key, index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.versions import Version
 
@@ -27,7 +30,7 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version,
     it, and an indexed property costs every write (~0.2 RU)."""
     entry = {
         "id": index_entry_id(row.trade_record_id),
-        "pk": index_key(partner_id, index_bucket(row.trade_record_id)),
+        "pk": None,  # its node's partition, where it is created (index_growth.py) or found
         "partner_id": partner_id,
         "trade_record_id": row.trade_record_id,
         "version": row.version,
@@ -42,6 +45,11 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version,
     return with_ttl(entry, ttl)
 
 
+# Up to this many nodes the payment-id look-up names the partner's partitions (`c.pk IN (...)`); beyond,
+# it selects them by their keys' prefix (a query of that many parameters would near Cosmos DB's limits).
+NODES_BY_NAME = 256
+
+
 def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
     """`c.pk IN (@k0, ...)` and its parameters: a query Cosmos DB routes to those partitions only."""
     names = {f"k{number}": key for number, key in enumerate(keys)}
@@ -49,33 +57,38 @@ def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
 
 
 class RecordIndex:
-    def __init__(self, container, writers: WriterPool, expiry: DayExpiry) -> None:
+    def __init__(self, container, writers: WriterPool, expiry: DayExpiry, max_entries: int) -> None:
         self._trades = container
         self._writers = writers
         self._expiry = expiry
+        self.growth = IndexGrowth(container, writers, max_entries)
 
     def create_entries(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
-        """Create the entries of records expected to be new (first versions), bucket by bucket in
-        transactional batches, without reading first. Returns the rows whose batch was refused (an entry
-        exists already: a resend under a new batch_id, a retry, a concurrent twin), for the path that reads
-        the entries first."""
+        """Create the entries of records expected to be new (first versions), leaf by leaf in
+        transactional batches, without reading first (but in the closed nodes of their paths, once the
+        partner's index has grown). Returns the rows whose entry exists already (a resend under a new
+        batch_id, a retry, a concurrent twin), for the path that reads the entries first."""
         work = []
         for row in rows:
             mine = Version.of(row.version, row.last_modified_at)
-            entry = entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
-            work.append((row, ("create", (entry,)), len(orjson.dumps(entry))))
-        return [
-            row
-            for row, answer in in_batches(self._trades, self._writers, work, "cosmos.version_entry")
-            if answer is None
-        ]
+            work.append((row, entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))))
+        return [row for row, answer in self.create(partner_id, work) if answer is None]
+
+    def create(self, partner_id: str, work: list[tuple[T, dict]]) -> Created:
+        """Create entries in their leaves (each with None when it exists already: index_growth.py)."""
+        return self.growth.create(partner_id, work, "cosmos.version_entry")
 
     def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, dict]:
         """The entries of the records (with their ETags), by trade_record_id: one query per slice of ids
-        (items.chunks), in the partitions of their buckets only, by id (always indexed)."""
+        (items.chunks), in the partitions of their paths only, by id (always indexed). The layout may be out
+        of date: an entry then missed is created in a closed node, which refuses it (index_growth.py)."""
+        return self._entries(partner_id, trade_record_ids, self.growth.layout(partner_id))
+
+    def _entries(self, partner_id: str, trade_record_ids: list[str], layout: Layout) -> dict[str, dict]:
         found: dict[str, dict] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
-            where, keys = _in_partitions(sorted({index_key(partner_id, index_bucket(one)) for one in ids}))
+            nodes = {node for one in ids for node in layout.path(one)}
+            where, keys = _in_partitions(sorted(node.key(partner_id) for node in nodes))
             for entry in query(
                 self._trades,
                 f"SELECT * FROM c WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)",
@@ -84,6 +97,30 @@ class RecordIndex:
             ):
                 found[entry["trade_record_id"]] = entry
         return found
+
+    def update_entry(self, partner_id: str, trade_record_id: str, change) -> Update:
+        """conditional.update_item for an entry wherever it is on its path: replaced on its ETag, or created
+        in its leaf with the leaf's count (index_growth.py); again on what a concurrent writer left."""
+
+        def attempt(_: int) -> Update | _TryAgain:
+            current = self.entries(partner_id, [trade_record_id]).get(trade_record_id)
+            wanted = change(current)
+            if wanted is None:
+                return Update(current, None)
+            if current is None:
+                ((_, answer),) = self.growth.create(partner_id, [(trade_record_id, wanted)], None)
+                return TRY_AGAIN if answer is None else Update(None, {**wanted, "_etag": answer["eTag"]})
+            try:
+                return Update(
+                    current,
+                    self._trades.replace_item(
+                        wanted["id"], wanted, etag=current["_etag"], match_condition=MatchConditions.IfNotModified
+                    ),
+                )
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+                return TRY_AGAIN
+
+        return retry_until_settled(attempt, f"the index entry of a record of partner {partner_id!r}")
 
     def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
         """The latest version of each record and its store-day."""
@@ -95,9 +132,21 @@ class RecordIndex:
         }
 
     def payment_users(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
-        """The records (latest versions) that use each payment_id, read from the partner's
-        own partitions, one query per slice of ids (items.chunks), served by the index on /payment_ids/[]."""
-        where, keys = _in_partitions(index_keys(partner_id))
+        """The records (latest versions) that use each payment_id, read from the partner's own partitions,
+        one query per slice of ids (items.chunks), served by the index on /payment_ids/[]. Read again when
+        the layout changed meanwhile (one point read), so that no node created since is missed."""
+        while True:
+            layout = self.growth.layout(partner_id)
+            users = self._payment_users(partner_id, payment_ids, layout)
+            if self.growth.current(partner_id, layout):
+                return users
+
+    def _payment_users(self, partner_id: str, payment_ids: Collection[str], layout: Layout) -> dict[str, set[str]]:
+        nodes = layout.nodes()
+        if len(nodes) <= NODES_BY_NAME:
+            where, keys = _in_partitions([node.key(partner_id) for node in nodes])
+        else:  # the partner's own keys by their prefix: "|" is escaped inside a key's parts (keys.py)
+            where, keys = "STARTSWITH(c.pk, @partner)", {"partner": compound_key("i", partner_id) + "|"}
         users: dict[str, set[str]] = {}
         for ids in chunks(sorted(set(payment_ids))):
             for item in query(

@@ -18,7 +18,7 @@ import orjson
 from azure.core import MatchConditions
 from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
-from backends.cosmos.conditional import update_item, write_if_replaces
+from backends.cosmos.conditional import write_if_replaces
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version, without_system_properties
@@ -76,7 +76,8 @@ def moved_forward(entry: dict, mine: Version, current: dict | None) -> dict | No
     here = [entry["store_id"], entry["business_date"]]
     there = [current["store_id"], current["business_date"]]
     dirty = sorted({tuple(day) for day in current["dirty"] + [there] if day != here})
-    return {**entry, "previous": there, "dirty": [list(day) for day in dirty]}
+    # An entry stays in the partition it was created in (decision 0092).
+    return {**entry, "pk": current["pk"], "previous": there, "dirty": [list(day) for day in dirty]}
 
 
 def _here(entry: dict) -> list[str]:
@@ -147,12 +148,14 @@ class RecordWrites:
         Results in the order of `rows`."""
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
         known = [self._decided(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
+        to_write = [one for one in known if one.result is None and one.written is None]
         writes: list[tuple[_Known, tuple, int]] = [
-            (one, _entry_write(one), len(orjson.dumps(_wanted(one))))
-            for one in known
-            if one.result is None and one.written is None
+            (one, _entry_write(one), len(orjson.dumps(_wanted(one)))) for one in to_write if one.stored is not None
         ]
-        for one, answer in in_batches(self._trades, self._writers, writes, "cosmos.version_entry"):
+        answered = in_batches(self._trades, self._writers, writes, "cosmos.version_entry")
+        # Entries found nowhere: created in their leaf with its count (decision 0092).
+        answered += self._index.create(partner_id, [(one, _wanted(one)) for one in to_write if one.stored is None])
+        for one, answer in answered:
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
                 one.written = {**_wanted(one), "_etag": answer["eTag"]}
         written = [one for one in known if one.written is not None]
@@ -260,8 +263,8 @@ class RecordWrites:
         read, decided and written on its ETag (again on what a concurrent writer left), then the record."""
         mine = _version(row)
         entry = self._entry_of(partner_id, batch_id, row, mine)
-        update = update_item(
-            self._trades, entry["id"], entry["pk"], lambda current: moved_forward(entry, mine, current)
+        update = self._index.update_entry(
+            partner_id, row.trade_record_id, lambda current: moved_forward(entry, mine, current)
         )
         before = update.before
         was_here = before is not None and _here(before) == _here(entry)
@@ -333,6 +336,5 @@ def _wanted(one: _Known) -> dict:
 
 def _entry_write(one: _Known) -> tuple:
     wanted = _wanted(one)
-    if one.stored is None:
-        return ("create", (wanted,))
+    assert one.stored is not None  # a new entry is created by the record index, in its leaf
     return ("replace", (wanted["id"], wanted), {"if_match_etag": one.stored["_etag"]})

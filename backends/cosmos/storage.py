@@ -9,10 +9,12 @@ from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from backends.cosmos.admission import Admission
+from backends.cosmos.close_moves import Relayout, relayout_closes
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
+from backends.cosmos.index_layout import DEFAULT_MAX_ENTRIES
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
@@ -22,6 +24,7 @@ from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
+from backends.cosmos.ttl_backfill import Backfilled, backfill_ttl
 from core.clients import ClientInfo, ClientOwner
 from core.documents_page import DocumentsPage
 from core.records import (
@@ -60,6 +63,7 @@ class CosmosStorage:
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
         retention_days: int = 0,
+        index_partition_max_entries: int = DEFAULT_MAX_ENTRIES,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
     ) -> None:
@@ -80,12 +84,14 @@ class CosmosStorage:
         # Items of a store-day carry a ttl by it (core/retention.py; decision 0086).
         self.retention_days = retention_days
         self._writers = WriterPool()
-        expiry = DayExpiry(retention_days)
+        expiry = self._expiry = DayExpiry(retention_days)
         self._markers = Markers(containers.batches, marker_ttl_days, expiry)
         self._partners = Partners(containers.partners, self._writers)
         self._admission = Admission(containers.partners, self._partners)
         self._masters = Masters(containers.partners, self._writers, self._markers)
-        self._trade_records = TradeRecords(containers.trade_records, self._writers, self._markers, expiry)
+        self._trade_records = TradeRecords(
+            containers.trade_records, self._writers, self._markers, expiry, index_partition_max_entries
+        )
         self._store_days = StoreDays(containers.trade_records, self._masters.products_in_master)
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
@@ -100,6 +106,7 @@ class CosmosStorage:
             create_containers=settings.cosmos_create_containers,
             marker_ttl_days=settings.batch_marker_ttl_days,
             retention_days=settings.trade_record_retention_days,
+            index_partition_max_entries=settings.cosmos_index_partition_max_entries,
         )
 
     def close(self) -> None:
@@ -321,6 +328,14 @@ class CosmosStorage:
     def migrate_record_index(self, progress: Callable[[Migrated], None]) -> Migrated:
         """Copy the version entries of the layout before the record index into it (index_migration.py)."""
         return migrate_record_index(self._containers.trade_records, progress)
+
+    def relayout_closes(self, progress: Callable[[Relayout], None]) -> Relayout:
+        """Move the closes left in partners' partitions to their stores' (close_moves.py)."""
+        return relayout_closes(self._containers.closes, progress)
+
+    def backfill_ttl(self, progress: Callable[[Backfilled], None]) -> Backfilled:
+        """Give the items written before retention was on their ttl (ttl_backfill.py)."""
+        return backfill_ttl(self._containers.trade_records, self._containers.batches, self._expiry, progress)
 
     # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
 

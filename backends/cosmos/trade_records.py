@@ -67,12 +67,14 @@ def batch_entry(marker: BatchMarker, ttl: int | None = None) -> dict | None:
 
 
 class TradeRecords:
-    def __init__(self, container, writers: WriterPool, markers: Markers, expiry: DayExpiry) -> None:
+    def __init__(
+        self, container, writers: WriterPool, markers: Markers, expiry: DayExpiry, index_max_entries: int
+    ) -> None:
         self._trades = container
         self._writers = writers
         self._markers = markers
         self._expiry = expiry
-        self.index = RecordIndex(container, writers, expiry)
+        self.index = RecordIndex(container, writers, expiry, index_max_entries)
         self.writes = RecordWrites(container, writers, self.index, expiry)
 
     def _batch_entry(self, marker: BatchMarker) -> dict | None:
