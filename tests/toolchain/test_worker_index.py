@@ -60,6 +60,7 @@ HTTP = {  # name: (route, method)
     "get_code_list": ("reference/{code_type}", "GET"),
     "health": ("health", "GET"),
     "get_openapi": ("openapi.json", "GET"),
+    "get_trade_records": ("trade-records", "GET"),
 }
 
 
