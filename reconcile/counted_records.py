@@ -1,5 +1,5 @@
 """A store-day's records as HQ counts them, a page at a time: GET /pos/v1/trade-records (the partner
-compares them with its own), HQ's store-day page and `hq`. Each record's counted amounts come from
+compares them with its own: `pos-partner explain`), HQ's store-day page. Each record's counted amounts come from
 reconciliation's own rule (totals.counted_record), so a page's amounts add up to the day's totals
 (decision 0096)."""
 
@@ -47,12 +47,26 @@ class CountedRecord(TypedDict):
     counting_notes: list[str]
 
 
+class CountedType(TypedDict):
+    standard_type: str
+    is_revenue: bool
+
+
+class CountingInEffect(TypedDict):
+    """The rules the page was counted by: the partner's mapping with each standard type's revenue flag, and
+    the payment directions in effect (HQ's suggested list with the partner's own)."""
+
+    transaction_types: dict[str, CountedType]
+    payment_directions: dict[str, int]
+
+
 class CountedPage(TypedDict):
     store_id: str
     business_date: str
     currency: str | None
     trade_records: list[CountedRecord]
     moved_out: list[MovedOut]
+    counting: CountingInEffect | None  # the first page's only
     continuation: str | None
 
 
@@ -95,15 +109,24 @@ def counted_page(storage: CountedStorage, partner_id: str, query: DayRecordsQuer
     currency = day_currency(storage, partner_id, query.store_id)
     rules = counting_rules(storage, partner_id, currency)
     moved_out: list[MovedOut] = []
+    counting: CountingInEffect | None = None
     if query.cursor is None:
         closed = storage.get_closed_day(partner_id, query.store_id, query.business_date)
         moved_out = [] if closed is None else list(closed.moved_out)
+        counting = CountingInEffect(
+            transaction_types={
+                code: CountedType(standard_type=standard, is_revenue=is_revenue(standard))
+                for code, standard in sorted(rules.standard_of.items())
+            },
+            payment_directions=dict(sorted(rules.directions.items())),
+        )
     return CountedPage(
         store_id=query.store_id,
         business_date=query.business_date.isoformat(),
         currency=currency,
         trade_records=[count(record, rules) for record in page.records],
         moved_out=moved_out,
+        counting=counting,
         continuation=None if page.cursor is None else continuation_of(query, page.cursor),
     )
 

@@ -209,6 +209,22 @@ class CountedRecord(WireModel):
     )
 
 
+class CountedType(WireModel):
+    standard_type: str
+    is_revenue: bool
+
+
+class CountingInEffect(WireModel):
+    """HQ's counting rules for the partner now: what the records were counted by."""
+
+    transaction_types: dict[str, CountedType] = Field(
+        description="The mapping in effect: each source_transaction_type's standard type and whether it is revenue."
+    )
+    payment_directions: dict[str, Literal[1, -1, 0]] = Field(
+        description="Each payment_type's direction in payment_total_amount; a payment_type not listed is not counted."
+    )
+
+
 class TradeRecordsPage(WireModel):
     """A page of a store-day's trade records as HQ counted them."""
 
@@ -222,6 +238,7 @@ class TradeRecordsPage(WireModel):
         description="On the first page only: records a later version moved to another store or business date "
         "(the first 100), which no longer count in this day."
     )
+    counting: CountingInEffect | None = Field(description="On the first page only (null on later pages).")
     continuation: str | None = Field(
         description="Pass it as the continuation parameter to get the next page; null on the last page."
     )
