@@ -6,9 +6,11 @@ its entry in the record index: one query for the page (decision 0096)."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
+from backends.cosmos.items import QUERY_ATTEMPTS, SHARED_HEADERS_RACE
 from backends.cosmos.keys import day_key
 from backends.cosmos.record_index import RecordIndex
 from backends.cosmos.store_days import record_sums
@@ -40,14 +42,7 @@ class DayRecords:
         if source_type is not None:
             sql += " AND c.source_type = @type"
             params.append({"name": "@type", "value": source_type})
-        pages = self._trades.query_items(sql, parameters=params, partition_key=pk, max_item_count=limit).by_page(cursor)
-        try:
-            items = list(next(pages, []))
-        except CosmosHttpResponseError as error:
-            if error.status_code == 400 and cursor is not None:
-                raise ValueError("not a cursor of this read") from None
-            raise
-        next_cursor = pages.continuation_token if items else None
+        items, next_token = self._page(sql, params, pk, limit, None if cursor is None else _token_of(cursor))
         entries = self._index.entries(partner_id, [item["trade_record_id"] for item in items])
         records = []
         for item in items:
@@ -64,4 +59,34 @@ class DayRecords:
                     entry.get("batch_id") if int(entry.get("version", -1)) == int(item["version"]) else None,
                 )
             )
-        return DayRecordsPage(records, next_cursor or None)
+        return DayRecordsPage(records, json.dumps({"cosmos": next_token}) if next_token else None)
+
+    def _page(self, sql: str, params: list, pk: str, limit: int, token: str | None) -> tuple[list[dict], str | None]:
+        """One page of the query and the token of the next (None: none). Read again when the SDK's shared
+        headers race (items.SHARED_HEADERS_RACE): a page is read whole, so nothing was used yet."""
+        for attempt in range(1, QUERY_ATTEMPTS + 1):
+            pages = self._trades.query_items(sql, parameters=params, partition_key=pk, max_item_count=limit)
+            paged = pages.by_page(token)
+            try:
+                items = list(next(paged, []))
+            except RuntimeError as error:
+                if attempt < QUERY_ATTEMPTS and SHARED_HEADERS_RACE in str(error):
+                    continue
+                raise
+            except CosmosHttpResponseError as error:
+                if error.status_code == 400 and token is not None:
+                    raise ValueError("not a cursor of this read") from None
+                raise
+            return items, (getattr(paged, "continuation_token", None) if items else None)
+        raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+def _token_of(cursor: str) -> str:
+    """The SDK's continuation token inside a cursor this adapter gave; ValueError for any other text."""
+    try:
+        token = json.loads(cursor)["cosmos"]
+    except (ValueError, TypeError, KeyError):
+        raise ValueError("not a cursor of this read") from None
+    if not isinstance(token, str):
+        raise ValueError("not a cursor of this read")
+    return token

@@ -6,10 +6,17 @@ from __future__ import annotations
 import pytest
 
 from tests.contract.test_storage_contract import DAY, NEXT_DAY, T0, marker, new_id, record
+from tests.emulators import open_storage_of_kind
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
 STORE = "店舗/新宿 #1"
+
+
+@pytest.fixture(params=["sqlite", "cosmos", "memory", "cosmos-429"])
+def storage(request, tmp_path):
+    """Every adapter, and Cosmos DB meeting injected 429s (tests/throttled_storage.py)."""
+    return open_storage_of_kind(request.param, request, tmp_path)
 
 
 def new_partner(storage) -> str:
@@ -102,3 +109,11 @@ def test_a_record_moved_to_another_day_leaves_the_page_of_its_old_day(storage):
 def test_an_empty_day_is_one_empty_page(storage):
     page = storage.day_records(new_partner(storage), STORE, DAY, limit=10)
     assert (page.records, page.cursor) == ([], None)
+
+
+def test_a_cursor_the_adapter_did_not_give_is_a_value_error(storage):
+    partner_id = new_partner(storage)
+    save(storage, partner_id, [record(f"C-{n}", store_id=STORE) for n in range(3)])
+    for garbage in ("not a cursor", '["only one"]', "{}"):
+        with pytest.raises(ValueError):
+            storage.day_records(partner_id, STORE, DAY, limit=1, cursor=garbage)
