@@ -68,10 +68,7 @@ def _print(out: Console, explanation: Explanation) -> None:
             for entry in getattr(explanation, kind):
                 if name in entry.fields:
                     values = entry.fields[name]
-                    detail = entry.note or ""
-                    if "version" in entry.fields:
-                        version = entry.fields["version"]
-                        detail = f"version {version['partner']} sent, HQ counted {version['hq']}. {detail}".strip()
+                    detail = "; ".join(_told(entry))
                     rows.add_row(
                         entry.trade_record_id,
                         _kind_of(kind, entry),
@@ -90,6 +87,16 @@ def _print(out: Console, explanation: Explanation) -> None:
             for entry in explanation.counted_by_rule:
                 noted.add_row(entry.trade_record_id, entry.note or "")
             noted.print(out)
+
+
+def _told(entry: RecordDifference) -> list[str]:
+    """What the note column says of an entry: the version or type each side has, then its own note."""
+    told = [
+        f"{name} {entry.fields[name]['partner']} sent, HQ counted {entry.fields[name]['hq']}"
+        for name in ("version", "transaction_type")
+        if name in entry.fields
+    ]
+    return told + ([entry.note] if entry.note else [])
 
 
 def _text(value: Any) -> str:
