@@ -94,7 +94,8 @@ def day_currency(storage: CountedStorage, partner_id: str, store_id: str) -> str
 
 def counted_page(storage: CountedStorage, partner_id: str, query: DayRecordsQuery) -> CountedPage:
     """A page of the store-day's latest records as HQ counts them; the first page (no cursor) also lists
-    the records a later version moved to another store-day (kept with the day's close, decision 0048)."""
+    the records a later version moved to another store-day (kept with the day's close, decision 0048) and
+    the counting rules in effect, by which a client counts its own records (decision 0097)."""
     try:
         page = storage.day_records(
             partner_id,
