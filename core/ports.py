@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator
 from typing import Protocol
 
 from core.clients import ClientInfo, ClientOwner, SigningKey
+from core.day_records import DayRecordReads
 from core.documents_page import DocumentsPage
 from core.records import (
     ApiKeyInfo,
@@ -336,6 +337,7 @@ class Storage(
     BatchWrites,
     MasterReads,
     TradeRecordReads,
+    DayRecordReads,
     Reconciliations,
     Overview,
     ExportReads,

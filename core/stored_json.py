@@ -38,6 +38,20 @@ class MovedOut(TypedDict):
     to_business_date: str  # YYYY-MM-DD
 
 
+class TypeBreakdown(TypedDict):
+    """What a store-day's records of one source_transaction_type added to its totals (payments aside: a day
+    counts them per payment_type), and how HQ counted that type."""
+
+    standard_type: str | None  # None: unmapped
+    is_revenue: bool
+    trade_record_count: int
+    item_row_count: int
+    payment_row_count: int
+    net_sales_amount: str
+    tax_amount: str
+    tip_amount: str
+
+
 class ResultDetails(TypedDict):
     """What a result keeps beyond the totals (the wire's ReconciliationDetails, member for member): what
     helps a partner find the cause of a mismatch, and the standard type each source code was resolved to.
@@ -53,6 +67,7 @@ class ResultDetails(TypedDict):
     source_codes: list[str]
     mapped_source_codes: NotRequired[dict[str, str]]
     records_moved_out: NotRequired[list[MovedOut]]
+    by_transaction_type: NotRequired[dict[str, TypeBreakdown]]
 
 
 class RecordChangesJson(TypedDict):

@@ -167,15 +167,27 @@ class ThrottledContainer:
             if not self._plan.throttles(self._container.id, name):
                 return attribute(*args, **kwargs)
             if name == "query_items":
-                return _raising_when_read(self._plan.error())
+                return _ThrottledQuery(self._plan.error())
             raise self._plan.error()
 
         return call
 
 
-def _raising_when_read(error: Exception) -> Iterator[dict]:
-    raise error
-    yield  # a generator: raises when its first item is read, as a query's first page fetch would
+class _ThrottledQuery:
+    """A throttled query: raises when its first item or page is read, as the SDK's first page fetch would
+    (iterated whole, or page by page with by_page)."""
+
+    def __init__(self, error: Exception) -> None:
+        self._error = error
+
+    def __iter__(self) -> _ThrottledQuery:
+        return self
+
+    def __next__(self) -> dict:
+        raise self._error
+
+    def by_page(self, continuation_token: str | None = None) -> _ThrottledQuery:
+        return self
 
 
 def refuse_unless_local(endpoint: str) -> None:

@@ -5,17 +5,25 @@ from __future__ import annotations
 import json
 import re
 
+from rich.cells import cell_len
+
 # What would make a partner's code in a comma-separated list ambiguous (see code_list).
 _NEEDS_QUOTES = re.compile(r'[,;"]|^$')
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    """Columns aligned as a terminal shows them: by display width (rich's cell_len), so that Japanese and
+    other wide characters take their two columns (decision 0098)."""
+    widths = [max(cell_len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
     lines = [
-        "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        "  ".join(_padded(str(cell), width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in [headers, *rows]
     ]
     return "\n".join(lines)
+
+
+def _padded(cell: str, width: int) -> str:
+    return cell + " " * (width - cell_len(cell))
 
 
 def code_list(codes: list[str], separator: str = ",") -> str:

@@ -23,6 +23,7 @@ from core.records import ClosedDay
 from core.stored_json import ResultDetails
 from hq import arguments
 from hq.output import code_list, table
+from hq.type_breakdown import breakdown_table
 
 STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
 
@@ -101,6 +102,8 @@ def reconcile_show(backend: Backend, args: argparse.Namespace) -> None:
         print("DIFFERENCE is actual - expected; counts must be equal, amounts may differ by one minor unit.")
     for line in [] if day.details is None else _detail_lines(day.details):
         print(line)
+    if (breakdown := breakdown_table(day.details)) is not None:
+        print(breakdown)
     if backend.storage.unregistered(args.partner_id, {day.store_id}):
         print(f"Store {day.store_id} is no longer registered for {args.partner_id}.")
 

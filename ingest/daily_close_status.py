@@ -35,7 +35,7 @@ def parse_business_date(text: str) -> dt.date:
     raise invalid_payload([FieldProblem("business_date", "must be a date in the form YYYY-MM-DD")])
 
 
-def _path_problems(store_id: str, business_date_text: str) -> list[FieldProblem]:
+def store_day_problems(store_id: str, business_date_text: str) -> list[FieldProblem]:
     """A store_id no store could have (too long, control characters, / \\ ? #) is refused as a body's
     would be, without echoing it; any other unknown one is answered 403 by the registration check."""
     problems = []
@@ -57,7 +57,7 @@ def _path_problems(store_id: str, business_date_text: str) -> list[FieldProblem]
 def daily_close_status(
     storage: CloseStatusStorage, partner: Partner, store_id: str, business_date_text: str
 ) -> JsonObject:
-    problems = _path_problems(store_id, business_date_text)
+    problems = store_day_problems(store_id, business_date_text)
     if problems:
         raise invalid_payload(problems)
     business_date = parse_business_date(business_date_text)

@@ -22,7 +22,15 @@ from core.reconcile_reruns import is_stale, request_for
 from core.records import ClosedDay, ReconcileRequest
 from core.retention import is_retired
 from core.stored_json import ResultDetails
-from reconcile.totals import DayTotals, ExpectedTotals, compute_totals, differences, expected_minor, raw_differences
+from reconcile.totals import (
+    DayTotals,
+    ExpectedTotals,
+    breakdown_by_type,
+    compute_totals,
+    differences,
+    expected_minor,
+    raw_differences,
+)
 from reference.codes import payment_directions_in_effect
 
 log = logging.getLogger("pos.reconcile")
@@ -144,7 +152,10 @@ def _reconcile_once(
         checked_at=now or utc_now(),
         actual=actual.as_wire(exponent),
         differences=differing,
-        details=_details(storage, request, day, actual, expected, exponent, standard_of),
+        details={
+            **_details(storage, request, day, actual, expected, exponent, standard_of),
+            "by_transaction_type": breakdown_by_type(day_totals, standard_of, directions, exponent),
+        },
     )
     faults.point("reconcile.before_save")
     if not storage.save_result(request.partner_id, result, replacing=day):

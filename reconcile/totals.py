@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from core.money import format_minor_units, to_minor_units
 from core.records import StoreDayTotals
-from core.stored_json import AmountField, CountField, JsonObject, ResultTotals, TotalField
+from core.stored_json import AmountField, CountField, JsonObject, ResultTotals, TotalField, TypeBreakdown
 from reference.codes import standard_transaction_type
 
 COUNT_FIELDS: tuple[CountField, ...] = ("trade_record_count", "item_row_count", "payment_row_count")
@@ -75,6 +75,50 @@ def compute_totals(day: StoreDayTotals, standard_of: dict[str, str], directions:
         else:
             totals.payment_total_amount += amount * direction
     return totals
+
+
+def counted_record(
+    sums: tuple[str, int, int, int, int, int, dict[str, int]], standard_of: dict[str, str], directions: dict[str, int]
+) -> DayTotals:
+    """What one record adds to its day's totals: the day's rule (compute_totals) over that record alone, so
+    that a record's counted amounts and the day's totals are one computation (decision 0096)."""
+    return compute_totals(StoreDayTotals.of_records([sums]), standard_of, directions)
+
+
+def totals_by_source_type(
+    day: StoreDayTotals, standard_of: dict[str, str], directions: dict[str, int]
+) -> dict[str, DayTotals]:
+    """The day's totals per source code (payments aside: a day sums them per payment_type), each by the
+    day's rule over that code's group alone."""
+    return {
+        code: compute_totals(StoreDayTotals({code: group}, {}), standard_of, directions)
+        for code, group in sorted(day.by_source_type.items())
+    }
+
+
+def breakdown_by_type(
+    day: StoreDayTotals, standard_of: dict[str, str], directions: dict[str, int], exponent: int
+) -> dict[str, TypeBreakdown]:
+    """The day's counts and amounts per source code, as a result's details keep them (decision 0096)."""
+    breakdown: dict[str, TypeBreakdown] = {}
+    for code, totals in totals_by_source_type(day, standard_of, directions).items():
+        wire = totals.as_wire(exponent)
+        breakdown[code] = TypeBreakdown(
+            standard_type=standard_of.get(code),
+            is_revenue=is_revenue(standard_of.get(code)),
+            trade_record_count=wire["trade_record_count"],
+            item_row_count=wire["item_row_count"],
+            payment_row_count=wire["payment_row_count"],
+            net_sales_amount=wire["net_sales_amount"],
+            tax_amount=wire["tax_amount"],
+            tip_amount=wire["tip_amount"],
+        )
+    return breakdown
+
+
+def is_revenue(standard_code: str | None) -> bool:
+    """Whether records of this standard type count in net sales (never an unmapped code's)."""
+    return standard_code is not None and _is_revenue(standard_code)
 
 
 def _is_revenue(standard_code: str) -> bool:

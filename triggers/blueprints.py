@@ -3,10 +3,27 @@
 
 import azure.functions as func
 
-from triggers import code_lists, exports, health, method_not_allowed, openapi_document, partner_writes, reconciliation
+from triggers import (
+    code_lists,
+    exports,
+    health,
+    method_not_allowed,
+    openapi_document,
+    partner_writes,
+    reconciliation,
+    trade_record_reads,
+)
 
 # In the order the functions are registered (and listed to the host).
 BLUEPRINTS: tuple[func.Blueprint, ...]
-BLUEPRINTS = (partner_writes.bp, code_lists.bp, health.bp, reconciliation.bp, exports.bp, openapi_document.bp)
+BLUEPRINTS = (
+    partner_writes.bp,
+    code_lists.bp,
+    health.bp,
+    reconciliation.bp,
+    exports.bp,
+    openapi_document.bp,
+    trade_record_reads.bp,
+)
 # Last: 405 with Allow for the methods the routes above do not declare (decision 0101).
 BLUEPRINTS = (*BLUEPRINTS, method_not_allowed.blueprint(BLUEPRINTS))

@@ -36,13 +36,14 @@ from ingest.wire.responses import (
     MappingResponse,
     OpenApiDocument,
     Problem,
+    TradeRecordsPage,
     TransactionTypesResponse,
 )
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
 from triggers.blueprints import BLUEPRINTS
-from triggers.http import VALIDATE_ONLY
 from triggers.method_not_allowed import FUNCTION_PREFIX as NOT_ALLOWED
+from triggers.openapi_parameters import TRADE_RECORDS_QUERY, VALIDATE_ONLY_PARAMETER
 from triggers.openapi_refinements import add_links, name_enums
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
@@ -79,18 +80,6 @@ UNKNOWN_MEMBERS = (
     "rest), so that a misspelled optional member does not lose its value without a word. The keys of "
     "a localized text (language tags) are not members."
 )
-# The query parameter of every write (triggers/http.py Call.validate_only).
-VALIDATE_ONLY_PARAMETER = {
-    "name": VALIDATE_ONLY,
-    "in": "query",
-    "required": False,
-    "description": "true: run every check of a real send (key, partner, stores, master data, currency, every "
-    "field rule, every warning, the look-up of a batch_id already received) and answer what it would "
-    "answer, with status VALID and 200 in place of ACCEPTED and 202, or the same problem; nothing is "
-    "stored, the batch_id is not used up and nothing is reconciled. It counts toward the rate limit. "
-    "false or absent: a real send. Any other value is a 400 INVALID_PAYLOAD.",
-    "schema": {"type": "boolean", "default": False},
-}
 _AUTHENTICATED = ("UNAUTHORIZED", "PARTNER_INACTIVE", "RATE_LIMITED", "SERVICE_UNAVAILABLE")
 _WRITE = _AUTHENTICATED + ("INVALID_PAYLOAD", "PAYLOAD_TOO_LARGE")
 
@@ -106,6 +95,7 @@ class Operation:
     authenticated: bool = True
     description: str = ""
     parameters: dict[str, str] = field(default_factory=dict)
+    query: tuple[dict, ...] = ()  # query parameters, as OpenAPI parameter objects
 
 
 OPERATIONS = {
@@ -166,6 +156,15 @@ OPERATIONS = {
         DailyCloseStatus,
         _AUTHENTICATED + ("INVALID_PAYLOAD", "STORE_NOT_ALLOWED"),
         parameters={"store_id": "Store code, registered for the partner", "business_date": "YYYY-MM-DD"},
+    ),
+    "get_trade_records": Operation(
+        "A store-day's trade records as HQ counted them",
+        TradeRecordsPage,
+        _AUTHENTICATED + ("INVALID_PAYLOAD", "STORE_NOT_ALLOWED"),
+        description="Each latest record HQ holds for the store-day with what it adds to each control total, by "
+        "the rules reconciliation counts with; compare them with your own records to find the ones that make "
+        "a day MISMATCHED. Paged: pass the answer's continuation to get the next page.",
+        query=TRADE_RECORDS_QUERY,
     ),
     "health": Operation(
         "Health of the service and its storage",
@@ -304,6 +303,7 @@ def _operation(name: str, op: Operation, template: str) -> dict:
         }
         for param in _path_parameters(template)
     ]
+    parameters += op.query
     if op.request is not None:  # a write
         parameters.append(VALIDATE_ONLY_PARAMETER)
     if parameters:

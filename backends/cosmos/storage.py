@@ -12,6 +12,7 @@ from backends.cosmos.admission import Admission
 from backends.cosmos.close_moves import Relayout, relayout_closes
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
+from backends.cosmos.day_records import DayRecords
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
 from backends.cosmos.index_layout import DEFAULT_MAX_ENTRIES
@@ -26,6 +27,7 @@ from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
 from backends.cosmos.ttl_backfill import Backfilled, backfill_ttl
 from core.clients import ClientInfo, ClientOwner
+from core.day_records import DayRecordsPage
 from core.documents_page import DocumentsPage
 from core.records import (
     ApiKeyInfo,
@@ -96,6 +98,7 @@ class CosmosStorage:
         self._closes = Closes(containers.closes, self._markers)
         self._overview = Overview(containers.trade_records, containers.closes, containers.partners, self._markers)
         self._exports = ExportReads(containers.trade_records, containers.closes)
+        self._day_records = DayRecords(containers.trade_records, self._trade_records.index)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CosmosStorage:
@@ -270,6 +273,21 @@ class CosmosStorage:
     @outage_as_unavailable
     def store_day_rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         return self._store_days.rows(partner_id, store_id, business_date)
+
+    @outage_as_unavailable
+    def day_records(
+        self,
+        partner_id: str,
+        store_id: str,
+        business_date: dt.date,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        source_type: str | None = None,
+    ) -> DayRecordsPage:
+        return self._day_records.day_records(
+            partner_id, store_id, business_date, limit=limit, cursor=cursor, source_type=source_type
+        )
 
     @outage_as_unavailable
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:

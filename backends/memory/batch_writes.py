@@ -135,6 +135,7 @@ class MemoryBatchWrites(MemoryState):
                     None if stored is None else stored_version_of(stored).version,
                 ):
                     records[row.trade_record_id] = copy.deepcopy(row)
+                    self._record_batches[(marker.partner_id, row.trade_record_id)] = marker.batch_id
             self._batches[(marker.partner_id, marker.batch_id)] = marker.with_changes(changes)
             return SavedTradeRecords(None, changes)
 

@@ -59,6 +59,7 @@ class MemoryState:
         self._groups: dict[tuple[str, str], ModifierGroupMaster] = {}
         self._mappings: dict[str, Mapping] = {}
         self._records: dict[str, dict[str, TradeRecordRow]] = defaultdict(dict)  # partner -> trade_record_id
+        self._record_batches: dict[tuple[str, str], str] = {}  # the batch_id of each stored version
         self._days: dict[tuple[str, str, dt.date], ClosedDay] = {}  # partner's store-day
         # Every close a store-day received and every mapping a partner uploaded, kept whatever becomes of
         # their markers: the marker of a resend is rebuilt from them.

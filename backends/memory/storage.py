@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from backends.memory.administration import MemoryAdministration
 from backends.memory.batch_writes import MemoryBatchWrites
+from backends.memory.day_records import MemoryDayRecords
 from backends.memory.exports import MemoryExportReads
 from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
@@ -35,6 +36,7 @@ class MemoryStorage(
     MemoryOverview,
     MemoryExportReads,
     MemoryRetirement,
+    MemoryDayRecords,
 ):
     """Every part over one set of tables (MemoryState.__init__)."""
 

@@ -49,15 +49,15 @@ UPSERT_PRODUCT = (
 UPSERT_TRADE_RECORD = (
     "INSERT INTO trade_records (partner_id, trade_record_id, version, last_modified_us, store_id, "
     "business_date, source_type, item_rows, payment_rows, total_minor, tax_minor, tip_minor, "
-    "payments, document, payment_ids, product_lines) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "payments, document, payment_ids, product_lines, batch_id) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT DO UPDATE SET version = excluded.version, "
     "last_modified_us = excluded.last_modified_us, store_id = excluded.store_id, "
     "business_date = excluded.business_date, source_type = excluded.source_type, "
     "item_rows = excluded.item_rows, payment_rows = excluded.payment_rows, "
     "total_minor = excluded.total_minor, tax_minor = excluded.tax_minor, "
     "tip_minor = excluded.tip_minor, payments = excluded.payments, document = excluded.document, "
-    "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines "
+    "payment_ids = excluded.payment_ids, product_lines = excluded.product_lines, batch_id = excluded.batch_id "
     "WHERE excluded.version > trade_records.version OR (excluded.version = trade_records.version "
     "AND excluded.last_modified_us > trade_records.last_modified_us)"
 )
@@ -177,6 +177,7 @@ class SqliteBatchWrites:
                         r.document_json,
                         to_json(r.payment_ids),
                         to_json(r.product_lines),
+                        marker.batch_id,
                     )
                     for r in rows
                 ],

@@ -139,6 +139,7 @@ ADDED_COLUMNS = [
     ("batches", "meaning_digest", "TEXT"),
     ("closed_days", "revision", "INTEGER NOT NULL DEFAULT 0"),
     ("closed_days", "moved_out", "TEXT NOT NULL DEFAULT '[]'"),
+    ("trade_records", "batch_id", "TEXT"),  # the batch that brought the version stored (decision 0096)
 ]
 
 # Indexes over added columns, made once the columns are there. HQ's dashboard sums a partner's trade record

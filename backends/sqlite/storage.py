@@ -13,6 +13,7 @@ from pathlib import Path
 from backends.sqlite.administration import SqliteAdministration
 from backends.sqlite.admission import SqliteAdmission
 from backends.sqlite.batch_writes import SqliteBatchWrites
+from backends.sqlite.day_records import SqliteDayRecords
 from backends.sqlite.exports import SqliteExportReads
 from backends.sqlite.overview import SqliteOverview
 from backends.sqlite.reads import SqliteReads
@@ -30,6 +31,7 @@ class SqliteStorage(
     SqliteOverview,
     SqliteExportReads,
     SqliteRetirement,
+    SqliteDayRecords,
 ):
     def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)

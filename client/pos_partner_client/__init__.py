@@ -3,6 +3,7 @@
 from pos_partner_client.batching import DEFAULT_NAMESPACE, MAX_BATCH_BYTES, MAX_RECORDS_PER_BATCH
 from pos_partner_client.client import PosClient
 from pos_partner_client.errors import PosApiError, ProblemItem
+from pos_partner_client.explain import CountedDay, Explanation, RecordDifference
 from pos_partner_client.models import (
     BatchOutcome,
     BatchResult,
@@ -29,13 +30,16 @@ __all__ = [
     "Code",
     "CodeList",
     "ControlTotals",
+    "CountedDay",
     "DayPush",
     "DayStatus",
+    "Explanation",
     "Mapping",
     "MappingSet",
     "PosApiError",
     "PosClient",
     "ProblemItem",
+    "RecordDifference",
     "RetryPolicy",
     "TokenError",
     "TokenSource",

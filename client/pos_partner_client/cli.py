@@ -4,6 +4,7 @@
     pos-partner validate DIR [--format table|json]
     pos-partner status STORE_ID BUSINESS_DATE [--format table|json]
     pos-partner codes [LIST] [--format table|json]
+    pos-partner explain DIR [--format table|json]
 
 The service's address comes from --base-url or POS_BASE_URL, the key from POS_API_KEY only (a flag would show
 it in the process list); it is never printed. A partner HQ moved to OAuth 2.0 sets POS_TOKEN_URL, POS_CLIENT_ID,
@@ -31,6 +32,7 @@ from pos_partner_client.batching import DEFAULT_NAMESPACE
 from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
 from pos_partner_client.errors import PosApiError
+from pos_partner_client.explain_cli import add_explain
 from pos_partner_client.models import BatchOutcome, BatchResult, BatchWarning, DayStatus
 from pos_partner_client.output import FORMATS, console, table, write_json
 from pos_partner_client.tokens import ClientCredentials
@@ -411,6 +413,7 @@ def parser() -> argparse.ArgumentParser:
     codes_parser = commands.add_parser("codes", parents=[common], help="the code lists")
     codes_parser.add_argument("list", nargs="?", choices=CODE_LISTS)
     codes_parser.set_defaults(run=codes)
+    add_explain(commands, common)
     return main_parser
 
 

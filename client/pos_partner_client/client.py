@@ -11,6 +11,7 @@ Every method returns a typed result or raises PosApiError; retries and pacing ar
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import random
 import time
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pos_partner_client.batching import DEFAULT_NAMESPACE, Batch, close_body, encode, plan_batches, write_body
+from pos_partner_client.explain import CountedDay, Explanation, explain
 from pos_partner_client.models import BatchOutcome, BatchResult, CodeList, DayPush, DayStatus, MappingSet
 from pos_partner_client.tokens import TokenSource
 from pos_partner_client.transport import RetryPolicy, Transport, Wait
@@ -81,6 +83,46 @@ class PosClient:
         if code_type not in CODE_LISTS:
             raise ValueError(f"unknown code list {code_type!r}: one of {', '.join(CODE_LISTS)}")
         return CodeList.from_json(self.transport.request("GET", f"reference/{code_type}").json())
+
+    def get_counted_records(
+        self, store_id: str, business_date: str, *, transaction_type: str | None = None, page_size: int = 500
+    ) -> CountedDay:
+        """GET /trade-records, every page: the store-day's records as HQ counted them, with the records HQ
+        moved to another store-day and the counting rules in effect."""
+        records: list[dict[str, Any]] = []
+        first: dict[str, Any] | None = None
+        continuation: str | None = None
+        while True:
+            query = {"store_id": store_id, "business_date": business_date, "limit": str(page_size)}
+            if transaction_type is not None:
+                query["transaction_type"] = transaction_type
+            if continuation is not None:
+                query["continuation"] = continuation
+            page: dict[str, Any] = self.transport.request(
+                "GET", "trade-records?" + urllib.parse.urlencode(query)
+            ).json()
+            first = first or page
+            records += page["trade_records"]
+            continuation = page.get("continuation")
+            if not continuation:
+                break
+        return CountedDay(
+            store_id, business_date, first.get("currency"), records, first["moved_out"], first["counting"]
+        )
+
+    def explain_day(
+        self, store_id: str, business_date: str, records: Iterable[Mapping[str, Any]], close: Mapping[str, Any]
+    ) -> Explanation:
+        """The transactions that make the store-day differ: `records` and `close` as pushed (push_day's),
+        compared with what HQ counted (see explain.py)."""
+        status = self.get_day_status(store_id, business_date)
+        counted = self.get_counted_records(store_id, business_date)
+        result = (
+            {"expected": dataclasses.asdict(status.expected), "actual": dataclasses.asdict(status.actual)}
+            if (status.final and status.expected and status.actual)
+            else None
+        )
+        return explain(records, close, counted, status.status, result)
 
     # --- writes ----------------------------------------------------------------------------------------------
 

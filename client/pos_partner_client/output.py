@@ -10,6 +10,7 @@ import shutil
 import sys
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -73,7 +74,7 @@ class Listing:
     def _table_width(self) -> int:
         width = 1
         for index, name in enumerate(self.columns):
-            longest = max([len(name), *(len(row[index]) for row in self.rows)])
+            longest = max([cell_len(name), *(cell_len(row[index]) for row in self.rows)])  # wide characters: 2
             width += (min(longest, MIN_WIDE) if name in self.wide else longest) + 3
         return width
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from hq.dashboard.charts import warnings_chart
-from hq.dashboard.grid_pages import WORDS
 from hq.dashboard.layout import cells, page, partner_url, store_day_url, table, text, url, when
 from hq.dashboard.operations import OperationsView
-from hq.dashboard.overview import LETTERS
 from hq.dashboard.profile import Profile
 from hq.dashboard.store_day import StoreDayView
 
+# What the store-day's banner adds to its status, said once (decision 0098): nothing where the status says it.
+BANNER_NOTES = {"RECEIVED": "not reconciled yet", "OVERDUE": "reconciliation overdue", "NOT_RECEIVED": "no daily close"}
 CAUSE_WORDS = {
     "raw_differences": "actual − expected, for every field that differs at all",
     "missing_batch_seqs": "batch_seq numbers the close counts but that did not arrive",
@@ -19,10 +19,10 @@ CAUSE_WORDS = {
 }
 
 
-def store_day_page(view: StoreDayView) -> str:
+def store_day_page(view: StoreDayView, transactions: str = "") -> str:
     partner, store, date = view.partner_id, view.store_id, view.business_date.isoformat()
     close = view.close
-    facts = f"{LETTERS[view.status]} {view.status} ({WORDS[view.status]})"
+    facts = view.status + (f" ({BANNER_NOTES[view.status]})" if view.status in BANNER_NOTES else "")
     if close is not None:
         facts += f"; close received {when(close.received_at)}"
         facts += f", checked {when(close.checked_at)}" if view.reconciled else f", due {when(close.due_at)}"
@@ -74,6 +74,7 @@ def store_day_page(view: StoreDayView) -> str:
         )
         + "<h2>Products not in the product master</h2>"
         + table("unknown-products", ["product_id", "Item lines", "Trade records"], products)
+        + transactions
         + rerun,
     )
 

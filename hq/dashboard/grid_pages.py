@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hq.dashboard.attention import MAX_SHOWN, Attention
+from hq.dashboard.attention import ATTENTION_STATUSES, MAX_SHOWN, Attention, attention_counters
 from hq.dashboard.charts import records_chart
 from hq.dashboard.layout import page, partner_url, store_day_url, table, text, url
 from hq.dashboard.overview import LETTERS, STATUSES, Cell, DateRange, Grid, PartnerCounters
@@ -29,25 +29,39 @@ def legend() -> str:
 
 
 def attention_list(items: list[Attention]) -> str:
-    """The store-days that need attention now, newest first, each linked to its page."""
+    """The store-days that need attention now (attention.py's order), each linked to its page, under
+    counters of the store-days the list holds."""
     rows = [
         f'<tr data-partner="{text(item.partner_id)}" data-store="{text(item.store_id)}" '
-        f'data-date="{item.business_date}" data-status="{item.status}"><td>{item.business_date}</td>'
+        f'data-date="{item.business_date}" data-status="{item.status}" data-days="{item.days}">'
+        f"<td>{_dates_of(item)}</td>"
         f'<td><a href="{text(partner_url(item.partner_id))}">{text(item.partner_id)}</a></td>'
         f"<td>{text(item.store_id)}</td>"
-        f'<td class="s-{item.status}">{LETTERS[item.status]} {item.status}</td><td>{text(item.cause)}</td>'
+        f'<td class="s-{item.status}">{item.status}</td><td>{text(item.cause)}</td>'
         f'<td><a href="{text(store_day_url(item.partner_id, item.store_id, item.business_date))}">open</a></td></tr>'
         for item in items[:MAX_SHOWN]
     ]
     more = len(items) - MAX_SHOWN
+    counted = attention_counters(items)
+    counters = "".join(
+        f'<span class="s-{status}">{status}: <span data-counter="{status}">{counted[status]}</span></span>'
+        for status in ATTENTION_STATUSES
+    )
     return (
         '<section id="attention"><h2>Needs attention now</h2>'
-        "<p>Overdue reconciliations, mismatched days, and days without a daily close since the store's first "
-        "data (not today's), newest first.</p>"
+        "<p>Mismatched days and overdue reconciliations first, newest first; then days without a daily close "
+        "since the store's first data (not today's), a store's days in a row as one row.</p>"
+        + f'<p class="counters" id="attention-counters">Store-days: {counters}</p>'
         + table("attention-list", ["Business date", "Partner", "Store", "Status", "Cause", ""], rows, "Nothing.")
-        + (f"<p>{more} more not listed: narrow the dates.</p>" if more > 0 else "")
+        + (f"<p>{more} more rows not listed: narrow the dates.</p>" if more > 0 else "")
         + "</section>"
     )
+
+
+def _dates_of(item: Attention) -> str:
+    if item.since is None:
+        return str(item.business_date)
+    return f"since {item.since} ({item.days} days)"
 
 
 def partners_page(rows: list[PartnerCounters], dates: DateRange, attention: list[Attention] | None = None) -> str:

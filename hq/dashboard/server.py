@@ -22,6 +22,7 @@ from core.ports import BackendUnavailable, Storage
 from core.queue_ports import QueueConsumer
 from hq.dashboard import detail_pages, grid_pages
 from hq.dashboard.attention import needs_attention
+from hq.dashboard.day_transactions import day_transactions
 from hq.dashboard.layout import SECURITY_HEADERS, problem_page
 from hq.dashboard.operations import operations_view
 from hq.dashboard.overview import (
@@ -35,6 +36,7 @@ from hq.dashboard.overview import (
 )
 from hq.dashboard.profile import profile
 from hq.dashboard.store_day import store_day
+from hq.dashboard.transaction_pages import transactions_section
 
 log = logging.getLogger("hq.dashboard")
 LOOPBACK_NAMES = {"127.0.0.1", "localhost"}
@@ -97,7 +99,9 @@ class Dashboard:
                 return detail_pages.profile_page(profile(self.storage, partner_id, now.date()))
             case ["partners", partner_id, "stores", store_id, "days", date]:
                 day = parse_date(date, "business date")
-                return detail_pages.store_day_page(store_day(self.storage, partner_id, store_id, day, now))
+                view = store_day(self.storage, partner_id, store_id, day, now)
+                listed = day_transactions(self.storage, partner_id, store_id, day, query)
+                return detail_pages.store_day_page(view, transactions_section(listed, partner_id, store_id, date))
         raise NotFound("no such page")
 
 

@@ -119,6 +119,17 @@ class MovedOutRecord(WireModel):
     to_business_date: dt.date
 
 
+class TypeBreakdown(WireModel):
+    standard_type: str | None = Field(description="The standard type the source code was counted as; null: unmapped.")
+    is_revenue: bool
+    trade_record_count: int
+    item_row_count: int
+    payment_row_count: int
+    net_sales_amount: Money
+    tax_amount: Money
+    tip_amount: Money
+
+
 class ReconciliationDetails(WireModel):
     """What HQ knows beyond the specification's fields, to help find the cause of a mismatch."""
 
@@ -139,6 +150,12 @@ class ReconciliationDetails(WireModel):
         "date (trade_record_id is unique across the partner's stores and dates), "
         "the first 100; they no longer count in this day.",
     )
+    by_transaction_type: dict[str, TypeBreakdown] = Field(
+        default_factory=dict,
+        description="Per source_transaction_type: the records HQ counted and what they added to each total "
+        "(payments are counted per payment_type); compare per type before comparing records "
+        "(GET /trade-records).",
+    )
 
 
 class DailyCloseStatus(WireModel):
@@ -156,6 +173,74 @@ class DailyCloseStatus(WireModel):
         description="Only while RECEIVED: when the reconciliation is due (UTC), "
         "RECONCILE_DELAY_SECONDS after the latest daily close or the latest change to "
         "the day. Poll again after it; the result usually follows within seconds.",
+    )
+
+
+class CountedPayment(WireModel):
+    payment_type: str
+    amount: Money = Field(description="The record's payments of this payment_type, summed as sent.")
+    direction: Literal[1, -1, 0] | None = Field(
+        description="How HQ counts this payment_type in payment_total_amount; null: HQ has no direction for "
+        "it yet, so it is not counted."
+    )
+    counted_amount: Money = Field(description="amount x direction: what it adds to payment_total_amount.")
+
+
+class CountedRecord(WireModel):
+    """One trade record as HQ counted it for the store-day (its latest version)."""
+
+    trade_record_id: str
+    version: int
+    transaction_type: str = Field(description="The record's source_transaction_type.")
+    standard_type: str | None = Field(description="The standard type the mapping in effect maps it to; null: unmapped.")
+    is_revenue: bool = Field(
+        description="Whether it counts in net_sales_amount (by its standard type, not its status)."
+    )
+    status: str | None = Field(description="The record's status as sent.")
+    counted: ControlTotals = Field(description="What this record adds to each control total of the day.")
+    payments: list[CountedPayment]
+    batch_id: UUID | None = Field(
+        description="The batch that brought this version; null for a record stored before it was kept."
+    )
+    counting_notes: list[Literal["UNMAPPED_TYPE", "VOIDED_COUNTED_BY_TYPE", "UNKNOWN_PAYMENT_DIRECTION"]] = Field(
+        description="Why it may count otherwise than the partner's close: UNMAPPED_TYPE (in the counts, not in net "
+        "sales, until the mapping names its type), VOIDED_COUNTED_BY_TYPE (VOIDED, but its type is revenue), "
+        "UNKNOWN_PAYMENT_DIRECTION (a payment_type HQ has no direction for: not counted)."
+    )
+
+
+class CountedType(WireModel):
+    standard_type: str
+    is_revenue: bool
+
+
+class CountingInEffect(WireModel):
+    """HQ's counting rules for the partner now: what the records were counted by."""
+
+    transaction_types: dict[str, CountedType] = Field(
+        description="The mapping in effect: each source_transaction_type's standard type and whether it is revenue."
+    )
+    payment_directions: dict[str, Literal[1, -1, 0]] = Field(
+        description="Each payment_type's direction in payment_total_amount; a payment_type not listed is not counted."
+    )
+
+
+class TradeRecordsPage(WireModel):
+    """A page of a store-day's trade records as HQ counted them."""
+
+    store_id: str
+    business_date: dt.date
+    currency: str | None = Field(description="The store's currency, in whose places the amounts are written.")
+    trade_records: list[CountedRecord] = Field(
+        description="Each latest record of the store-day once over the pages, in an order of HQ's."
+    )
+    moved_out: list[MovedOutRecord] = Field(
+        description="On the first page only: records a later version moved to another store or business date "
+        "(the first 100), which no longer count in this day."
+    )
+    counting: CountingInEffect | None = Field(description="On the first page only (null on later pages).")
+    continuation: str | None = Field(
+        description="Pass it as the continuation parameter to get the next page; null on the last page."
     )
 
 

@@ -261,7 +261,7 @@ def test_a_store_id_with_punctuation_or_any_script_is_reached_by_a_click(host, d
 # --- what needs attention now, across partners (decision 0078) -----------------------------------------
 
 
-def test_the_front_page_lists_the_days_that_need_attention_newest_first(host, dashboard, page):
+def test_the_front_page_lists_mismatches_first_and_a_run_of_days_without_a_close_as_one_row(host, dashboard, page):
     partner = open_shop(host, "NYC-001", "NYC-002")
     records = a_day("NYC-001", count=1)
     push(partner, "NYC-001", records)
@@ -282,17 +282,25 @@ def test_the_front_page_lists_the_days_that_need_attention_newest_first(host, da
         for i in range(rows.count())
     ]
     assert listed == [
+        ("2026-11-20", "NYC-001", "MISMATCHED"),
         ("2026-11-22", "NYC-001", "NOT_RECEIVED"),
         ("2026-11-22", "NYC-002", "NOT_RECEIVED"),
-        ("2026-11-21", "NYC-001", "NOT_RECEIVED"),
-        ("2026-11-21", "NYC-002", "NOT_RECEIVED"),
-        ("2026-11-20", "NYC-001", "MISMATCHED"),
-        ("2026-11-20", "NYC-002", "NOT_RECEIVED"),
-        ("2026-11-19", "NYC-002", "NOT_RECEIVED"),
     ]  # NYC-001's days before its first data (the 16th to the 19th) are not "not received"
-    mismatched = rows.nth(4)
+    assert [rows.nth(i).get_attribute("data-days") for i in range(3)] == ["1", "2", "4"]
+    assert "since 2026-11-19 (4 days)" in rows.nth(2).inner_text()
+    mismatched = rows.nth(0)
     assert "trade_record_count" in mismatched.inner_text()
-    assert "1 trade records received" in rows.nth(6).inner_text()
+    assert "1 trade records received" in rows.nth(2).inner_text()
+    every_row = page.locator("#attention-list tbody tr[data-status]")
+    shown = [
+        (every_row.nth(i).get_attribute("data-status"), every_row.nth(i).get_attribute("data-days"))
+        for i in range(every_row.count())
+    ]
+    for status in ("MISMATCHED", "OVERDUE", "NOT_RECEIVED"):  # the counters count the store-days listed
+        counter = page.locator(f"#attention-counters [data-counter='{status}']").inner_text()
+        assert int(counter) == sum(int(days) for shown_status, days in shown if shown_status == status)
+    statuses = [status for status, _ in shown]
+    assert statuses == sorted(statuses, key=lambda status: status == "NOT_RECEIVED")  # mismatches first
     mismatched.locator("a", has_text="open").click()
     page.wait_for_url(re.compile(r"/stores/NYC-001/days/2026-11-20$"))
     assert page.locator("#status").get_attribute("data-status") == "MISMATCHED"

@@ -63,6 +63,7 @@ HTTP = {  # name: (route, method)
     "get_code_list": ("reference/{code_type}", "GET"),
     "health": ("health", "GET"),
     "get_openapi": ("openapi.json", "GET"),
+    "get_trade_records": ("trade-records", "GET"),
 }
 
 # One more function per route, declaring every other method the host routes, answers 405 (decision 0101).

@@ -220,15 +220,17 @@ def test_the_front_page_lists_what_needs_attention_newest_first(storage):
     assert items[0].cause == "the POS's totals and HQ's differ: net_sales_amount"
     two_days_later = NOW + dt.timedelta(days=2)
     later = [(i.business_date, i.store_id, i.status, i.cause) for i in needs_attention(storage, RANGE, two_days_later)]
-    assert later[:2] == [
+    assert [status for _, _, status, _ in later[:3]] == ["MISMATCHED", "OVERDUE", "OVERDUE"]  # first, however old
+    assert later[3:] == [
         (D3, "S1", "NOT_RECEIVED", "nothing received: no trade records, no daily close"),
         (D3, "S2", "NOT_RECEIVED", "no daily close; 5 trade records received"),
     ]
-    assert {store for _, store, _, _ in later} == {"S1", "S2"}
     page = get(storage, "/").body
     assert page.index('id="attention"') < page.index('id="partners"')
     attention = page[page.index('id="attention"') : page.index('id="partners"')]
     assert attention.count(' data-status="') == 2
+    assert '<span data-counter="MISMATCHED">1</span>' in attention
+    assert '<span data-counter="OVERDUE">1</span>' in attention
     assert 'href="/partners/acme/stores/S2/days/2026-11-20">open</a>' in page
 
 
