@@ -13,7 +13,7 @@ import pytest
 
 from devhost.azurite_emulator import start_azurite
 from tests.conftest import make_partner, start_azure_host, start_host
-from tests.e2e.test_business_day import DIRECTIONS, DAY, open_store, wait_for_result
+from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 from tests.webhook_receiver import Receiver
 
