@@ -174,3 +174,35 @@ def test_loopback_is_refused_unless_allowed(host):
     for url in ("https://127.0.0.1/hook", "https://localhost/hook", "https://[::1]/hook"):
         added = host.hq_in_process("partner", "webhook", "add", partner.partner_id, url)
         assert added.returncode == 1 and "loopback" in added.stderr, added.stderr
+
+
+def test_hq_lists_rotates_tests_redelivers_and_removes_an_endpoint(start):
+    host = start()
+    receiver = Receiver([])
+    try:
+        partner = make_partner(host)
+        old = subscribe(host, partner.partner_id, receiver.url)
+        [listed] = json.loads(
+            host.hq_in_process("partner", "webhook", "list", partner.partner_id, "--format", "json").stdout
+        )
+        assert listed["url"] == receiver.url and listed["active"] and "whsec_" not in json.dumps(listed)
+        endpoint_id = listed["endpoint_id"]
+        rotated = host.hq_in_process(
+            "partner", "webhook", "rotate", partner.partner_id, endpoint_id, "--format", "json"
+        )
+        new = json.loads(rotated.stdout)["secret"]
+        assert host.hq_in_process("partner", "webhook", "test", partner.partner_id, endpoint_id).returncode == 0
+        [ping] = receiver.wait_for(1)
+        assert ping.verified(old)["type"] == ping.verified(new)["type"] == "webhook.ping"  # both sign in the overlap
+        event_id = ping.headers["webhook-id"]
+        again = host.hq_in_process("partner", "webhook", "redeliver", partner.partner_id, event_id)
+        assert again.returncode == 0, again.stderr
+        assert [r.headers["webhook-id"] for r in receiver.wait_for(2)] == [event_id, event_id]
+        [delivery] = deliveries(host, partner.partner_id)
+        assert [a["status_code"] for a in delivery["attempts"]] == [200, 200]
+        shown = host.hq_in_process("partner", "webhook", "deliveries", partner.partner_id).stdout
+        assert event_id in shown and "DELIVERED" in shown
+        assert host.hq_in_process("partner", "webhook", "remove", partner.partner_id, endpoint_id).returncode == 0
+        assert host.hq_in_process("partner", "webhook", "test", partner.partner_id, endpoint_id).returncode == 1
+    finally:
+        receiver.close()
