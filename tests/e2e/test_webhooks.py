@@ -206,3 +206,44 @@ def test_hq_lists_rotates_tests_redelivers_and_removes_an_endpoint(start):
         assert host.hq_in_process("partner", "webhook", "test", partner.partner_id, endpoint_id).returncode == 1
     finally:
         receiver.close()
+
+
+@pytest.mark.parametrize("start", ["sqlite"], indirect=True)
+def test_pos_partner_listen_prints_verified_events_and_their_duplicates(start, tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from devhost.processes import free_port, stop_process
+
+    host = start()
+    partner = make_partner(host)
+    port = free_port()
+    secret = subscribe(host, partner.partner_id, f"http://127.0.0.1:{port}/")
+    output = tmp_path / "listen.out"
+    listening = subprocess.Popen(
+        [sys.executable, "-m", "pos_partner_client", "listen", "--port", str(port), "--format", "json"],
+        env={**os.environ, "POS_WEBHOOK_SECRET": secret},
+        stdout=output.open("wb"),
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        [listed] = json.loads(
+            host.hq_in_process("partner", "webhook", "list", partner.partner_id, "--format", "json").stdout
+        )
+        deadline = time.monotonic() + 60
+        while "webhook.ping" not in output.read_text() and time.monotonic() < deadline:
+            host.hq_in_process("partner", "webhook", "test", partner.partner_id, listed["endpoint_id"])
+            time.sleep(1)  # until the listener is up
+        lines = [json.loads(line) for line in output.read_text().splitlines()]
+        event_id = lines[0]["id"]
+        assert host.hq_in_process("partner", "webhook", "redeliver", partner.partner_id, event_id).returncode == 0
+        while time.monotonic() < deadline and not any(
+            json.loads(x)["duplicate"] for x in output.read_text().splitlines()
+        ):
+            time.sleep(0.2)
+        again = [json.loads(line) for line in output.read_text().splitlines() if json.loads(line)["id"] == event_id]
+        assert [event["duplicate"] for event in again] == [False, True]
+        assert again[0]["type"] == "webhook.ping"
+    finally:
+        stop_process(listening)

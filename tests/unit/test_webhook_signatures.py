@@ -49,3 +49,19 @@ def test_another_secret_or_another_body_is_refused():
 def test_secrets_are_whsec_and_32_random_bytes():
     secrets = {new_secret() for _ in range(50)}
     assert len(secrets) == 50 and all(s.startswith("whsec_") and len(s) == 6 + 44 for s in secrets)
+
+
+def test_the_partner_clients_verify_accepts_what_the_library_signs_and_refuses_the_rest():
+    from pos_partner_client.webhooks import WebhookVerificationError, verify
+
+    secret, stamp = new_secret(), now()
+    moment = dt.datetime.fromtimestamp(stamp, dt.UTC)
+    headers = {
+        "Webhook-Id": "msg_5",
+        "Webhook-Timestamp": str(stamp),
+        "Webhook-Signature": "v1,bm90IGl0 " + standardwebhooks.Webhook(secret).sign("msg_5", moment, BODY),
+    }
+    assert verify(secret, BODY.encode(), headers)["type"] == "daily_close.reconciled"
+    for wrong_secret, body, stamp_shift in ((new_secret(), BODY, 0), (secret, BODY + " ", 0), (secret, BODY, 600)):
+        with pytest.raises(WebhookVerificationError):
+            verify(wrong_secret, body.encode(), headers, now=stamp + stamp_shift)
