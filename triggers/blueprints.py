@@ -13,3 +13,11 @@ BLUEPRINTS = (
     openapi_document.bp,
     webhooks.bp,
 )
+
+
+def webhook_events() -> dict:
+    """What the app sends to partners' endpoints, for the OpenAPI document's `webhooks` (its schemas name the
+    components of GET /daily-close's answer); imported when asked, never by the app itself."""
+    from triggers.openapi_webhooks import WEBHOOKS
+
+    return WEBHOOKS

@@ -40,7 +40,7 @@ from ingest.wire.responses import (
 )
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
-from triggers.blueprints import BLUEPRINTS
+from triggers.blueprints import BLUEPRINTS, webhook_events
 from triggers.http import VALIDATE_ONLY
 
 EXAMPLES = PROJECT_ROOT / "examples" / "day"
@@ -370,6 +370,7 @@ def build_document(functions) -> dict:
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
         "security": SECURITY,
         "paths": paths,
+        "webhooks": webhook_events(),
         "components": {
             "securitySchemes": {"FunctionsKey": _KEY_SCHEME, "BearerToken": _BEARER_SCHEME},
             "schemas": _schemas(),

@@ -16,6 +16,7 @@ from tests.conftest import make_partner, start_azure_host, start_host
 from tests.e2e.test_business_day import DAY, DIRECTIONS, open_store, wait_for_result
 from tests.trade_payloads import Line, daily_close, totals_of, trade_batch, trade_record
 from tests.webhook_receiver import Receiver
+from triggers.openapi_webhooks import DailyCloseReconciledEvent
 
 WEBHOOK_SETTINGS = {
     "WEBHOOK_ALLOW_LOOPBACK": "true",
@@ -101,6 +102,7 @@ def test_a_result_is_retried_through_a_500_and_a_timeout_under_one_signed_event_
         assert event["type"] == "daily_close.reconciled"
         assert event["data"] == wait_for_result(partner, "S1", DAY)  # as GET /daily-close answers it
         assert event["data"]["status"] == "MATCHED"
+        DailyCloseReconciledEvent.model_validate(event)  # as the OpenAPI document's webhooks describe it
         [delivery] = deliveries(host, partner.partner_id)
         assert delivery["event_id"] == received[0].headers["webhook-id"]
         assert delivery["state"] == "DELIVERED" and delivery["next_attempt_at"] is None
