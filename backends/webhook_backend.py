@@ -24,17 +24,19 @@ class Webhooks:
     settings: WebhookSettings
 
 
-def open_webhooks(settings: Settings, storage: Any) -> Webhooks:
+def open_webhook_store(settings: Settings, storage: Any) -> WebhookStore:
     """`storage` is the backend's own (its Cosmos DB client is shared)."""
-    webhook_settings = WebhookSettings.from_env()
-    store: WebhookStore
     if settings.backend == "azure":
         from backends.cosmos.webhooks import CosmosWebhookStore
 
-        store = CosmosWebhookStore.of_database(storage.client, settings.cosmos_database)
-    else:
-        from backends.sqlite.webhooks import SqliteWebhookStore
+        return CosmosWebhookStore.of_database(storage.client, settings.cosmos_database)
+    from backends.sqlite.webhooks import SqliteWebhookStore
 
-        store = SqliteWebhookStore(settings.data_dir)
+    return SqliteWebhookStore(settings.data_dir)
+
+
+def open_webhooks(settings: Settings, storage: Any) -> Webhooks:
+    webhook_settings = WebhookSettings.from_env()
     sender = HttpWebhookSender(webhook_settings.timeout_seconds, webhook_settings.allow_loopback)
+    store = open_webhook_store(settings, storage)
     return Webhooks(store, open_queue(settings, WEBHOOK_QUEUE), sender, webhook_settings)

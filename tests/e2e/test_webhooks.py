@@ -5,6 +5,7 @@ host is killed with SIGKILL during a delivery; hostile targets refused (decision
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -38,7 +39,7 @@ def start(request, tmp_path):
         tmp = tmp_path / f"host{len(started)}"
         tmp.mkdir()
         if request.param == "sqlite":
-            host = start_host(tmp, data_dir=tmp_path / "data", **WEBHOOK_SETTINGS, **settings)
+            host = start_host(tmp, data_dir=tmp_path / "data", **{**WEBHOOK_SETTINGS, **settings})
         else:
             if not shared:
                 cosmos = request.getfixturevalue("cosmos_emulator")
@@ -51,8 +52,7 @@ def start(request, tmp_path):
                 shared["cosmos"],
                 shared["azurite"].connection_string,
                 shared["database"],
-                **WEBHOOK_SETTINGS,
-                **settings,
+                **{**WEBHOOK_SETTINGS, **settings},
             )
         started.append(host)
         return host
@@ -251,3 +251,34 @@ def test_pos_partner_listen_prints_verified_events_and_their_duplicates(start, t
         assert again[0]["type"] == "webhook.ping"
     finally:
         stop_process(listening)
+
+
+@pytest.mark.parametrize("start", ["sqlite"], indirect=True)
+def test_hq_sees_attempts_status_codes_and_the_next_retry_on_the_partner_page(start):
+    from backends.sqlite.storage import SqliteStorage
+    from backends.sqlite.webhooks import SqliteWebhookStore
+    from hq.dashboard.server import Dashboard
+
+    host = start(WEBHOOK_RETRY_SECONDS="3600")
+    receiver = Receiver([], then="503")
+    try:
+        partner = make_partner(host)
+        subscribe(host, partner.partner_id, receiver.url)
+        endpoint_id = json.loads(
+            host.hq_in_process("partner", "webhook", "list", partner.partner_id, "--format", "json").stdout
+        )[0]["endpoint_id"]
+        host.hq_in_process("partner", "webhook", "test", partner.partner_id, endpoint_id)
+        receiver.wait_for(1)
+        [delivery] = deliveries(host, partner.partner_id)
+        while not delivery["attempts"]:  # the attempt is recorded just after the answer
+            [delivery] = deliveries(host, partner.partner_id)
+        assert delivery["state"] == "PENDING" and delivery["next_attempt_at"] is not None
+        assert [a["status_code"] for a in delivery["attempts"]] == [503]
+        dashboard = Dashboard(SqliteStorage(host.data_dir), webhooks=SqliteWebhookStore(host.data_dir))
+        page = dashboard.get(f"/partners/{partner.partner_id}/profile")
+        assert page.status == 200
+        assert delivery["event_id"] in page.body and "503" in page.body and "PENDING" in page.body
+        next_retry = dt.datetime.fromisoformat(delivery["next_attempt_at"]).strftime("%Y-%m-%d %H:%M:%S UTC")
+        assert next_retry in page.body
+    finally:
+        receiver.close()
