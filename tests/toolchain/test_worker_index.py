@@ -83,7 +83,21 @@ def indexed() -> dict:
 
 def test_the_worker_indexes_every_function_with_its_bindings(indexed):
     worker = indexed["worker"]
-    assert set(worker) == set(HTTP) | {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days"}
+    assert set(worker) == set(HTTP) | {
+        "reconcile_store_day",
+        "sweep_overdue_closes",
+        "export_reconciled_days",
+        "deliver_webhook",
+    }
+    assert worker["deliver_webhook"]["bindings"] == [
+        {
+            "direction": "IN",
+            "type": "queueTrigger",
+            "name": "msg",
+            "queueName": "webhook-deliveries",
+            "connection": "AzureWebJobsStorage",
+        }
+    ]
     for name, (route, method) in HTTP.items():
         trigger, output = worker[name]["bindings"]
         assert trigger == {
