@@ -97,26 +97,18 @@ def webhook_list(backend: Backend, args: argparse.Namespace) -> None:
         }
         for e in endpoints
     ]
-    if args.format == "json":
-        print(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        print(f"Partner {args.partner_id} has no webhook endpoints.")
-        return
-    print(
-        table(
-            ["ENDPOINT_ID", "URL", "STATE", "FAILING_SINCE", "CREATED"],
-            [
-                [
-                    r["endpoint_id"],
-                    r["url"],
-                    "active" if r["active"] else "DISABLED",
-                    r["failing_since"] or "-",
-                    r["created_at"],
-                ]
-                for r in rows
-            ],
-        )
+    _show(
+        args,
+        rows,
+        f"Partner {args.partner_id} has no webhook endpoints.",
+        ["ENDPOINT_ID", "URL", "STATE", "FAILING_SINCE", "CREATED"],
+        lambda r: [
+            r["endpoint_id"],
+            r["url"],
+            "active" if r["active"] else "DISABLED",
+            r["failing_since"] or "-",
+            r["created_at"],
+        ],
     )
 
 
@@ -180,29 +172,31 @@ def delivery_rows(deliveries) -> list[dict]:
 
 def webhook_deliveries(backend: Backend, args: argparse.Namespace) -> None:
     rows = delivery_rows(_webhooks(backend).store.deliveries(args.partner_id, args.limit))
+    _show(
+        args,
+        rows,
+        f"No webhook deliveries for partner {args.partner_id}.",
+        ["EVENT_ID", "TYPE", "ENDPOINT_ID", "STATE", "ATTEMPTS", "LAST", "NEXT_RETRY"],
+        lambda r: [
+            r["event_id"],
+            r["type"],
+            r["endpoint_id"],
+            r["state"],
+            str(len(r["attempts"])),
+            r["attempts"][-1]["outcome"] if r["attempts"] else "-",
+            r["next_attempt_at"] or "-",
+        ],
+    )
+
+
+def _show(args: argparse.Namespace, rows: list[dict], empty: str, headers: list[str], cells) -> None:
+    """JSON for a script, else a table (or a sentence when there is nothing)."""
     if args.format == "json":
         print(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        print(f"No webhook deliveries for partner {args.partner_id}.")
-        return
-    print(
-        table(
-            ["EVENT_ID", "TYPE", "ENDPOINT_ID", "STATE", "ATTEMPTS", "LAST", "NEXT_RETRY"],
-            [
-                [
-                    r["event_id"],
-                    r["type"],
-                    r["endpoint_id"],
-                    r["state"],
-                    str(len(r["attempts"])),
-                    r["attempts"][-1]["outcome"] if r["attempts"] else "-",
-                    r["next_attempt_at"] or "-",
-                ]
-                for r in rows
-            ],
-        )
-    )
+    elif not rows:
+        print(empty)
+    else:
+        print(table(headers, [cells(row) for row in rows]))
 
 
 def webhook_redeliver(backend: Backend, args: argparse.Namespace) -> None:
