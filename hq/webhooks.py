@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import sys
 
 from backends.factory import Backend
 from core.clock import to_api_text
@@ -208,10 +209,19 @@ def webhook_redeliver(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def publish_current_result(backend: Backend, partner_id: str, store_id: str, business_date: dt.date) -> None:
-    """After `hq reconcile run`: the store-day's result, as the queue worker publishes it."""
+    """After `hq reconcile run`: the store-day's result, as the queue worker publishes it, when the partner has
+    webhook endpoints (only then is the delivery queue needed)."""
+    from backends.queues import open_queue
+    from backends.webhook_backend import WEBHOOK_QUEUE, open_webhook_store
     from ingest.webhooks.events import publish_result
 
+    store = open_webhook_store(backend.settings, backend.storage)
     day = backend.storage.get_closed_day(partner_id, store_id, business_date)
-    if day is not None:
-        hooks = _webhooks(backend)
-        publish_result(hooks.store, hooks.queue, partner_id, day)
+    if day is None or not store.endpoints(partner_id):
+        return
+    try:
+        queue = open_queue(backend.settings, WEBHOOK_QUEUE)
+    except ValueError as problem:  # Azure without a queue setting here: say so, the result itself is saved
+        print(f"warning: the result was not pushed to the partner's webhooks: {problem}", file=sys.stderr)
+        return
+    publish_result(store, queue, partner_id, day)

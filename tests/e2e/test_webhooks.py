@@ -282,3 +282,20 @@ def test_hq_sees_attempts_status_codes_and_the_next_retry_on_the_partner_page(st
         assert next_retry in page.body
     finally:
         receiver.close()
+
+
+@pytest.mark.parametrize("start", ["sqlite"], indirect=True)
+def test_hq_reconcile_run_pushes_the_result_it_saves(start):
+    host = start(RECONCILE_DELAY_SECONDS="3600")  # the queue worker would run it an hour later
+    receiver = Receiver([])
+    try:
+        partner = make_partner(host)
+        secret = subscribe(host, partner.partner_id, receiver.url)
+        close_a_day(partner)
+        ran = host.hq_in_process("reconcile", "run", partner.partner_id, "S1", DAY)
+        assert ran.returncode == 0, ran.stderr
+        [pushed] = receiver.wait_for(1)
+        event = pushed.verified(secret)
+        assert event["type"] == "daily_close.reconciled" and event["data"]["status"] == "MATCHED"
+    finally:
+        receiver.close()
