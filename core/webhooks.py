@@ -18,6 +18,7 @@ PING = "webhook.ping"
 EVENT_TYPES = (RECONCILED, OVERDUE, PING)
 
 PENDING, DELIVERED, FAILED = "PENDING", "DELIVERED", "FAILED"
+DELIVERY_KEPT_DAYS = 30  # what HQ can list and redeliver; older deliveries leave the store
 
 # The namespace of event ids: an event's id is derived from what it reports, so that publishing it again
 # (after a crash, decision 0106) gives the same id, which partners drop duplicates by.

@@ -1,5 +1,5 @@
 """Webhook endpoints and deliveries in container `webhooks` (core.webhook_ports.WebhookStore): a partner's
-endpoints in one logical partition, its deliveries in another (kept DELIVERY_TTL_DAYS by their ttl, so
+endpoints in one logical partition, its deliveries in another (kept DELIVERY_KEPT_DAYS by their ttl, so
 the partition stays far below its 20 GB), each item the stored document of core/webhooks.py. Endpoint
 changes are ETag read-modify-writes (conditional.update_item): a rotation and a delivery noting the
 endpoint's health never undo each other. Decision 0104."""
@@ -16,6 +16,7 @@ from backends.cosmos.keys import compound_key
 from backends.cosmos.outages import outage_as_unavailable
 from core.clock import to_utc_text_or_none, utc_now
 from core.webhooks import (
+    DELIVERY_KEPT_DAYS,
     WebhookDelivery,
     WebhookEndpoint,
     delivery_document,
@@ -25,7 +26,6 @@ from core.webhooks import (
 )
 
 CONTAINER = "webhooks"
-DELIVERY_TTL_DAYS = 30  # what HQ can list and redeliver
 
 
 def _endpoints_key(partner_id: str) -> str:
@@ -107,7 +107,7 @@ class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
             "id": _delivery_id(delivery.endpoint_id, delivery.event_id),
             "pk": _deliveries_key(delivery.partner_id),
             "type": "delivery",
-            "ttl": DELIVERY_TTL_DAYS * 24 * 3600,
+            "ttl": DELIVERY_KEPT_DAYS * 24 * 3600,
             **delivery_document(delivery),
         }
 

@@ -1,5 +1,6 @@
 """Webhook endpoints and deliveries on the embedded backend (core.webhook_ports.WebhookStore): a database
-file of their own beside the queue's (webhooks.sqlite3), each row the stored document of core/webhooks.py."""
+file of their own beside the queue's (webhooks.sqlite3), each row the stored document of core/webhooks.py.
+Deliveries are kept DELIVERY_KEPT_DAYS, as on Cosmos DB (by ttl there)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from backends.sqlite.database import SqliteDatabase
 from core.clock import to_utc_text, to_utc_text_or_none, utc_now
 from core.webhooks import (
+    DELIVERY_KEPT_DAYS,
     WebhookDelivery,
     WebhookEndpoint,
     delivery_document,
@@ -26,7 +28,9 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     partner_id TEXT NOT NULL, endpoint_id TEXT NOT NULL, event_id TEXT NOT NULL, created_at TEXT NOT NULL,
     document TEXT NOT NULL, PRIMARY KEY (partner_id, endpoint_id, event_id));
 CREATE INDEX IF NOT EXISTS webhook_deliveries_latest ON webhook_deliveries(partner_id, created_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_age ON webhook_deliveries(created_at);
 """
+PRUNED_AT_ONCE = 100  # deliveries past DELIVERY_KEPT_DAYS deleted with each new one: the store stays bounded
 
 
 def _text(document: dict) -> str:
@@ -106,7 +110,13 @@ class SqliteWebhookStore:  # core.webhook_ports.WebhookStore
         )
 
     def add_delivery(self, delivery: WebhookDelivery) -> WebhookDelivery:
+        oldest_kept = to_utc_text(delivery.created_at - dt.timedelta(days=DELIVERY_KEPT_DAYS))
         with self.db.write() as db:
+            db.execute(
+                "DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries "
+                "WHERE created_at < ? LIMIT ?)",
+                (oldest_kept, PRUNED_AT_ONCE),
+            )
             db.execute(
                 "INSERT OR IGNORE INTO webhook_deliveries VALUES (?, ?, ?, ?, ?)",
                 (

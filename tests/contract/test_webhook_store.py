@@ -12,7 +12,15 @@ import pytest
 from backends.cosmos.webhooks import CosmosWebhookStore
 from backends.memory.webhooks import MemoryWebhookStore
 from backends.sqlite.webhooks import SqliteWebhookStore
-from core.webhooks import DELIVERED, PENDING, Attempt, SigningSecret, WebhookDelivery, WebhookEndpoint
+from core.webhooks import (
+    DELIVERED,
+    DELIVERY_KEPT_DAYS,
+    PENDING,
+    Attempt,
+    SigningSecret,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 NOW = dt.datetime(2026, 11, 21, 3, 0, tzinfo=dt.UTC)
 
@@ -108,3 +116,12 @@ def test_deliveries_newest_first_within_the_limit(store):
     latest = store.deliveries(one, 3)
     assert [d.event_id for d in latest] == ["msg_4", "msg_3", "msg_2"]
     assert all(d.state == PENDING for d in latest)
+
+
+def test_sqlite_deliveries_past_the_kept_days_leave_as_new_ones_come(tmp_path):
+    """Cosmos DB expires them by their ttl (not modelled by the emulator); SQLite deletes them."""
+    store = SqliteWebhookStore(tmp_path)
+    one = partner()
+    store.add_delivery(delivery(one, "msg_old", -(DELIVERY_KEPT_DAYS + 1) * 24 * 60))
+    store.add_delivery(delivery(one, "msg_new"))
+    assert [d.event_id for d in store.deliveries(one, 10)] == ["msg_new"]
