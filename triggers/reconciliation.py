@@ -79,5 +79,8 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
 @bp.timer_trigger(arg_name="timer", schedule="%RECONCILE_SWEEP_SCHEDULE%", run_on_startup=False)
 def sweep_overdue_closes(timer: func.TimerRequest) -> None:
     backend = current_backend()
-    webhooks.publish_overdue(backend.settings.reconcile_sweep_grace_seconds)
+    try:
+        webhooks.publish_overdue(backend.settings.reconcile_sweep_grace_seconds)
+    except Exception as error:  # events never stop the sweep; a close still overdue next time is published then
+        telemetry.log_exception(log, "daily_close.overdue events not published", error)
     service.sweep(backend.storage, backend.queue, backend.settings.reconcile_sweep_grace_seconds)
