@@ -49,7 +49,7 @@ def serve(secret: str, port: int, as_json: bool) -> ThreadingHTTPServer:
                 print(f"refused a request: {error}", file=sys.stderr, flush=True)
                 self._answer(400)
                 return
-            message_id = headers.get("webhook-id") or headers.get("Webhook-Id") or ""
+            message_id = next((value for name, value in headers.items() if name.lower() == "webhook-id"), "")
             with lock:
                 duplicate = message_id in seen
                 seen.add(message_id)
