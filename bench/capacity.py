@@ -259,6 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     costs = capacity_model.Costs.of(measured)
     plan = capacity_model.plan(costs, capacity_model.Chain(), capacity_model.Prices())
     print(capacity_model.render(costs, plan, markdown=args.markdown))
+    pushed = capacity_model.plan(costs, capacity_model.Chain().pushed(), capacity_model.Prices())["busiest_hour"]
+    print(
+        f"\nResults as webhooks instead of 3 status reads a close: {pushed['requests/s']:.1f} requests/s and "
+        f"{pushed['Cosmos DB RU/s']:,.0f} RU/s at the busiest hour (decision 0107)."
+    )
     if args.json:
         args.json.write_bytes(
             orjson.dumps(

@@ -37,6 +37,11 @@ class Chain:
     closing_hours: int = 2  # ... spread evenly over these hours; the other 20 % over the other 22
     # Records are pushed at close (the busiest case: a POS pushing all day flattens the peak).
     polls_per_close: int = 3  # GET /daily-close: the specification says first after ~30 min, then every 10-15
+    # Results pushed as webhooks instead (decision 0107; Chain.pushed()): no status reads, one event per close
+    # per endpoint, each a delivery written and saved with its attempt after the endpoints' read, and three
+    # queue operations (send, get, delete). ASSUMED: 2 KB items (write ~6.3 RU, upsert ~10 RU, query ~3 RU).
+    events_per_close: int = 0
+    ru_per_event: float = 20.0
     corrections_share: float = 0.02  # records sent again as a next version in the same store-day
     moves_share: float = 0.002  # records whose next version moves them to another store-day
     resends_share: float = 0.01  # records resent under a new batch_id (retries after a timeout)
@@ -59,6 +64,10 @@ class Chain:
     # TRADE_RECORD_RETENTION_DAYS (core/settings.py; 0: every store-day kept): the hot store then holds the
     # records of the last N days and the EXPIRY_GRACE_DAYS before they expire; closes and results stay.
     retention_days: int = 0
+
+    def pushed(self) -> Chain:
+        """The same chain with every partner taking results as webhooks instead of polling."""
+        return dataclasses.replace(self, polls_per_close=0, events_per_close=1)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,6 +190,7 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
         + ru_per_reconcile
         + chain.polls_per_close * costs.ru_poll
         + requests_per_store * costs.ru_admission
+        + chain.events_per_close * chain.ru_per_event
     )
     stores_per_second = chain.stores * busiest_share / 3600
     peak_ru_s = stores_per_second * ru_per_store_day
@@ -202,14 +212,17 @@ def plan(costs: Costs, chain: Chain, prices: Prices) -> dict:
     stored_month_gb = day_records * chain.days_per_month * costs.cosmos_bytes_per_record / GB
     closes_month_gb = chain.stores * chain.days_per_month * costs.close_bytes / GB
     store_closes_gb_per_day = costs.close_bytes / GB
-    executions_month = chain.stores * chain.days_per_month * (requests_per_store + 1)  # + the queue worker
+    # + the queue worker, + the webhook deliveries
+    executions_month = chain.stores * chain.days_per_month * (requests_per_store + 1 + chain.events_per_close)
     store_day_ms = (
         batches_per_store * batch_ms
         + chain.records_per_store_day * costs.reconcile_cpu_ms_per_record
         + (1 + chain.polls_per_close) * chain.small_request_ms
     )
     busy_seconds_month = chain.stores * chain.days_per_month * store_day_ms / 1000
-    queue_ops_month = chain.stores * chain.days_per_month * (costs.queue_messages_per_close + 2)  # + get, delete
+    queue_ops_month = (
+        chain.stores * chain.days_per_month * (costs.queue_messages_per_close + 2 + 3 * chain.events_per_close)
+    )  # + get, delete; an event's send, get, delete
     # Storage after a year: every record, or with retention only the store-days still held (decision
     # 0086); closes and results are kept either way.
     year_days = 12 * chain.days_per_month

@@ -9,6 +9,7 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
 from core.ports import AdminError
 from core.records import Partner
+from hq import webhooks
 from hq.output import table
 
 
@@ -50,6 +51,7 @@ def add_group(groups) -> None:
     value.add_argument("per_minute", nargs="?", type=_positive, help="requests per minute, 1 or more")
     value.add_argument("--default", action="store_true", help="use the service's RATE_LIMIT_PER_MINUTE again")
     limit.set_defaults(run=partner_rate_limit)
+    webhooks.add_commands(sub)
 
 
 def _positive(text: str) -> int:

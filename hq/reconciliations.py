@@ -69,6 +69,9 @@ def reconcile_run(backend: Backend, args: argparse.Namespace) -> None:
 
     with _worded_refusal(args):
         operations.reconcile_now(backend.storage, args.partner_id, args.store_id, _business_date(backend, args))
+    from hq.webhooks import publish_current_result
+
+    publish_current_result(backend, args.partner_id, args.store_id, _business_date(backend, args))
     reconcile_show(backend, args)
 
 

@@ -207,10 +207,13 @@ var cosmosDefinitions = loadJsonContent('cosmos/containers.json')
 // The route prefix the host serves under, for the base URL output.
 var hostSettings = loadJsonContent('../host.json')
 var cosmosDatabaseName = 'pos'
-// backends/queues.py RECONCILE_QUEUE and the poison queue the Functions host moves failed messages to.
+// backends/queues.py RECONCILE_QUEUE and the poison queue the Functions host moves failed messages to;
+// then backends/webhook_backend.py WEBHOOK_QUEUE (webhook deliveries) and its poison queue.
 var queueNames = [
   'reconcile-requests'
   'reconcile-requests-poison'
+  'webhook-deliveries'
+  'webhook-deliveries-poison'
 ]
 var deploymentContainerName = 'app-package'
 

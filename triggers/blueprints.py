@@ -12,6 +12,7 @@ from triggers import (
     partner_writes,
     reconciliation,
     trade_record_reads,
+    webhooks,
 )
 
 # In the order the functions are registered (and listed to the host).
@@ -24,6 +25,15 @@ BLUEPRINTS = (
     exports.bp,
     openapi_document.bp,
     trade_record_reads.bp,
+    webhooks.bp,
 )
 # Last: 405 with Allow for the methods the routes above do not declare (decision 0101).
 BLUEPRINTS = (*BLUEPRINTS, method_not_allowed.blueprint(BLUEPRINTS))
+
+
+def webhook_events() -> dict:
+    """What the app sends to partners' endpoints, for the OpenAPI document's `webhooks` (its schemas name the
+    components of GET /daily-close's answer); imported when asked, never by the app itself."""
+    from triggers.openapi_webhooks import WEBHOOKS
+
+    return WEBHOOKS

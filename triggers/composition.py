@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 
 from backends.factory import Backend, open_backend
+from backends.webhook_backend import Webhooks, open_webhooks
 from core.settings import Settings
 from ingest.bearer_tokens import BearerTokens
 
@@ -16,6 +17,13 @@ from ingest.bearer_tokens import BearerTokens
 @functools.cache
 def current_backend() -> Backend:
     return open_backend(Settings.from_env())
+
+
+@functools.cache
+def current_webhooks() -> Webhooks:
+    """Webhook endpoints, deliveries, their queue and sender, on the backend's storage (decision 0104)."""
+    backend = current_backend()
+    return open_webhooks(backend.settings, backend.storage)
 
 
 @functools.cache

@@ -41,7 +41,7 @@ from ingest.wire.responses import (
 )
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
-from triggers.blueprints import BLUEPRINTS
+from triggers.blueprints import BLUEPRINTS, webhook_events
 from triggers.method_not_allowed import FUNCTION_PREFIX as NOT_ALLOWED
 from triggers.openapi_parameters import TRADE_RECORDS_QUERY, VALIDATE_ONLY_PARAMETER
 from triggers.openapi_refinements import add_links, name_enums
@@ -369,6 +369,7 @@ def build_document(functions) -> dict:
         "servers": [{"url": f"/{route_prefix(host_settings())}"}],
         "security": SECURITY,
         "paths": paths,
+        "webhooks": webhook_events(),
         "components": {
             "securitySchemes": {"FunctionsKey": _KEY_SCHEME, "BearerToken": _BEARER_SCHEME},
             "schemas": _schemas(),

@@ -10,7 +10,7 @@ from core import reconcile_messages
 from core.settings import host_settings, max_dequeue_count
 from ingest.daily_close_status import daily_close_status
 from reconcile import service
-from triggers import telemetry
+from triggers import telemetry, webhooks
 from triggers.composition import current_backend
 from triggers.http import handle
 
@@ -67,6 +67,7 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
             request.business_date,
         )
         return
+    webhooks.publish_reconciled(request, result)  # queued for delivery; never sent from here
     telemetry.record_reconciliation(
         result,
         invocation_id=context.invocation_id,
@@ -78,4 +79,8 @@ def reconcile_store_day(msg: func.QueueMessage, context: func.Context) -> None:
 @bp.timer_trigger(arg_name="timer", schedule="%RECONCILE_SWEEP_SCHEDULE%", run_on_startup=False)
 def sweep_overdue_closes(timer: func.TimerRequest) -> None:
     backend = current_backend()
+    try:
+        webhooks.publish_overdue(backend.settings.reconcile_sweep_grace_seconds)
+    except Exception as error:  # events never stop the sweep; a close still overdue next time is published then
+        telemetry.log_exception(log, "daily_close.overdue events not published", error)
     service.sweep(backend.storage, backend.queue, backend.settings.reconcile_sweep_grace_seconds)

@@ -5,6 +5,7 @@
     pos-partner status STORE_ID BUSINESS_DATE [--format table|json]
     pos-partner codes [LIST] [--format table|json]
     pos-partner explain DIR [--format table|json]
+    pos-partner listen [--port PORT] [--format table|json]   (webhooks, on this machine: listen.py)
 
 The service's address comes from --base-url or POS_BASE_URL, the key from POS_API_KEY only (a flag would show
 it in the process list); it is never printed. A partner HQ moved to OAuth 2.0 sets POS_TOKEN_URL, POS_CLIENT_ID,
@@ -28,6 +29,7 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from pos_partner_client import listen
 from pos_partner_client.batching import DEFAULT_NAMESPACE
 from pos_partner_client.client import CODE_LISTS, PosClient
 from pos_partner_client.dayfiles import DayFolder, DayFolderError, read_day_folder
@@ -414,6 +416,7 @@ def parser() -> argparse.ArgumentParser:
     codes_parser.add_argument("list", nargs="?", choices=CODE_LISTS)
     codes_parser.set_defaults(run=codes)
     add_explain(commands, common)
+    listen.add_command(commands)
     return main_parser
 
 

@@ -16,6 +16,7 @@ from backends.queues import open_reconcile_queue
 from core.ports import Storage
 from core.queue_ports import QueueConsumer
 from core.settings import Settings
+from core.webhook_ports import WebhookStore
 
 DEFAULT_PORT = 8071
 
@@ -28,14 +29,18 @@ class Sources:
     storage: Storage
     queue: QueueConsumer | None
     queue_problem: str = ""
+    webhooks: WebhookStore | None = None
 
 
 def open_sources(settings: Settings) -> Sources:
+    from backends.webhook_backend import open_webhook_store
+
     storage = open_storage(settings)
+    webhooks = open_webhook_store(settings, storage)
     try:
-        return Sources(storage, open_reconcile_queue(settings))
+        return Sources(storage, open_reconcile_queue(settings), webhooks=webhooks)
     except ValueError as problem:  # Azure: no queue setting (AzureWebJobsStorage or its __accountName)
-        return Sources(storage, None, str(problem))
+        return Sources(storage, None, str(problem), webhooks)
 
 
 def add_group(groups) -> None:
@@ -55,7 +60,9 @@ def add_group(groups) -> None:
 def serve(sources: Sources, args: argparse.Namespace) -> None:
     from hq.dashboard.server import Dashboard, DashboardServer
 
-    server = DashboardServer(Dashboard(sources.storage, sources.queue, sources.queue_problem), args.port)
+    server = DashboardServer(
+        Dashboard(sources.storage, sources.queue, sources.queue_problem, webhooks=sources.webhooks), args.port
+    )
     print(f"HQ dashboard on {server.url} (read-only; Ctrl+C stops it)", flush=True)
     try:
         server.serve_forever()

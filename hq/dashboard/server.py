@@ -20,6 +20,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from core.clock import utc_now
 from core.ports import BackendUnavailable, Storage
 from core.queue_ports import QueueConsumer
+from core.webhook_ports import WebhookStore
 from hq.dashboard import detail_pages, grid_pages
 from hq.dashboard.attention import needs_attention
 from hq.dashboard.day_transactions import day_transactions
@@ -37,6 +38,7 @@ from hq.dashboard.overview import (
 from hq.dashboard.profile import profile
 from hq.dashboard.store_day import store_day
 from hq.dashboard.transaction_pages import transactions_section
+from hq.dashboard.webhooks_section import with_webhooks
 
 log = logging.getLogger("hq.dashboard")
 LOOPBACK_NAMES = {"127.0.0.1", "localhost"}
@@ -57,8 +59,10 @@ class Dashboard:
         queue: QueueConsumer | None = None,
         queue_problem: str = "",
         now: Callable[[], dt.datetime] = utc_now,
+        webhooks: WebhookStore | None = None,
     ) -> None:
         self.storage, self.queue, self.queue_problem, self.now = storage, queue, queue_problem, now
+        self.webhooks = webhooks
 
     def get(self, target: str) -> Response:
         """The response to GET `target` (path and query): 200, or a plain 400/404/503 page."""
@@ -96,7 +100,8 @@ class Dashboard:
                 )
                 return grid_pages.overview_page(grid)
             case ["partners", partner_id, "profile"]:
-                return detail_pages.profile_page(profile(self.storage, partner_id, now.date()))
+                shown = detail_pages.profile_page(profile(self.storage, partner_id, now.date()))
+                return with_webhooks(shown, self.webhooks, partner_id)
             case ["partners", partner_id, "stores", store_id, "days", date]:
                 day = parse_date(date, "business date")
                 view = store_day(self.storage, partner_id, store_id, day, now)

@@ -64,6 +64,12 @@ var logRules = [
     description: 'The sweep found daily closes past their reconciliation time and enqueued them again: the queue worker is failing or behind (docs/operator-guide.md, Alerts).'
     query: 'AppTraces | where Message startswith "sweep re-enqueued"'
   }
+  {
+    name: 'failing-webhooks'
+    severity: 3
+    description: 'A webhook delivery gave up, or a partner endpoint failing for days was disabled: `python -m hq partner webhook deliveries PARTNER`, tell the partner, then `enable` and `redeliver`.'
+    query: 'AppTraces | where Message startswith "webhook endpoint disabled" or Message startswith "webhook failed"'
+  }
 ]
 
 resource logAlerts 'Microsoft.Insights/scheduledQueryRules@2022-06-15' = [for rule in logRules: {

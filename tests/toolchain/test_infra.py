@@ -50,7 +50,9 @@ import yaml
 from backends.azure_queue import AzureQueue
 from backends.cosmos import connection as cosmos_connection
 from backends.cosmos import markers
+from backends.cosmos import webhooks as cosmos_webhooks
 from backends.queues import RECONCILE_QUEUE
+from backends.webhook_backend import WEBHOOK_QUEUE
 from core import settings as settings_module
 from tests import bicep_model
 from tests.bicep_model import Expr, Ref
@@ -83,6 +85,10 @@ LOCAL_ONLY_SETTINGS = {
     "COSMOS_INJECT_THROTTLING",
     # An account-key connection string for a Blob export destination (Azurite); Azure signs in with Entra ID.
     "EXPORT_STORAGE_CONNECTION",
+    # Webhooks to loopback (local development and tests only) and a retry schedule of seconds for tests;
+    # Azure uses the defaults (core/webhook_settings.py).
+    "WEBHOOK_ALLOW_LOOPBACK",
+    "WEBHOOK_RETRY_SECONDS",
 }
 # Settings the code reads as an alternative to one that is set: backends/azure_queue.py takes the queue
 # service URI or, failing that, the account name (set, since the Functions host reads it too).
@@ -374,6 +380,7 @@ def test_cosmos_containers_are_loaded_from_containers_json_not_copied():
     names = [definition["id"] for definition in definitions]
     assert names == [
         cosmos_connection.PARTNERS,
+        cosmos_webhooks.CONTAINER,
         cosmos_connection.BATCHES,
         cosmos_connection.TRADE_RECORDS,
         cosmos_connection.CLOSES,
@@ -620,7 +627,7 @@ def test_the_example_settings_run_on_the_emulators_the_real_host_can_serve():
 def test_queue_names_are_the_codes():
     poison = AzureQueue.poison_name.fget(SimpleNamespace(queue_name=RECONCILE_QUEUE))
     main = _model()
-    assert main.variables["queueNames"] == [RECONCILE_QUEUE, poison]
+    assert main.variables["queueNames"] == [RECONCILE_QUEUE, poison, WEBHOOK_QUEUE, f"{WEBHOOK_QUEUE}-poison"]
     assert main.modules["storage"].body["params"]["queueNames"] == Ref("queueNames")
     (queues,) = _resources_of_type(_module("storage"), "Microsoft.Storage/storageAccounts/queueServices/queues")
     assert re.fullmatch(r"\[for (\w+) in queueNames:.*", queues.loop.text, re.DOTALL)
@@ -1305,7 +1312,7 @@ def test_alert_rules_cover_what_needs_hq_and_notify_the_action_groups():
     assert main.variables["queueNames"][1] == f"{RECONCILE_QUEUE}-poison"
     alerts = _alerts()
     rules = {rule["name"]: rule for rule in alerts.variables["logRules"]}
-    assert set(rules) == {"failed-requests", "poisoned-reconciliations", "overdue-closes"}
+    assert set(rules) == {"failed-requests", "poisoned-reconciliations", "overdue-closes", "failing-webhooks"}
     metric_rules = _resources_of_type(alerts, "Microsoft.Insights/metricAlerts")
     assert {rule.name for rule in metric_rules} == {"cosmosThrottling", "functionErrors"}
     (log_alerts,) = _resources_of_type(alerts, "Microsoft.Insights/scheduledQueryRules")
@@ -1338,6 +1345,9 @@ def test_log_alert_queries_read_what_the_app_and_the_host_write():
     # The host logs "Message has reached MaxDequeueCount of 5. Moving message to queue '<poison queue>'."
     # (azure-webjobs-sdk QueueProcessor) at Warning, which host.json lets through.
     assert 'Message has "${poisonQueueName}"' in poison and '"moved to the poison queue"' in poison
+    webhooks = (ROOT / "ingest" / "webhooks" / "delivery.py").read_text(encoding="utf-8")
+    assert 'DISABLED_LOG = "webhook endpoint disabled"' in webhooks and '"webhook %s partner_id' in webhooks
+    assert 'startswith "webhook endpoint disabled"' in rules["failing-webhooks"]["query"]
     host = json.loads((ROOT / "host.json").read_text(encoding="utf-8"))
     assert host["logging"]["logLevel"]["default"] in ("Warning", "Information")
 

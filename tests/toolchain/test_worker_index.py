@@ -94,8 +94,17 @@ def indexed() -> dict:
 
 def test_the_worker_indexes_every_function_with_its_bindings(indexed):
     worker = indexed["worker"]
-    timed = {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days"}
+    timed = {"reconcile_store_day", "sweep_overdue_closes", "export_reconciled_days", "deliver_webhook"}
     assert set(worker) == set(HTTP) | set(NOT_ALLOWED) | timed
+    assert worker["deliver_webhook"]["bindings"] == [
+        {
+            "direction": "IN",
+            "type": "queueTrigger",
+            "name": "msg",
+            "queueName": "webhook-deliveries",
+            "connection": "AzureWebJobsStorage",
+        }
+    ]
     routes = {name: (route, [method]) for name, (route, method) in HTTP.items()} | NOT_ALLOWED
     for name, (route, methods) in routes.items():
         trigger, output = worker[name]["bindings"]
