@@ -201,6 +201,17 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             "linear (~1)",
             scaling <= 1.5,
         )
+    recon_cosmos = results.get("reconcile_cosmos")
+    if recon_cosmos:
+        for figures in recon_cosmos["sizes"].values():
+            add(
+                f"reconcile {figures['records']:,} records on Cosmos DB, RU (requests)",
+                f"{figures['ru']:.1f} RU ({figures['requests']})",
+                f"{figures['summing_the_records_ru']:.0f} RU",
+                "",
+                f"<= {recon_cosmos['target_ru']} RU",
+                figures["met"],
+            )
     imports = results.get("import")
     if imports:
         add(
