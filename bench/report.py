@@ -289,6 +289,16 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             fmt_x(day["ratio"]),
         )
         add_export_stages(add, day)
+        if "read_floor" in day:
+            target = day["read_floor_target"]
+            add(
+                "  against the SDK's own read of the same items",
+                fmt_ms(day["service"]["median_ms"]),
+                fmt_ms(day["read_floor"]["median_ms"]),
+                fmt_x(day["ratio_to_read_floor"]),
+                f"<= {target:g}x",
+                day["ratio_to_read_floor"] <= target,
+            )
     azure = results.get("azure")
     if azure:
         from bench.azure_accept import report_rows  # imported here: bench/azure_accept.py imports this module
