@@ -1,5 +1,5 @@
 // Loaded with `node --require` before the CLI of @vercel/cosmosdb-server (the Cosmos DB emulator the
-// tests run against), to close two gaps between that emulator and Cosmos DB. Nothing else changes.
+// tests run against), to close gaps between that emulator and Cosmos DB. Nothing else changes.
 //
 // 1. A point read of an item that does not exist, in a container with a partition key, crashes the
 //    emulator's handler (TypeError, answered 500); Cosmos DB answers 404. The adapter reads missing
@@ -12,12 +12,16 @@
 //    item, as the partition key path of the adapter's containers (/pk) says.
 // 4. A query sent with a partition key (x-ms-documentdb-partitionkey) reads that logical partition only, as
 //    in Cosmos DB; the emulator evaluated it over every item of the container, so a store-day's query
-//    slowed with every other store-day written (235 ms at 6,000 records). Cross-partition queries still
-//    read every item: the emulator has no index.
+//    slowed with every other store-day written (235 ms at 6,000 records).
 // 5. A transactional batch that an operation refuses is rolled back, as in Cosmos DB: the emulator kept the
 //    operations before the refused one. Its operations take the batch's partition key (a delete has no item
 //    to take it from). A store-day's sums item is written in the same batch as the records
 //    it sums (decision 0108), so a half-applied batch would leave it wrong.
+// 6. The emulator has no index: a query read every item of its container. It now keeps the items of each
+//    logical partition and of each payment_id (the record index's /payment_ids/[], infra/cosmos/containers.json)
+//    as they are written, and a query reads those of its partition key, of `c.pk IN (...)`, or of the
+//    payment_ids it looks up, as Cosmos DB's index would find them; the query still decides on each item. The
+//    partner's payment-id look-up of every accept no longer slows with the items stored.
 "use strict";
 
 const readDocument = require("@vercel/cosmosdb-server/lib/handler/read-document");
@@ -74,13 +78,95 @@ jsonBody.default = async (req) => {
   return body;
 };
 const Items = require("@vercel/cosmosdb-server/lib/account/items").default;
+// Fix 6: the items of each logical partition, and of each payment_id, kept as items are written, so that a
+// query reads the items Cosmos DB's index would find rather than every item of the container.
+const INDEX = Symbol("items by partition and by payment_id");
+class ItemIndex {
+  constructor(items) {
+    this.items = items;
+    this.byPartition = new Map(); // partition key -> Map(rid -> item)
+    this.byPaymentId = new Map(); // payment_id -> Set(rid)
+    for (const item of items._data.values()) this.add(item.read());
+  }
+  add(data) {
+    const partition = this.items._getPartition(data);
+    if (!this.byPartition.has(partition)) this.byPartition.set(partition, new Map());
+    this.byPartition.get(partition).set(data._rid, this.items._data.get(data._rid));
+    for (const paymentId of Array.isArray(data.payment_ids) ? data.payment_ids : []) {
+      if (!this.byPaymentId.has(paymentId)) this.byPaymentId.set(paymentId, new Set());
+      this.byPaymentId.get(paymentId).add(data._rid);
+    }
+  }
+  remove(data) {
+    const partition = this.byPartition.get(this.items._getPartition(data));
+    if (partition) partition.delete(data._rid);
+    for (const paymentId of Array.isArray(data.payment_ids) ? data.payment_ids : []) {
+      const rids = this.byPaymentId.get(paymentId);
+      if (rids) rids.delete(data._rid);
+    }
+  }
+}
+const indexOf = (items) => items[INDEX] || (items[INDEX] = new ItemIndex(items));
+const setItem = Items.prototype._set;
+Items.prototype._set = function setIndexed(data) {
+  const result = setItem.call(this, data);
+  if (this[INDEX]) this[INDEX].add(result);
+  return result;
+};
+const deleteItem = Items.prototype.delete;
+Items.prototype.delete = function deleteIndexed(idOrRid, partition) {
+  const data = this._item("/id", idOrRid, partition).read();
+  deleteItem.call(this, idOrRid, partition);
+  if (data && this[INDEX]) this[INDEX].remove(data);
+};
+
+const IN_PARTITIONS = /\bc\.pk IN \(([^)]*)\)/i;
+const BY_PAYMENT_ID = /JOIN p IN c\.payment_ids\b[\s\S]*\bARRAY_CONTAINS\(@(\w+), p\)/i;
+function parameter(params, name) {
+  const found = (params.parameters || []).find((one) => one.name === name);
+  return found === undefined ? undefined : found.value;
+}
+// The items a query can match, as Cosmos DB would find them (null: every item): those of its partition key
+// or of the partitions of `c.pk IN (...)`, and of the payment_ids of `JOIN p IN c.payment_ids ...
+// ARRAY_CONTAINS(@ids, p)`. The query itself still decides on each.
+function candidates(items, params) {
+  let partitions = null;
+  if (params[PARTITION] !== undefined) {
+    partitions = [params[PARTITION]];
+  } else {
+    const listed = IN_PARTITIONS.exec(params.query);
+    if (listed) partitions = listed[1].split(",").map((name) => parameter(params, name.trim()));
+    if (partitions && partitions.some((value) => value === undefined)) partitions = null;
+  }
+  const byPayment = BY_PAYMENT_ID.exec(params.query);
+  const paymentIds = byPayment ? parameter(params, `@${byPayment[1]}`) : undefined;
+  if (partitions === null && !Array.isArray(paymentIds)) return null;
+  const index = indexOf(items);
+  const found = new Map();
+  if (Array.isArray(paymentIds)) {
+    const wanted = partitions === null ? null : new Set(partitions);
+    for (const paymentId of paymentIds) {
+      for (const rid of index.byPaymentId.get(paymentId) || []) {
+        const item = items._data.get(rid);
+        if (item && (wanted === null || wanted.has(items._getPartition(item.read())))) found.set(rid, item);
+      }
+    }
+    return found;
+  }
+  if (partitions.length === 1) return new Map(index.byPartition.get(partitions[0]) || []);
+  for (const partition of partitions) {
+    for (const [rid, item] of index.byPartition.get(partition) || []) found.set(rid, item);
+  }
+  return found;
+}
 const queryAll = Items.prototype.query;
 Items.prototype.query = function query(params, options) {
-  if (!params || params[PARTITION] === undefined) {
+  const some = params && typeof params.query === "string" ? candidates(this, params) : null;
+  if (some === null) {
     return queryAll.call(this, params, options);
   }
   const every = this._data; // read synchronously: no other request runs until this one returns
-  this._data = new Map([...every].filter(([, item]) => this._getPartition(item.read()) === params[PARTITION]));
+  this._data = some;
   try {
     return queryAll.call(this, params, options);
   } finally {
