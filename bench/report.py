@@ -207,7 +207,7 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             add(
                 f"reconcile {figures['records']:,} records on Cosmos DB, RU (requests)",
                 f"{figures['ru']:.1f} RU ({figures['requests']})",
-                f"{figures['summing_the_records_ru']:.0f} RU",
+                "-" if figures["summing_the_records_ru"] is None else f"{figures['summing_the_records_ru']:.0f} RU",
                 "",
                 f"<= {recon_cosmos['target_ru']} RU",
                 figures["met"],
