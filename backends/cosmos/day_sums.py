@@ -6,7 +6,10 @@ resends and crashes; reconciliation reads that one item, whatever the day holds 
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+import time
+import weakref
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -144,9 +147,41 @@ def summed_day(container, pk: str) -> dict:
     return changed(empty_day(pk), change)
 
 
+# A day item this process read or wrote in the last seconds is most likely still the one stored: an accept reads
+# the day's batch_seqs, then writes its records, then its batch entry, each needing the item. A guess only:
+# every write is conditioned on its ETag (or on its absence), and a stale one is read again.
+RECENT_SECONDS = 10.0
+RECENT_DAYS = 1024
+
+
+class _RecentDays:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_container: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def recall(self, container, pk: str) -> dict | None:
+        with self._lock:
+            kept = self._by_container.get(container, {}).get(pk)
+        return kept[1] if kept is not None and time.monotonic() - kept[0] < RECENT_SECONDS else None
+
+    def remember(self, container, pk: str, day: dict | None) -> None:
+        with self._lock:
+            days = self._by_container.setdefault(container, OrderedDict())
+            days.pop(pk, None)
+            if day is not None:
+                days[pk] = (time.monotonic(), day)
+                if len(days) > RECENT_DAYS:
+                    days.popitem(last=False)
+
+
+_recent = _RecentDays()
+
+
 def read_day(container, pk: str) -> dict:
     """The day's sums item as stored, or summed from the partition when it has none (not written)."""
-    return read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
+    day = read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
+    _recent.remember(container, pk, day)
+    return day
 
 
 class DayWriter:
@@ -155,7 +190,7 @@ class DayWriter:
     def __init__(self, container, pk: str) -> None:
         self._trades = container
         self._pk = pk
-        self._day: dict | None = None  # as last read or written (with its _etag), else None
+        self._day: dict | None = _recent.recall(container, pk)  # as last read or written (with its _etag)
 
     def execute(self, operations: list[tuple], change: DayChange, point: str | None = None) -> list[dict] | None:
         """The answers of `operations` (all in this partition), done in one batch with the day item's change;
@@ -189,6 +224,7 @@ class DayWriter:
                 return TRY_AGAIN
             if len(batch) > len(operations):
                 self._day = {**wanted, "_etag": answers[-1]["eTag"]}
+                _recent.remember(self._trades, self._pk, self._day)
             if point is not None:
                 faults.point(point)
             return answers[: len(operations)]
