@@ -12,29 +12,17 @@ from azure.cosmos.exceptions import CosmosBatchOperationError
 
 from backends.cosmos import day_sums, keys
 from backends.cosmos.items import read_or_none
-from backends.cosmos.storage import CosmosStorage
 from core import faults
 from core.records import StoreDayTotals
+from tests.contract import test_cosmos_storage as shared
 from tests.contract.test_cosmos_storage import Crash
 from tests.contract.test_storage_contract import DAY, NEXT_DAY, T0, marker, new_id, record, run_together
 
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
 
-@pytest.fixture(scope="module")
-def storage(cosmos_emulator):
-    opened = CosmosStorage(
-        cosmos_emulator.endpoint, f"sums-{new_id()}", key=cosmos_emulator.key, create_containers=True
-    )
-    yield opened
-    opened.close()
-
-
-@pytest.fixture
-def partner(storage) -> str:
-    partner_id = new_id()
-    storage.add_partner(partner_id, "Partner", T0)
-    return partner_id
+# The Cosmos DB adapter of test_cosmos_storage.py, on the same emulator database.
+database_name, storage, partner = shared.database_name, shared.storage, shared.partner
 
 
 WRITE_POINTS = (
