@@ -201,6 +201,17 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             "linear (~1)",
             scaling <= 1.5,
         )
+    recon_cosmos = results.get("reconcile_cosmos")
+    if recon_cosmos:
+        for figures in recon_cosmos["sizes"].values():
+            add(
+                f"reconcile {figures['records']:,} records on Cosmos DB, RU (requests)",
+                f"{figures['ru']:.1f} RU ({figures['requests']})",
+                "-" if figures["summing_the_records_ru"] is None else f"{figures['summing_the_records_ru']:.0f} RU",
+                "",
+                f"<= {recon_cosmos['target_ru']} RU",
+                figures["met"],
+            )
     imports = results.get("import")
     if imports:
         add(
@@ -278,6 +289,16 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             fmt_x(day["ratio"]),
         )
         add_export_stages(add, day)
+        if "read_floor" in day:
+            target = day["read_floor_target"]
+            add(
+                "  against the SDK's own read of the same items",
+                fmt_ms(day["service"]["median_ms"]),
+                fmt_ms(day["read_floor"]["median_ms"]),
+                fmt_x(day["ratio_to_read_floor"]),
+                f"<= {target:g}x",
+                day["ratio_to_read_floor"] <= target,
+            )
     azure = results.get("azure")
     if azure:
         from bench.azure_accept import report_rows  # imported here: bench/azure_accept.py imports this module

@@ -38,6 +38,7 @@ from bench import (
     large_body,
     over_http,
     profiles,
+    reconcile_cosmos,
     reconciliation,
     worker_processes,
 )
@@ -51,6 +52,7 @@ BENCHMARKS = {
     "http": over_http.run,
     "large": large_body.run,
     "reconcile": reconciliation.run,
+    "reconcile_cosmos": reconcile_cosmos.run,  # its request units on the Cosmos DB emulator (decision 0108)
     "import": cold_import.run,
     "workers": worker_processes.run,
     "dashboard": dashboard.run,

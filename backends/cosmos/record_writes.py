@@ -18,8 +18,9 @@ import orjson
 from azure.core import MatchConditions
 from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
-from backends.cosmos.conditional import write_if_replaces
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, in_day_batches
+from backends.cosmos.day_sums import write_if_replaces as write_with_day
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version, without_system_properties
 from backends.cosmos.keys import day_key, record_id
@@ -132,12 +133,12 @@ class RecordWrites:
 
     def create_records(self, partner_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day; the rows of a refused batch are returned."""
-        work: list[tuple[TradeRecordRow, tuple, int]] = [
-            (row, ("create", (item,)), stored_bytes(item))
+        work: list[tuple[TradeRecordRow, tuple, int, DayChange]] = [
+            (row, ("create", (item,)), stored_bytes(item), DayChange.of_write(item, None, item.get("ttl")))
             for row in rows
             for item in (self._record_item(partner_id, row, _version(row)),)
         ]
-        done = in_batches(self._trades, self._writers, work, "cosmos.record")
+        done = in_day_batches(self._trades, self._writers, work, "cosmos.record")
         return [row for row, answer in done if answer is None]
 
     def save_known(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
@@ -160,12 +161,16 @@ class RecordWrites:
                 one.written = {**_wanted(one), "_etag": answer["eTag"]}
         written = [one for one in known if one.written is not None]
         by_item = self._write_with_rule(
-            [(one, self._record_item(partner_id, one.row, _version(one.row))) for one in written], "cosmos.record"
+            [(one, self._record_item(partner_id, one.row, _version(one.row)), None) for one in written], "cosmos.record"
         )
         moved = [one for one in written if one not in by_item and _written(one)["dirty"]]
         by_item |= self._write_with_rule(
             [
-                (one, tombstone(partner_id, one.row.trade_record_id, store_id, business_date, _version(one.row)))
+                (
+                    one,
+                    tombstone(partner_id, one.row.trade_record_id, store_id, business_date, _version(one.row)),
+                    self._expiry.ttl(dt.date.fromisoformat(business_date)),
+                )
                 for one in moved
                 for store_id, business_date in _written(one)["dirty"]
             ],
@@ -198,24 +203,26 @@ class RecordWrites:
             return self.save_one(partner_id, batch_id, one.row)
         return self._complete(partner_id, batch_id, one.row, one.written, one.was_here)
 
-    def _write_with_rule(self, items: list[tuple[_Known, dict]], point: str) -> set[_Known]:
+    def _write_with_rule(self, items: list[tuple[_Known, dict, int | None]], point: str) -> set[_Known]:
         """Records or tombstones (of a row's version) written in transactional batches per store-day with the
-        version rule: created when absent, replaced on the ETag read when older, left when newer or equal.
-        Returns the rows of refused batches, for the item-by-item path."""
-        by_day: dict[str, list[tuple[_Known, dict]]] = defaultdict(list)
-        for one, item in items:
-            by_day[item["pk"]].append((one, item))
-        work: list[tuple[_Known, tuple, int]] = []
+        version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
+        each batch with its day's sums item (the day's ttl given for a tombstone). Returns the rows of
+        refused batches, for the item-by-item path."""
+        by_day: dict[str, list[tuple[_Known, dict, int | None]]] = defaultdict(list)
+        for one, item, ttl in items:
+            by_day[item["pk"]].append((one, item, item.get("ttl") if ttl is None else ttl))
+        work: list[tuple[_Known, tuple, int, DayChange]] = []
         for pk, some in by_day.items():
-            stored = self._stored_records(pk, [item["id"] for _, item in some])
-            for one, item in some:
+            stored = self._stored_records(pk, [item["id"] for _, item, _ in some])
+            for one, item, ttl in some:
                 current = stored.get(item["id"])
-                size = stored_bytes(item)
+                size, change = stored_bytes(item), DayChange.of_write(item, current, ttl)
                 if current is None:
-                    work.append((one, ("create", (item,)), size))
+                    work.append((one, ("create", (item,)), size, change))
                 elif trade_record_replaces(_version(one.row), stored_version(current)):
-                    work.append((one, ("replace", (item["id"], item), {"if_match_etag": current["_etag"]}), size))
-        done = in_batches(self._trades, self._writers, work, point)
+                    replace = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
+                    work.append((one, replace, size, change))
+        done = in_day_batches(self._trades, self._writers, work, point)
         return {one for one, answer in done if answer is None}
 
     def _clear_days_to_bury(self, moved: list[_Known]) -> None:
@@ -247,7 +254,7 @@ class RecordWrites:
         for some in chunks(ids):
             for item in query(
                 self._trades,
-                "SELECT c.id, c.version, c.last_modified_us, c._etag FROM c "
+                f"SELECT c.id, c.type, c.version, c.last_modified_us, c._etag, {SUMS_FIELDS} FROM c "
                 "WHERE c.pk = @pk AND ARRAY_CONTAINS(@ids, c.id)",
                 pk,
                 pk=pk,
@@ -295,11 +302,11 @@ class RecordWrites:
 
     def put_record(self, partner_id: str, row: TradeRecordRow, mine: Version, expected: bool) -> None:
         item = self._record_item(partner_id, row, mine)
-        write_if_replaces(self._trades, item, mine, trade_record_replaces, create_first=not expected)
+        write_with_day(self._trades, item, mine, item.get("ttl"), create_first=not expected)
 
     def bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
         item = tombstone(partner_id, trade_record_id, store_id, business_date, mine)
-        write_if_replaces(self._trades, item, mine, trade_record_replaces)
+        write_with_day(self._trades, item, mine, self._expiry.ttl(dt.date.fromisoformat(business_date)))
 
 
 def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> dict:

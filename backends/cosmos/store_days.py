@@ -1,12 +1,13 @@
-"""Reading a store-day's trade records (container `trade-records`, one logical partition per store-day)
-for reconciliation: narrow projections of the top-level fields, summed or listed as the pages arrive.
-Request units: decisions 0044 and 0059."""
+"""Reading a store-day (container `trade-records`, one logical partition per store-day): its sums and
+batch_seqs from its sums item (day_sums.py: one point read, whatever the day holds; decision 0108), its records
+by narrow projections of the top-level fields. Request units: decisions 0044 and 0059."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
 
+from backends.cosmos.day_sums import day_batch_seqs, day_totals, read_day, record_sums
 from backends.cosmos.items import query, stream
 from backends.cosmos.keys import day_key
 from core.clock import from_epoch_micros
@@ -34,17 +35,7 @@ class StoreDays:
         self._products_in_master = products_in_master
 
     def totals(self, partner_id: str, store_id: str, business_date: dt.date) -> StoreDayTotals:
-        # Summed here, as the pages arrive (a big day is never held whole): the emulator has no GROUP BY.
-        # The projection keeps the pages small; request units go by the records loaded (decision 0044).
-        pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = stream(
-            self._trades,
-            "SELECT c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, "
-            "c.payments FROM c WHERE c.pk = @pk AND c.type = 'record'",
-            pk,
-            pk=pk,
-        )
-        return StoreDayTotals.of_records(record_sums(item) for item in items)
+        return day_totals(read_day(self._trades, day_key(partner_id, store_id, business_date.isoformat())))
 
     def rows(self, partner_id: str, store_id: str, business_date: dt.date) -> list[TradeRecordRow]:
         pk = day_key(partner_id, store_id, business_date.isoformat())
@@ -69,9 +60,7 @@ class StoreDays:
         ]
 
     def batch_seqs(self, partner_id: str, store_id: str, business_date: dt.date) -> list[int]:
-        pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = query(self._trades, "SELECT c.batch_seq FROM c WHERE c.pk = @pk AND c.type = 'batch'", pk, pk=pk)
-        return sorted((item["batch_seq"] for item in items), key=lambda seq: (seq is not None, seq or 0))
+        return day_batch_seqs(read_day(self._trades, day_key(partner_id, store_id, business_date.isoformat())))
 
     def batches_with_seq(
         self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
@@ -106,17 +95,3 @@ class StoreDays:
         return [
             UnknownProduct(product_id, *lines[product_id]) for product_id in sorted(lines) if product_id not in known
         ]
-
-
-def record_sums(item: dict) -> tuple[str, int, int, int, int, int, dict[str, int]]:
-    """A stored record's sums, in the order StoreDayTotals.of_records and TradeRecordRow take them."""
-    payments = {kind: int(amount) for kind, amount in item["payments"].items()}
-    return (
-        item["source_type"],
-        item["item_rows"],
-        item["payment_rows"],
-        int(item["total_minor"]),
-        int(item["tax_minor"]),
-        int(item["tip_minor"]),
-        payments,
-    )

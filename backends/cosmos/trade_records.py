@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from azure.cosmos.exceptions import CosmosResourceNotFoundError
-
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.day_sums import DayChange, DayWriter
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
@@ -87,7 +86,7 @@ class TradeRecords:
         marker = marker.with_changes(changes)
         received = self._batch_entry(marker)
         if received is not None:
-            self._trades.upsert_item(received)
+            _write_batch_entry(self._trades, ("upsert", (received,)), received)
             faults.point("cosmos.batch_entry")
         stored = self._markers.commit(marker)
         if stored is not None and received is not None:
@@ -120,9 +119,18 @@ class TradeRecords:
         """A twin with the same batch_id won: its entry is the one that counts."""
         theirs = self._batch_entry(stored) if stored.kind == "trade-records" else None
         if theirs is not None and theirs["pk"] == ours["pk"]:
-            self._trades.upsert_item(theirs)
+            _write_batch_entry(self._trades, ("upsert", (theirs,)), theirs)
             return
-        try:
-            self._trades.delete_item(ours["id"], partition_key=ours["pk"])
-        except CosmosResourceNotFoundError:
-            pass
+        _write_batch_entry(self._trades, ("delete", (ours["id"],)), ours, gone=True)
+
+
+def _write_batch_entry(container, operation: tuple, entry: dict, *, gone: bool = False) -> None:
+    """A batch entry written (or deleted) with its day's sums item, which lists the day's batch_seqs
+    (day_sums.py); an entry already deleted only leaves the list."""
+    if gone:
+        change = DayChange(batches_gone=[entry["batch_id"]], ttl=entry.get("ttl"))
+    else:
+        change = DayChange(batches={entry["batch_id"]: entry["batch_seq"]}, ttl=entry.get("ttl"))
+    writer = DayWriter(container, entry["pk"])
+    if writer.execute([operation], change) is None:  # only a delete is refused: the entry is gone
+        writer.execute([], change)

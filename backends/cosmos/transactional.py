@@ -16,6 +16,7 @@ from backends.cosmos.connection import WriterPool
 from core import faults
 
 T = TypeVar("T")
+W = TypeVar("W", bound=tuple)
 
 MAX_OPERATIONS = 100  # Cosmos DB's limit per transactional batch
 # Below the 2 MB a batch request may carry, with room for each operation's envelope.
@@ -34,7 +35,7 @@ def in_batches(
     by_pk: dict[str, list[tuple[T, tuple, int]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
-    runs = [(pk, run) for pk, partition in by_pk.items() for run in _chunked(partition)]
+    runs = [(pk, run) for pk, partition in by_pk.items() for run in chunked(partition)]
     answered = writers.each(lambda job: _execute(container, job[0], job[1], point), runs)
     return [
         (what, None if answers is None else answer)
@@ -43,12 +44,13 @@ def in_batches(
     ]
 
 
-def _chunked(work: list[tuple[T, tuple, int]]) -> Iterator[list[tuple[T, tuple, int]]]:
-    """Runs of at most MAX_OPERATIONS and MAX_BATCH_BYTES (an item larger than that alone in its run)."""
-    run: list[tuple[T, tuple, int]] = []
+def chunked(work: Sequence[W], operations: int = MAX_OPERATIONS) -> Iterator[list[W]]:
+    """Runs of at most `operations` and MAX_BATCH_BYTES (an item larger than that alone in its run); each
+    entry's size in bytes is its third member."""
+    run: list[W] = []
     size = 0
     for entry in work:
-        if run and (len(run) == MAX_OPERATIONS or size + entry[2] > MAX_BATCH_BYTES):
+        if run and (len(run) == operations or size + entry[2] > MAX_BATCH_BYTES):
             yield run
             run, size = [], 0
         run.append(entry)

@@ -462,7 +462,7 @@ def test_the_local_host_installs_the_setting_and_it_throttles_the_calls_it_names
     monkeypatch.setenv("COSMOS_DATABASE", database_name)
     monkeypatch.delenv("COSMOS_INJECT_THROTTLING", raising=False)
     assert cosmos_throttling.install_from_environment() is None  # off unless set
-    monkeypatch.setenv("COSMOS_INJECT_THROTTLING", "container=trade-records;calls=1,3;retry_after_ms=2500")
+    monkeypatch.setenv("COSMOS_INJECT_THROTTLING", "container=trade-records;calls=1,4;retry_after_ms=2500")
     try:
         assert cosmos_throttling.install_from_environment() is not None
         with caplog.at_level("WARNING", logger="pos.cosmos"):
@@ -472,18 +472,18 @@ def test_the_local_host_installs_the_setting_and_it_throttles_the_calls_it_names
     assert "COSMOS DB THROTTLING INJECTION IS ON" in caplog.text
     throttled.ping()  # the partners container: not throttled
     with pytest.raises(BackendUnavailable) as raised:
-        throttled.store_day_totals("p", "S1", DAY)  # a query: its 429 comes with its first page
+        throttled.store_day_totals("p", "S1", DAY)  # a point read of the day's sums item
     assert raised.value.retry_after_seconds == 3
-    assert throttled.store_day_totals("p", "S1", DAY).by_source_type == {}
+    assert throttled.store_day_totals("p", "S1", DAY).by_source_type == {}  # none: the read, then a query
     with pytest.raises(BackendUnavailable):
         throttled.trade_record_versions("p", ["T1"])
     throttled.close()
 
 
 # -- new records in transactional batches (trade_records._save_rows, record_index.py) ----------------
-# The emulator applies a transactional batch's operations up to the one it refuses and keeps them (Cosmos DB
-# writes none of them): the tests below pass either way, because a refused batch's rows are decided again one
-# by one on what is stored. That Cosmos DB itself writes nothing of a refused batch is not shown here.
+# The emulator rolls back a batch an operation refuses, as Cosmos DB does (devhost/cosmosdb_server_fixes.js);
+# the records' path would not need it (a refused batch's rows are decided again one by one on what is stored),
+# the day's sums item does (test_cosmos_day_sums.py).
 
 
 def batch_of(partner: str, rows: list, batch_id: str | None = None):
@@ -512,9 +512,9 @@ def test_new_records_are_written_in_transactional_batches(storage, partner, monk
     saved = storage.save_trade_records(batch_of(partner, rows), rows)
     assert saved.existing is None and saved.changes.newer == 250
     # An entry and a record each, at most 100 a batch; each batch of entries counts them in its partition's
-    # head (decision 0092).
-    assert max(calls) <= 100 and sum(calls) == 500 + keys.INDEX_BUCKETS
-    assert len(calls) <= keys.INDEX_BUCKETS + 3  # entries: a batch per bucket; records: 250 in 3
+    # head (decision 0092); each batch of records, and the batch entry, with the day's sums item (decision 0108).
+    assert max(calls) <= 100 and sum(calls) == 500 + keys.INDEX_BUCKETS + 3 + 2
+    assert len(calls) <= keys.INDEX_BUCKETS + 3 + 1  # entries: a batch per bucket; records: 250 in 3
     assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
     assert storage.trade_record_versions(partner, ["T0", "T249", "T250"]).keys() == {"T0", "T249"}
     assert storage.trade_records_by_payment_id(partner, ["P7", "P8", "P999"]) == {"P7": {"T7"}, "P8": {"T8"}}

@@ -1,0 +1,274 @@
+"""A store-day's sums item (id "day" in the store-day's partition of `trade-records`): the day's latest records
+summed per source code and per payment type, and the batch_seq of each batch it received. Every change to the
+day's records, tombstones and batch entries goes in one transactional batch with the item changed to match, so
+that, a batch being all or nothing, the item sums what the partition holds through later versions, moves,
+resends and crashes; reconciliation reads that one item, whatever the day holds (decision 0108)."""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from azure.cosmos.exceptions import CosmosBatchOperationError
+
+from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled
+from backends.cosmos.connection import WriterPool
+from backends.cosmos.expiry import with_ttl
+from backends.cosmos.items import json_safe_int, read_or_none, stored_version, stream
+from backends.cosmos.transactional import MAX_OPERATIONS, REFUSED, chunked
+from core import faults
+from core.records import SourceTypeTotals, StoreDayTotals
+from core.versions import Version, trade_record_replaces
+
+T = TypeVar("T")
+
+DAY_ITEM_ID = "day"
+# The sums of one record: (source_type, item_rows, payment_rows, total, tax, tip, payments per payment_type).
+Sums = tuple[str, int, int, int, int, int, dict[str, int]]
+# Properties of a record item its sums are read from (a projection).
+SUMS_FIELDS = "c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, c.payments"
+
+
+def record_sums(item: dict) -> Sums:
+    """A stored record's sums, in the order StoreDayTotals.of_records and TradeRecordRow take them."""
+    payments = {kind: int(amount) for kind, amount in item["payments"].items()}
+    return (
+        item["source_type"],
+        item["item_rows"],
+        item["payment_rows"],
+        int(item["total_minor"]),
+        int(item["tax_minor"]),
+        int(item["tip_minor"]),
+        payments,
+    )
+
+
+def _sums_of(item: dict | None) -> Sums | None:
+    """What a stored item adds to its day: a record its sums; a tombstone, or no item, nothing."""
+    return record_sums(item) if item is not None and item.get("type") == "record" else None
+
+
+@dataclass
+class DayChange:
+    """What a write changes in its store-day's sums item; `ttl`: the day's (expiry.py), set anew with it."""
+
+    added: list[Sums] = field(default_factory=list)
+    removed: list[Sums] = field(default_factory=list)
+    batches: dict[str, int | None] = field(default_factory=dict)  # batch_id -> batch_seq, received
+    batches_gone: list[str] = field(default_factory=list)
+    ttl: int | None = None
+
+    @classmethod
+    def of_write(cls, new: dict, old: dict | None, ttl: int | None) -> DayChange:
+        """Item `new` written over `old` (None: created): records or tombstones."""
+        change = cls(ttl=ttl)
+        for sums, into in ((_sums_of(new), change.added), (_sums_of(old), change.removed)):
+            if sums is not None:
+                into.append(sums)
+        return change
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.batches or self.batches_gone)
+
+    @classmethod
+    def of_all(cls, changes: Sequence[DayChange]) -> DayChange:
+        together = cls()
+        for change in changes:
+            together.added += change.added
+            together.removed += change.removed
+            together.batches.update(change.batches)
+            together.batches_gone += change.batches_gone
+            together.ttl = change.ttl if change.ttl is not None else together.ttl
+        return together
+
+
+def empty_day(pk: str) -> dict:
+    # sources: code -> [records, item_rows, payment_rows, total, tax, tip]; payments: type -> [records, amount]
+    return {"id": DAY_ITEM_ID, "pk": pk, "type": "day", "sources": {}, "payments": {}, "batches": {}}
+
+
+def changed(day: dict, change: DayChange) -> dict:
+    """The day item with `change` applied (a group no record holds any more leaves it, as in a sum of the
+    records themselves)."""
+    sources = {code: [int(value) for value in values] for code, values in day["sources"].items()}
+    payments = {kind: [int(value) for value in values] for kind, values in day["payments"].items()}
+    for sign, records in ((1, change.added), (-1, change.removed)):
+        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
+            group = sources.setdefault(source_type, [0, 0, 0, 0, 0, 0])
+            for index, value in enumerate((1, item_rows, payment_rows, total, tax, tip)):
+                group[index] += sign * value
+            for kind, amount in paid.items():
+                held = payments.setdefault(kind, [0, 0])
+                held[0] += sign
+                held[1] += sign * amount
+    batches = {**day["batches"], **change.batches}
+    for batch_id in change.batches_gone:
+        batches.pop(batch_id, None)
+    item = {
+        **{name: value for name, value in day.items() if not name.startswith("_") and name != "ttl"},
+        "sources": {code: [json_safe_int(value) for value in group] for code, group in sources.items() if group[0]},
+        "payments": {kind: [held[0], json_safe_int(held[1])] for kind, held in payments.items() if held[0]},
+        "batches": batches,
+    }
+    return with_ttl(item, change.ttl if change.ttl is not None else day.get("ttl"))
+
+
+def day_totals(day: dict) -> StoreDayTotals:
+    return StoreDayTotals(
+        {code: SourceTypeTotals(*(int(value) for value in group)) for code, group in day["sources"].items()},
+        {kind: int(held[1]) for kind, held in day["payments"].items()},
+    )
+
+
+def day_batch_seqs(day: dict) -> list[int]:
+    return sorted(day["batches"].values(), key=lambda seq: (seq is not None, seq or 0))
+
+
+def summed_day(container, pk: str) -> dict:
+    """The day item summed from what the partition holds: for a day written before the item existed (read
+    once, when it is first written; then kept by every write)."""
+    change = DayChange()
+    for item in stream(
+        container,
+        f"SELECT c.type, c.batch_id, c.batch_seq, {SUMS_FIELDS} FROM c "
+        "WHERE c.pk = @pk AND (c.type = 'record' OR c.type = 'batch')",
+        pk,
+        pk=pk,
+    ):
+        if item["type"] == "batch":
+            change.batches[item["batch_id"]] = item.get("batch_seq")
+        else:
+            change.added.append(record_sums(item))
+    return changed(empty_day(pk), change)
+
+
+# A day item this process read or wrote in the last seconds is most likely still the one stored: an accept reads
+# the day's batch_seqs, then writes its records, then its batch entry, each needing the item. A guess only:
+# every write is conditioned on its ETag (or on its absence), and a stale one is read again.
+RECENT_SECONDS = 10.0
+RECENT_DAYS = 1024
+
+
+class _RecentDays:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_container: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def recall(self, container, pk: str) -> dict | None:
+        with self._lock:
+            kept = self._by_container.get(container, {}).get(pk)
+        return kept[1] if kept is not None and time.monotonic() - kept[0] < RECENT_SECONDS else None
+
+    def remember(self, container, pk: str, day: dict | None) -> None:
+        with self._lock:
+            days = self._by_container.setdefault(container, OrderedDict())
+            days.pop(pk, None)
+            if day is not None:
+                days[pk] = (time.monotonic(), day)
+                if len(days) > RECENT_DAYS:
+                    days.popitem(last=False)
+
+
+_recent = _RecentDays()
+
+
+def read_day(container, pk: str) -> dict:
+    """The day's sums item as stored, or summed from the partition when it has none (not written)."""
+    day = read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
+    _recent.remember(container, pk, day)
+    return day
+
+
+class DayWriter:
+    """Writes into one store-day's partition, each transactional batch with the day item changed to match."""
+
+    def __init__(self, container, pk: str) -> None:
+        self._trades = container
+        self._pk = pk
+        self._day: dict | None = _recent.recall(container, pk)  # as last read or written (with its _etag)
+
+    def execute(self, operations: list[tuple], change: DayChange, point: str | None = None) -> list[dict] | None:
+        """The answers of `operations` (all in this partition), done in one batch with the day item's change;
+        None when one of them was refused (404, 409, 412: nothing written). Lost races for the day item
+        itself are retried on the item read again."""
+
+        def attempt(_number: int) -> list[dict] | None | object:
+            day = self._day or read_or_none(self._trades, DAY_ITEM_ID, self._pk)
+            if day is None:
+                day = summed_day(self._trades, self._pk)
+            wanted = changed(day, change)
+            if "_etag" in day:
+                day_write: tuple = ("replace", (DAY_ITEM_ID, wanted), {"if_match_etag": day["_etag"]})
+            else:
+                day_write = ("create", (wanted,))
+            # The SDK pops each operation's conditions from its dict: a retry sends copies, conditions kept.
+            sent = [
+                (*operation[:2], dict(operation[2])) if len(operation) > 2 else operation for operation in operations
+            ]
+            batch = [*sent, day_write] if change or "_etag" not in day else sent
+            if not batch:
+                return []
+            try:
+                answers = list(self._trades.execute_item_batch(batch, partition_key=self._pk, no_response=True))
+            except CosmosBatchOperationError as error:
+                if error.status_code not in REFUSED:
+                    raise
+                if error.error_index < len(operations):
+                    return None
+                self._day = None  # another writer changed the day item: read it again
+                return TRY_AGAIN
+            if len(batch) > len(operations):
+                self._day = {**wanted, "_etag": answers[-1]["eTag"]}
+                _recent.remember(self._trades, self._pk, self._day)
+            if point is not None:
+                faults.point(point)
+            return answers[: len(operations)]
+
+        outcome = retry_until_settled(attempt, f"the sums of {self._pk!r}")
+        return outcome if isinstance(outcome, list) else None
+
+
+def in_day_batches(
+    container, writers: WriterPool, work: Sequence[tuple[T, tuple, int, DayChange]], point: str
+) -> list[tuple[T, dict | None]]:
+    """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
+    batches of one store-day go one after the other (store-days concurrently). Each `what` with its
+    operation's answer, or None when its batch was refused (for the item-by-item path)."""
+    by_pk: dict[str, list[tuple[T, tuple, int, DayChange]]] = defaultdict(list)
+    for entry in work:
+        by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
+
+    def day_of(pk: str) -> list[tuple[T, dict | None]]:
+        writer = DayWriter(container, pk)
+        done: list[tuple[T, dict | None]] = []
+        for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
+            change = DayChange.of_all([one for _, _, _, one in run])
+            answers = writer.execute([operation for _, operation, _, _ in run], change, point)
+            done += [(entry[0], None if answers is None else answers[number]) for number, entry in enumerate(run)]
+        return done
+
+    return [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
+
+
+def write_if_replaces(container, item: dict, version: Version, ttl: int | None, *, create_first: bool = False) -> bool:
+    """write_if_replaces (conditional.py) of a record or tombstone of `version`, with its day item: created
+    when absent, replaced on the ETag read when older. False when the stored item stays."""
+    writer = DayWriter(container, item["pk"])
+
+    def attempt(number: int) -> bool | object:
+        current = None if create_first and number == 0 else read_or_none(container, item["id"], item["pk"])
+        if current is not None and not trade_record_replaces(version, stored_version(current)):
+            return False
+        if current is None:
+            write: tuple = ("create", (item,))
+        else:
+            write = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
+        answers = writer.execute([write], DayChange.of_write(item, current, ttl))
+        return TRY_AGAIN if answers is None else True
+
+    return bool(retry_until_settled(attempt, f"item {item['id']!r} of {container.id}"))
