@@ -47,7 +47,7 @@ def oauth_backend_host(request, tmp_path_factory, identity_provider):
 def credentials_of(host, provider: IdentityProvider, partner) -> ClientCredentials:
     """A client registered at the provider (id and secret) and mapped to the partner by HQ."""
     client_id, secret = provider.register_client()
-    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id)
+    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id, "--issuer", provider.issuer)
     assert added.returncode == 0, added.stderr
     return ClientCredentials(provider.token_url, client_id, secret, SCOPE)
 
