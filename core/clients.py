@@ -9,14 +9,20 @@ from typing import Any
 
 from core.records import Partner
 
+# The issuer of a client mapped before mappings named one (decision 0103): it speaks for its partner whatever
+# the issuer, as every mapping did then, until HQ maps it again for its issuer and removes this one.
+ANY_ISSUER = ""
+
 
 @dataclass(frozen=True)
 class ClientInfo:
-    """An OAuth 2.0 client (the `azp` or `appid` of its access tokens) that speaks for a partner."""
+    """An OAuth 2.0 client (the `client_id`, `azp` or `appid` of its access tokens) of one issuer, that speaks
+    for a partner. A client id is the issuer's: the same id at another issuer is another client."""
 
     client_id: str
     partner_id: str
     added_at: dt.datetime
+    issuer: str = ANY_ISSUER
 
 
 @dataclass(frozen=True)

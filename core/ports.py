@@ -16,7 +16,7 @@ import datetime as dt
 from collections.abc import Collection, Iterator
 from typing import Protocol
 
-from core.clients import ClientInfo, ClientOwner, SigningKey
+from core.clients import ANY_ISSUER, ClientInfo, ClientOwner, SigningKey
 from core.day_records import DayRecordReads
 from core.documents_page import DocumentsPage
 from core.records import (
@@ -87,13 +87,13 @@ class PartnerAdmin(Protocol):
     def add_key(self, partner_id: str, key_id: str, key_hash: str, now: dt.datetime) -> ApiKeyInfo: ...
     def revoke_key(self, partner_id: str, key_id: str, now: dt.datetime) -> ApiKeyInfo: ...
     def list_keys(self, partner_id: str) -> list[ApiKeyInfo]: ...
-    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
-        """Let the OAuth client's tokens speak for the partner; AdminError when the client already speaks
-        for a partner (this one or another): a client is one partner's."""
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER) -> ClientInfo:
+        """Let the tokens of the issuer's OAuth client speak for the partner; AdminError when that client of that
+        issuer already speaks for a partner (this one or another): a client is one partner's."""
         ...
 
-    def remove_client(self, partner_id: str, client_id: str) -> None:
-        """AdminError when the client does not speak for this partner."""
+    def remove_client(self, partner_id: str, client_id: str, issuer: str = ANY_ISSUER) -> None:
+        """AdminError when the issuer's client does not speak for this partner."""
         ...
 
     def list_clients(self, partner_id: str) -> list[ClientInfo]: ...
@@ -111,8 +111,9 @@ class Admission(Protocol):
     the partner's rate limit."""
 
     def find_key(self, key_hash: str) -> KeyOwner | None: ...
-    def find_client(self, client_id: str) -> ClientOwner | None:
-        """The partner an OAuth client speaks for (read only for requests that carry a bearer token)."""
+    def find_client(self, client_id: str, issuer: str = ANY_ISSUER) -> ClientOwner | None:
+        """The partner the issuer's OAuth client speaks for: its mapping for that issuer, else one made before
+        mappings named an issuer (ANY_ISSUER). Read only for requests that carry a bearer token."""
         ...
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:

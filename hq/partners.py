@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from backends.factory import Backend, open_backend
+from core.clients import ANY_ISSUER
 from core.clock import to_api_text, utc_now
 from core.ports import AdminError
 from core.records import Partner
@@ -32,12 +33,18 @@ def add_group(groups) -> None:
     client = sub.add_parser("client", help="the OAuth clients whose bearer tokens speak for a partner")
     client_actions = client.add_subparsers(dest="client_action", required=True)
     for name, text, run in (
-        ("add", "let the client's tokens (its azp or appid) speak for the partner", client_add),
+        ("add", "let the client's tokens (its client_id, azp or appid) speak for the partner", client_add),
         ("remove", "refuse the client's tokens from now on (401)", client_remove),
     ):
         command = client_actions.add_parser(name, help=text)
         command.add_argument("partner_id")
         command.add_argument("client_id", help="the application (client) id the identity provider assigned")
+        command.add_argument(
+            "--issuer",
+            action="append",
+            help="the issuer whose client it is, as in OAUTH_ISSUER (repeat for several); add: needed when "
+            "OAUTH_ISSUER lists several, remove: default every issuer",
+        )
         command.set_defaults(run=run)
     listing = client_actions.add_parser("list", help="the partner's clients (also shown by `hq key list`)")
     listing.add_argument("partner_id")
@@ -124,15 +131,37 @@ def partner_list(backend: Backend, args: argparse.Namespace) -> None:
 
 
 def client_add(backend: Backend, args: argparse.Namespace) -> None:
+    """A client is an issuer's (decision 0103): with one issuer configured it is that one's; with several, HQ
+    names it; with none (tokens off), the mapping holds for any issuer, as mappings made before issuers did."""
     from ingest.onboarding import add_client
 
-    add_client(backend.storage, args.partner_id, args.client_id, utc_now())
-    print(f"Client {args.client_id} now speaks for partner {args.partner_id}: its bearer tokens are accepted.")
+    configured = backend.settings.oauth_issuers
+    issuers = args.issuer or (list(configured) if len(configured) == 1 else [ANY_ISSUER] if not configured else [])
+    if not issuers:
+        raise AdminError(
+            f"OAUTH_ISSUER lists {len(configured)} issuers: name the client's with --issuer "
+            "(once for each issuer whose tokens it gets, such as Entra ID's v1 and v2 issuers)"
+        )
+    unknown = [issuer for issuer in issuers if configured and issuer not in configured]
+    if unknown:
+        raise AdminError(f"not an issuer of OAUTH_ISSUER: {', '.join(unknown)}")
+    for issuer in issuers:
+        add_client(backend.storage, args.partner_id, args.client_id, utc_now(), issuer)
+    print(
+        f"Client {args.client_id} now speaks for partner {args.partner_id}: its bearer tokens from "
+        f"{_issuers_text(issuers)} are accepted."
+    )
 
 
 def client_remove(backend: Backend, args: argparse.Namespace) -> None:
-    backend.storage.remove_client(args.partner_id, args.client_id)
+    mapped = [c.issuer for c in backend.storage.list_clients(args.partner_id) if c.client_id == args.client_id]
+    for issuer in args.issuer or mapped or [ANY_ISSUER]:  # none mapped: the storage says so
+        backend.storage.remove_client(args.partner_id, args.client_id, issuer)
     print(f"Removed client {args.client_id} of partner {args.partner_id}: its bearer tokens now get 401.")
+
+
+def _issuers_text(issuers: list[str]) -> str:
+    return ", ".join(issuer or "any issuer" for issuer in issuers)
 
 
 def client_list(backend: Backend, args: argparse.Namespace) -> None:
@@ -146,4 +175,7 @@ def clients_table(backend: Backend, partner_id: str) -> str:
             f"Partner {partner_id} has no OAuth clients. "
             f"Add one with: python -m hq partner client add {partner_id} CLIENT_ID"
         )
-    return table(["CLIENT_ID", "ADDED_AT"], [[client.client_id, to_api_text(client.added_at)] for client in clients])
+    return table(
+        ["CLIENT_ID", "ISSUER", "ADDED_AT"],
+        [[client.client_id, client.issuer or "any", to_api_text(client.added_at)] for client in clients],
+    )

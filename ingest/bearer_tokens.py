@@ -133,7 +133,7 @@ def authenticate_token(storage: Admission, tokens: BearerTokens | None, token: s
     if tokens is None:
         raise TokenRefused("not configured")
     client = tokens.client_of(token)
-    owner = storage.find_client(client.client_id)
+    owner = storage.find_client(client.client_id, client.issuer)
     if owner is None:
         raise TokenRefused("unknown client", client.client_id)
     if not owner.partner.active:

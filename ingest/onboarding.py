@@ -12,7 +12,7 @@ import datetime as dt
 
 from pydantic import TypeAdapter, ValidationError
 
-from core.clients import ClientInfo
+from core.clients import ANY_ISSUER, ClientInfo
 from core.ports import AdminError, Storage
 from core.records import KeyOwner, Partner
 from ingest.access import NewKey, hash_key, is_key_id, new_key
@@ -89,12 +89,14 @@ def revoke_key(storage: Storage, partner_id: str, key_id: str, now: dt.datetime)
     storage.revoke_key(partner_id, key_id, now)
 
 
-def add_client(storage: Storage, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+def add_client(
+    storage: Storage, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER
+) -> ClientInfo:
     """Let the OAuth client's bearer tokens speak for the partner. A client id is whatever the identity
     provider assigned (Entra ID: the application's GUID), kept exactly as given: checked only for what
     cannot be one (empty, too long, control characters, surrounding spaces)."""
     check_client_id(client_id)
-    return storage.add_client(partner_id, client_id, now)
+    return storage.add_client(partner_id, client_id, now, issuer)
 
 
 def check_client_id(client_id: str) -> None:

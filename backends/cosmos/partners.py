@@ -15,7 +15,7 @@ from backends.cosmos.conditional import update_item
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key, partner_key
-from core.clients import ClientInfo, ClientOwner
+from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.clock import from_utc_text, to_utc_text
 from core.ports import AdminError
 from core.records import Partner
@@ -39,9 +39,10 @@ def _registration_id(store_id: str) -> str:
     return compound_key("registration", store_id)
 
 
-def _client_key(client_id: str) -> str:
-    """The partition of one OAuth client (id "client")."""
-    return compound_key("client", client_id)
+def _client_key(client_id: str, issuer: str = ANY_ISSUER) -> str:
+    """The partition of one OAuth client of one issuer (id "client"); a client mapped before mappings named
+    their issuer keeps its partition `client|<client_id>` (decision 0103): nothing to migrate."""
+    return compound_key("client", client_id) if issuer == ANY_ISSUER else compound_key("client", issuer, client_id)
 
 
 class Partners:
@@ -166,32 +167,33 @@ class Partners:
 
     # -- OAuth clients ----------------------------------------------------------------------------
 
-    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER) -> ClientInfo:
         self.require_partner(partner_id)
         try:
             self._partners.create_item(
                 {
                     "id": "client",
-                    "pk": _client_key(client_id),
+                    "pk": _client_key(client_id, issuer),
                     "type": "client",
+                    "issuer": issuer,
                     "client_id": client_id,
                     "partner_id": partner_id,
                     "added_at": to_utc_text(now),
                 }
             )
         except CosmosResourceExistsError:
-            known = read_or_none(self._partners, "client", _client_key(client_id))
+            known = read_or_none(self._partners, "client", _client_key(client_id, issuer))
             owner = known["partner_id"] if known else "another partner"
             raise AdminError(f"client {client_id} already speaks for partner {owner}") from None
-        return ClientInfo(client_id, partner_id, now)
+        return ClientInfo(client_id, partner_id, now, issuer)
 
-    def remove_client(self, partner_id: str, client_id: str) -> None:
+    def remove_client(self, partner_id: str, client_id: str, issuer: str = ANY_ISSUER) -> None:
         self.require_partner(partner_id)
-        known = read_or_none(self._partners, "client", _client_key(client_id))
+        known = read_or_none(self._partners, "client", _client_key(client_id, issuer))
         if known is None or known["partner_id"] != partner_id:
             raise AdminError(f"partner {partner_id} has no client {client_id}")
         try:
-            self._partners.delete_item("client", partition_key=_client_key(client_id))
+            self._partners.delete_item("client", partition_key=_client_key(client_id, issuer))
         except CosmosResourceNotFoundError:
             pass  # a concurrent remove did it
 
@@ -200,14 +202,22 @@ class Partners:
         # HQ only: cross-partition, as the partner's keys are listed.
         items = query(
             self._partners,
-            "SELECT c.client_id, c.partner_id, c.added_at FROM c WHERE c.type = 'client' AND c.partner_id = @partner",
+            "SELECT c.client_id, c.partner_id, c.added_at, c.issuer FROM c WHERE c.type = 'client' "
+            "AND c.partner_id = @partner",
             partner=partner_id,
         )
-        clients = [ClientInfo(item["client_id"], item["partner_id"], from_utc_text(item["added_at"])) for item in items]
-        return sorted(clients, key=lambda client: (client.added_at, client.client_id))
+        clients = [
+            ClientInfo(item["client_id"], item["partner_id"], from_utc_text(item["added_at"]), item.get("issuer", ""))
+            for item in items
+        ]
+        return sorted(clients, key=lambda client: (client.added_at, client.client_id, client.issuer))
 
-    def find_client(self, client_id: str) -> ClientOwner | None:
-        client = read_or_none(self._partners, "client", _client_key(client_id))
+    def find_client(self, client_id: str, issuer: str = ANY_ISSUER) -> ClientOwner | None:
+        """The issuer's own mapping (a point read), else one made for any issuer (a second)."""
+        client = (
+            None if issuer == ANY_ISSUER else read_or_none(self._partners, "client", _client_key(client_id, issuer))
+        )
+        client = client or read_or_none(self._partners, "client", _client_key(client_id))
         if client is None:
             return None
         partner = read_or_none(self._partners, "partner", partner_key(client["partner_id"]))

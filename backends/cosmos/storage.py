@@ -26,7 +26,7 @@ from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
 from backends.cosmos.trade_records import TradeRecords
 from backends.cosmos.ttl_backfill import Backfilled, backfill_ttl
-from core.clients import ClientInfo, ClientOwner
+from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.day_records import DayRecordsPage
 from core.documents_page import DocumentsPage
 from core.records import (
@@ -151,12 +151,12 @@ class CosmosStorage:
         return self._admission.list_keys(partner_id)
 
     @outage_as_unavailable
-    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
-        return self._partners.add_client(partner_id, client_id, now)
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER) -> ClientInfo:
+        return self._partners.add_client(partner_id, client_id, now, issuer)
 
     @outage_as_unavailable
-    def remove_client(self, partner_id: str, client_id: str) -> None:
-        self._partners.remove_client(partner_id, client_id)
+    def remove_client(self, partner_id: str, client_id: str, issuer: str = ANY_ISSUER) -> None:
+        self._partners.remove_client(partner_id, client_id, issuer)
 
     @outage_as_unavailable
     def list_clients(self, partner_id: str) -> list[ClientInfo]:
@@ -193,8 +193,8 @@ class CosmosStorage:
         return self._admission.find_key(key_hash)
 
     @outage_as_unavailable
-    def find_client(self, client_id: str) -> ClientOwner | None:
-        return self._partners.find_client(client_id)
+    def find_client(self, client_id: str, issuer: str = ANY_ISSUER) -> ClientOwner | None:
+        return self._partners.find_client(client_id, issuer)
 
     @outage_as_unavailable
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:

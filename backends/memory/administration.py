@@ -8,7 +8,7 @@ import datetime as dt
 
 from backends.admin_rules import require_partner
 from backends.memory.state import MemoryState, StoredKey
-from core.clients import ClientInfo, ClientOwner
+from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.ports import AdminError
 from core.records import ApiKeyInfo, KeyOwner, Partner
 
@@ -75,28 +75,28 @@ class MemoryAdministration(MemoryState):
                 ApiKeyInfo(key.key_id, partner_id, key.created_at, key.revoked_at, key.last_used_at) for key in keys
             ]
 
-    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER) -> ClientInfo:
         with self._lock:
             require_partner(self.get_partner, partner_id)
-            known = self._clients.get(client_id)
+            known = self._clients.get((issuer, client_id))
             if known is not None:
                 raise AdminError(f"client {client_id} already speaks for partner {known.partner_id}")
-            self._clients[client_id] = ClientInfo(client_id, partner_id, now)
-            return self._clients[client_id]
+            self._clients[(issuer, client_id)] = ClientInfo(client_id, partner_id, now, issuer)
+            return self._clients[(issuer, client_id)]
 
-    def remove_client(self, partner_id: str, client_id: str) -> None:
+    def remove_client(self, partner_id: str, client_id: str, issuer: str = ANY_ISSUER) -> None:
         with self._lock:
             require_partner(self.get_partner, partner_id)
-            known = self._clients.get(client_id)
+            known = self._clients.get((issuer, client_id))
             if known is None or known.partner_id != partner_id:
                 raise AdminError(f"partner {partner_id} has no client {client_id}")
-            del self._clients[client_id]
+            del self._clients[(issuer, client_id)]
 
     def list_clients(self, partner_id: str) -> list[ClientInfo]:
         with self._lock:
             require_partner(self.get_partner, partner_id)
             clients = (client for client in self._clients.values() if client.partner_id == partner_id)
-            return sorted(clients, key=lambda client: (client.added_at, client.client_id))
+            return sorted(clients, key=lambda client: (client.added_at, client.client_id, client.issuer))
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         with self._lock:
@@ -143,9 +143,9 @@ class MemoryAdministration(MemoryState):
                 self._partners[key.partner_id], key.key_id, key.key_hash, key.revoked_at is not None, key.last_used_at
             )
 
-    def find_client(self, client_id: str) -> ClientOwner | None:
+    def find_client(self, client_id: str, issuer: str = ANY_ISSUER) -> ClientOwner | None:
         with self._lock:
-            client = self._clients.get(client_id)
+            client = self._clients.get((issuer, client_id)) or self._clients.get((ANY_ISSUER, client_id))
             return None if client is None else ClientOwner(self._partners[client.partner_id], client_id)
 
     def record_key_use(self, key_hash: str, hour: dt.datetime) -> None:

@@ -49,7 +49,7 @@ class MemoryState:
         self._lock = threading.RLock()
         self._partners: dict[str, Partner] = {}
         self._keys: dict[str, StoredKey] = {}  # by key_hash
-        self._clients: dict[str, ClientInfo] = {}  # by client_id
+        self._clients: dict[tuple[str, str], ClientInfo] = {}  # by issuer and client_id
         self._stores_registered: dict[str, dict[str, dt.datetime]] = defaultdict(dict)
         self._directions: dict[str, dict[str, int]] = defaultdict(dict)
         self._request_counts: dict[tuple[str, int], int] = {}

@@ -9,7 +9,7 @@ import sqlite3
 from backends.admin_rules import require_partner
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import in_chunks, partner_of
-from core.clients import ClientInfo
+from core.clients import ANY_ISSUER, ClientInfo
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
 from core.ports import AdminError
 from core.records import ApiKeyInfo, Partner
@@ -103,20 +103,25 @@ class SqliteAdministration:
             for r in rows
         ]
 
-    def add_client(self, partner_id: str, client_id: str, now: dt.datetime) -> ClientInfo:
+    def add_client(self, partner_id: str, client_id: str, now: dt.datetime, issuer: str = ANY_ISSUER) -> ClientInfo:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
-            row = db.execute("SELECT partner_id FROM partner_clients WHERE client_id = ?", (client_id,)).fetchone()
+            row = db.execute(
+                "SELECT partner_id FROM issuer_clients WHERE issuer = ? AND client_id = ?", (issuer, client_id)
+            ).fetchone()
             if row is not None:
                 raise AdminError(f"client {client_id} already speaks for partner {row[0]}")
-            db.execute("INSERT INTO partner_clients VALUES (?, ?, ?)", (client_id, partner_id, to_utc_text(now)))
-        return ClientInfo(client_id, partner_id, now)
+            db.execute(
+                "INSERT INTO issuer_clients VALUES (?, ?, ?, ?)", (issuer, client_id, partner_id, to_utc_text(now))
+            )
+        return ClientInfo(client_id, partner_id, now, issuer)
 
-    def remove_client(self, partner_id: str, client_id: str) -> None:
+    def remove_client(self, partner_id: str, client_id: str, issuer: str = ANY_ISSUER) -> None:
         require_partner(self.get_partner, partner_id)
         with self.db.write() as db:
             cursor = db.execute(
-                "DELETE FROM partner_clients WHERE client_id = ? AND partner_id = ?", (client_id, partner_id)
+                "DELETE FROM issuer_clients WHERE issuer = ? AND client_id = ? AND partner_id = ?",
+                (issuer, client_id, partner_id),
             )
             if cursor.rowcount != 1:
                 raise AdminError(f"partner {partner_id} has no client {client_id}")
@@ -125,11 +130,11 @@ class SqliteAdministration:
         require_partner(self.get_partner, partner_id)
         with self.db.read() as db:
             rows = db.execute(
-                "SELECT client_id, partner_id, added_at FROM partner_clients WHERE partner_id = ? "
-                "ORDER BY added_at, client_id",
+                "SELECT issuer, client_id, partner_id, added_at FROM issuer_clients WHERE partner_id = ? "
+                "ORDER BY added_at, client_id, issuer",
                 (partner_id,),
             ).fetchall()
-        return [ClientInfo(r["client_id"], r["partner_id"], from_utc_text(r["added_at"])) for r in rows]
+        return [ClientInfo(r["client_id"], r["partner_id"], from_utc_text(r["added_at"]), r["issuer"]) for r in rows]
 
     def register_stores(self, partner_id: str, store_ids: list[str], now: dt.datetime) -> None:
         require_partner(self.get_partner, partner_id)

@@ -8,7 +8,7 @@ import datetime as dt
 from backends.sqlite.administration import registered_among
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.rows import partner_of
-from core.clients import ClientOwner
+from core.clients import ANY_ISSUER, ClientOwner
 from core.clock import from_utc_text_or_none, to_utc_text
 from core.records import KeyOwner
 
@@ -33,12 +33,12 @@ class SqliteAdmission:
             from_utc_text_or_none(row["last_used_at"]),
         )
 
-    def find_client(self, client_id: str) -> ClientOwner | None:
+    def find_client(self, client_id: str, issuer: str = ANY_ISSUER) -> ClientOwner | None:
         with self.db.read() as db:
-            row = db.execute(
-                "SELECT c.client_id, p.* FROM partner_clients c JOIN partners p ON p.partner_id = c.partner_id "
-                "WHERE c.client_id = ?",
-                (client_id,),
+            row = db.execute(  # the issuer's own mapping first, then one for any issuer
+                "SELECT c.client_id, p.* FROM issuer_clients c JOIN partners p ON p.partner_id = c.partner_id "
+                "WHERE c.client_id = ? AND c.issuer IN (?, '') ORDER BY c.issuer DESC LIMIT 1",
+                (client_id, issuer),
             ).fetchone()
         return None if row is None else ClientOwner(partner_of(row), row["client_id"])
 

@@ -19,11 +19,12 @@ CREATE TABLE IF NOT EXISTS api_keys (
     key_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
     key_hash TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL, revoked_at TEXT, last_used_at TEXT);
 CREATE INDEX IF NOT EXISTS api_keys_by_partner ON api_keys(partner_id);
--- The OAuth 2.0 clients whose bearer tokens speak for a partner (`hq partner client add`): one partner each.
-CREATE TABLE IF NOT EXISTS partner_clients (
-    client_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
-    added_at TEXT NOT NULL) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS partner_clients_by_partner ON partner_clients(partner_id);
+-- The OAuth 2.0 clients whose bearer tokens speak for a partner (`hq partner client add`): one partner each, per
+-- issuer ('' for a client mapped before mappings named their issuer, moved here from partner_clients).
+CREATE TABLE IF NOT EXISTS issuer_clients (
+    issuer TEXT NOT NULL, client_id TEXT NOT NULL, partner_id TEXT NOT NULL REFERENCES partners(partner_id),
+    added_at TEXT NOT NULL, PRIMARY KEY (issuer, client_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS issuer_clients_by_partner ON issuer_clients(partner_id);
 CREATE TABLE IF NOT EXISTS registered_stores (
     partner_id TEXT NOT NULL, store_id TEXT NOT NULL, registered_at TEXT NOT NULL,
     PRIMARY KEY (partner_id, store_id)) WITHOUT ROWID;
@@ -157,6 +158,7 @@ def open_database(data_dir: Path) -> SqliteDatabase:
     db = SqliteDatabase(data_dir / "pos.sqlite3", SCHEMA)
     _add_missing_columns(db)
     _add_record_codes(db)
+    _move_clients_to_issuers(db)
     with db.read() as connection:  # IF NOT EXISTS: nothing is written once they exist
         for statement in INDEXES_OVER_ADDED_COLUMNS:
             connection.execute(statement)
@@ -176,6 +178,21 @@ def _add_missing_columns(database: SqliteDatabase) -> None:
         for table, column, declaration in missing:
             if not _has_column(db, table, column):
                 db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+def _move_clients_to_issuers(database: SqliteDatabase) -> None:
+    """A database made before mappings named their issuer: its clients move to issuer_clients, each for any
+    issuer (''), as they were (decision 0103); then partner_clients is dropped."""
+    query = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'partner_clients'"
+    with database.read() as db:
+        if db.execute(query).fetchone() is None:
+            return  # the usual case: no write lock taken on open
+    with database.write() as db:
+        if db.execute(query).fetchone() is not None:  # again, under the lock
+            db.execute(
+                "INSERT OR IGNORE INTO issuer_clients SELECT '', client_id, partner_id, added_at FROM partner_clients"
+            )
+            db.execute("DROP TABLE partner_clients")
 
 
 def _add_record_codes(database: SqliteDatabase) -> None:

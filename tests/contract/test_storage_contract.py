@@ -1173,3 +1173,26 @@ def test_trade_record_versions_are_the_latest_stored_and_where_they_live(storage
         marker(partner, "trade-records", 3, store_id="S1", business_date=DAY, seq=2), batch
     )
     assert saved.changes == predicted
+
+
+def test_a_client_is_mapped_per_issuer_and_one_mapped_for_any_issuer_still_speaks(storage, partner):
+    other = new_id()
+    storage.add_partner(other, "Other", T0)
+    entra, keycloak = "https://login.microsoftonline.com/tenant/v2.0", "https://sso.acme.example/realms/pos"
+    shared, legacy = str(uuid.uuid4()), str(uuid.uuid4())
+    assert storage.add_client(partner, shared, T0, entra) == ClientInfo(shared, partner, T0, entra)
+    storage.add_client(other, shared, T0, keycloak)  # the same id at another issuer: another client
+    storage.add_client(partner, legacy, T0)  # as mapped before mappings named an issuer: any issuer
+    assert storage.find_client(shared, entra).partner.partner_id == partner
+    assert storage.find_client(shared, keycloak).partner.partner_id == other
+    assert storage.find_client(shared, "https://elsewhere.example") is None
+    assert storage.find_client(legacy, entra).partner.partner_id == partner
+    assert storage.find_client(legacy, keycloak).partner.partner_id == partner
+    with pytest.raises(AdminError, match=f"^client {shared} already speaks for partner {other}$"):
+        storage.add_client(partner, shared, T0, keycloak)
+    assert {(c.client_id, c.issuer) for c in storage.list_clients(partner)} == {(shared, entra), (legacy, "")}
+    with pytest.raises(AdminError, match=f"^partner {partner} has no client {shared}$"):
+        storage.remove_client(partner, shared, keycloak)
+    storage.remove_client(partner, shared, entra)
+    assert storage.find_client(shared, entra) is None
+    assert storage.find_client(shared, keycloak).partner.partner_id == other

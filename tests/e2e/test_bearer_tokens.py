@@ -41,7 +41,8 @@ def token_partner(host, provider: IdentityProvider, stores=("S1",)):
     """A partner with a key (partner.key) and an OAuth client mapped to it by `hq partner client add`."""
     partner = make_partner(host, tuple(stores))
     client_id, _ = provider.register_client()
-    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id)
+    issuers = ("--issuer", provider.issuer, "--issuer", provider.issuer_v1)  # Entra ID's v2 and v1: two issuers
+    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id, *issuers)
     assert added.returncode == 0, added.stderr
     partner.client_id = client_id
     return partner
@@ -355,3 +356,31 @@ def test_without_oauth_settings_a_token_alone_is_refused_and_a_key_still_decides
     no_credentials = get(host, {})
     problem_of(no_credentials, 401, "UNAUTHORIZED")
     assert "WWW-Authenticate" not in no_credentials.headers  # the service does not offer tokens here
+
+
+def test_a_client_id_is_its_issuers_one_providers_client_cannot_speak_for_anothers_partner(tmp_path):
+    """Two providers configured (decision 0103): the same client id at each is two clients, mapped apart."""
+    first, second = IdentityProvider().start(), IdentityProvider().start()
+    settings = {
+        "OAUTH_ISSUER": f"{first.issuer},{second.issuer}",
+        "OAUTH_AUDIENCE": oauth_settings(first)["OAUTH_AUDIENCE"],
+    }
+    host = start_host(tmp_path, **settings)
+    try:
+        partner, victim = make_partner(host), make_partner(host)
+        client_id = str(uuid.uuid4())
+        refused = host.hq_in_process("partner", "client", "add", victim.partner_id, client_id)
+        assert refused.returncode != 0 and "--issuer" in refused.stderr  # which provider's client is it?
+        hq = host.hq_in_process
+        assert hq("partner", "client", "add", victim.partner_id, client_id, "--issuer", first.issuer).returncode == 0
+        assert get(host, bearer(first.token(client_id))).json()["partner_id"] == victim.partner_id
+        assert_invalid_token(get(host, bearer(second.token(client_id))))  # the same id at the other provider
+        assert hq("partner", "client", "add", partner.partner_id, client_id, "--issuer", second.issuer).returncode == 0
+        assert get(host, bearer(second.token(client_id))).json()["partner_id"] == partner.partner_id
+        assert get(host, bearer(first.token(client_id))).json()["partner_id"] == victim.partner_id
+        listed = hq("partner", "client", "list", partner.partner_id).stdout
+        assert second.issuer in listed and first.issuer not in listed
+    finally:
+        host.stop()
+        first.stop()
+        second.stop()

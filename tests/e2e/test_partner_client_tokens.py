@@ -14,7 +14,7 @@ import time
 import pytest
 import requests
 from pos_partner_client import ClientCredentials, PosApiError, PosClient, TokenError
-from pos_partner_client.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE
+from pos_partner_client.cli import EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE
 
 from tests.conftest import ROOT, make_partner, start_azure_host, start_host
 from tests.e2e.test_bearer_tokens import bearer
@@ -47,7 +47,7 @@ def oauth_backend_host(request, tmp_path_factory, identity_provider):
 def credentials_of(host, provider: IdentityProvider, partner) -> ClientCredentials:
     """A client registered at the provider (id and secret) and mapped to the partner by HQ."""
     client_id, secret = provider.register_client()
-    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id)
+    added = host.hq_in_process("partner", "client", "add", partner.partner_id, client_id, "--issuer", provider.issuer)
     assert added.returncode == 0, added.stderr
     return ClientCredentials(provider.token_url, client_id, secret, SCOPE)
 
@@ -153,6 +153,19 @@ def test_an_unreachable_token_url_is_named(tmp_path, identity_provider):
         credentials.token()
     assert unreachable.value.code == "TOKEN_UNAVAILABLE" and unreachable.value.retryable
     assert closed.token_url in str(unreachable.value) and "secret" not in str(unreachable.value)
+    env = {
+        "POS_TOKEN_URL": closed.token_url,
+        "POS_CLIENT_ID": "client",
+        "POS_CLIENT_SECRET": "s3cret",
+        "POS_SCOPE": SCOPE,
+    }
+    host = start_host(tmp_path, **oauth_settings(identity_provider))
+    try:  # pos-partner says which URL it could not reach: the token endpoint's, not the service's
+        status = pos_partner(host, env, "status", "S1", DAY, "--give-up-after", "1")
+    finally:
+        host.stop()
+    assert status.returncode == EXIT_UNAVAILABLE and closed.token_url in status.stdout + status.stderr
+    assert "s3cret" not in status.stdout + status.stderr
 
 
 def pos_partner(host, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
