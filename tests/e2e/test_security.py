@@ -507,7 +507,7 @@ def test_every_answer_carries_a_request_id(backend_host):
         "404 app": partner.get("reference/nothing"),
         "404 host": partner.get("nothing/here"),
         "404 host, outside the prefix": requests.get(host.url("../../other"), timeout=30),
-        "404 host, wrong method": requests.delete(host.url("stores"), headers=partner.headers(), timeout=30),
+        "405 app, wrong method": requests.delete(host.url("stores"), headers=partner.headers(), timeout=30),
         "413 app": partner.put("stores", b"{" + b" " * (5 * 1024 * 1024) + b"}"),
     }
     for name, response in answers.items():

@@ -99,10 +99,11 @@ def test_an_unknown_route_is_a_not_found_problem(host, path):
         ("PUT", "reference/order-types"),
     ],
 )
-def test_a_method_a_route_does_not_serve_is_a_not_found_problem(partner, method, path):
+def test_a_method_a_route_does_not_serve_is_a_405_with_allow(partner, method, path):
+    # The app's own 405 functions (decision 0101), which the local host routes as the Functions host does.
     response = requests.request(method, partner.host.url(path), headers=partner.headers(), timeout=10)
-    problem = problem_of(response, 404, "NOT_FOUND")
-    assert method in problem["detail"]  # it says which method is not served
+    problem = problem_of(response, 405, "METHOD_NOT_ALLOWED")
+    assert method in problem["detail"] and response.headers["Allow"] in problem["detail"]
 
 
 # --- demo partner -------------------------------------------------------------------------------
