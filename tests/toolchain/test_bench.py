@@ -255,6 +255,7 @@ def test_the_gc_freeze_measure_runs_both_ways():
     tuned, without = report["with the app's settings"], report["without"]
     assert tuned["frozen_objects"] > 10_000 and without["frozen_objects"] == 0
     assert tuned["accepts"] == without["accepts"] == 2
-    # a 500-record batch sets off several collections at the default threshold (about 9 since the batch is
-    # decoded straight into Structs, which the collector does not track; dozens before), about none above it
-    assert tuned["collections_per_accept"] < 1 < 4 < without["collections_per_accept"]
+    # a 500-record batch sets off collections at the default threshold (about 9 on Python 3.11 since the batch
+    # is decoded straight into Structs, which the collector does not track; 2 on 3.13, whose collector counts
+    # differently), about none above it
+    assert tuned["collections_per_accept"] < 1 < without["collections_per_accept"]
