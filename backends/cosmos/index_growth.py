@@ -77,7 +77,6 @@ class IndexGrowth:
             return None if node in layout.closed else layout.item(partner_id, node)
 
         update_item(self._trades, LAYOUT_ID, layout_key(partner_id), with_node)
-        faults.point("cosmos.index_layout")
 
     # -- creating entries -------------------------------------------------------------------------
 
@@ -225,7 +224,6 @@ class IndexGrowth:
                     )
             except (CosmosAccessConditionFailedError, CosmosResourceExistsError):
                 return  # a creation or another close got there first: the next round reads it again
-            faults.point("cosmos.index_closed")
         self._record_closed(partner_id, leaf)
 
 
