@@ -60,5 +60,9 @@ class MemoryDayRecords(MemoryState):
 
 
 def _status(document_json: str) -> str | None:
-    status = orjson.loads(document_json).get("status") if document_json else None
+    try:
+        document = orjson.loads(document_json) if document_json else None
+    except orjson.JSONDecodeError:
+        return None  # as SQLite's json_valid: a document that is not JSON has no status
+    status = document.get("status") if isinstance(document, dict) else None
     return status if isinstance(status, str) else None

@@ -12,7 +12,8 @@ from backends.sqlite.database import SqliteDatabase
 from core.day_records import DayRecord, DayRecordsPage, keyset_after, keyset_cursor
 
 _COLUMNS = (
-    "SELECT source_type, trade_record_id, version, json_extract(document, '$.status'), item_rows, payment_rows, "
+    "SELECT source_type, trade_record_id, version, "
+    "CASE WHEN json_valid(document) THEN json_extract(document, '$.status') END, item_rows, payment_rows, "
     "total_minor, tax_minor, tip_minor, payments, batch_id FROM trade_records "
     "WHERE partner_id = ? AND store_id = ? AND business_date = ?"
 )

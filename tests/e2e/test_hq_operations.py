@@ -16,6 +16,7 @@ import subprocess
 import uuid
 
 import pytest
+from rich.cells import cell_len
 
 from core.records import BatchMarker, ClosedDay
 from hq.cli import command_names, main
@@ -29,10 +30,18 @@ NEXT_DAY = "2026-11-21"
 UNKNOWN_DIRECTION = "PAYMENT_TYPE_UNKNOWN_DIRECTION"
 
 
+WIDE_PAD = "\x00"  # stands for the second column of a wide character while a line is cut into cells
+
+
+def _by_column(line: str) -> str:
+    """The line with one character per display column: a wide character is followed by WIDE_PAD."""
+    return "".join(char + WIDE_PAD * (cell_len(char) - 1) for char in line)
+
+
 def table(text: str) -> list[dict[str, str]]:
     """The rows of the table `text` starts with, by column name; lines after the table (a summary or a
     legend) are left out: they do not have the table's two-space gaps at its column starts."""
-    lines = text.splitlines()
+    lines = [_by_column(line) for line in text.splitlines()]  # hq aligns by display width (decision 0098)
     header = lines[0]
     starts = [match.start() for match in re.finditer(r"\S+", header)]
     names = header.split()
@@ -40,7 +49,10 @@ def table(text: str) -> list[dict[str, str]]:
     for line in lines[1:]:
         if not line.strip() or any(len(line) > start and line[start - 2 : start] != "  " for start in starts[1:]):
             break
-        cells = [line[start:end].strip() for start, end in zip(starts, starts[1:] + [None], strict=True)]
+        cells = [
+            line[start:end].strip().replace(WIDE_PAD, "")
+            for start, end in zip(starts, starts[1:] + [None], strict=True)
+        ]
         rows.append(dict(zip(names, cells, strict=True)))
     return rows
 

@@ -233,6 +233,14 @@ def check_get_daily_close(pair: Pair) -> None:
     assert mine["expected"] != pair.a_results["SHARED"]["expected"]  # None, or B's own close
 
 
+def check_get_trade_records(pair: Pair) -> None:
+    b, day = pair.b, {"business_date": DAY}
+    problem_of(b.get("trade-records", params={"store_id": "A-ONLY", **day}), 403, "STORE_NOT_ALLOWED")
+    theirs = pair.a.get("trade-records", params={"store_id": "SHARED", **day}).json()["trade_records"]
+    mine = b.get("trade-records", params={"store_id": "SHARED", **day}).json()["trade_records"]
+    assert theirs and not {r["trade_record_id"] for r in theirs} & {r["trade_record_id"] for r in mine}
+
+
 def check_public(operation_id: str):
     """Operations without partner data answer both partners alike, and name neither."""
 
@@ -258,6 +266,7 @@ ISOLATION = {
     "post_trade_records": check_post_trade_records,
     "post_daily_close": check_post_daily_close,
     "get_daily_close": check_get_daily_close,
+    "get_trade_records": check_get_trade_records,
     "get_transaction_types": check_public("get_transaction_types"),
     "get_code_list": check_public("get_code_list"),
     "health": check_public("health"),
