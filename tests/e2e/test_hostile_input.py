@@ -592,7 +592,7 @@ PATHS = {
     # request target after /pos/v1/: (status, code, problem paths or None)
     "daily-close/%2e%2e/2026-11-20": (404, "NOT_FOUND", None),  # `..` removed: daily-close/2026-11-20
     "daily-close/../2026-11-20": (404, "NOT_FOUND", None),
-    "daily-close/S1/../../stores": (404, "NOT_FOUND", None),  # a GET of a PUT-only route
+    "daily-close/S1/../../stores": (405, "METHOD_NOT_ALLOWED", None),  # a GET of a PUT-only route (decision 0101)
     "daily-close/..%2F..%2Fadmin/2026-11-20": (403, "STORE_NOT_ALLOWED", None),  # %2F stays in its segment
     "daily-close/S1%2F..%2F..%2Fx/2026-11-20": (403, "STORE_NOT_ALLOWED", None),
     "daily-close/%27%20OR%201%3D1%20--/2026-11-20": (403, "STORE_NOT_ALLOWED", None),
