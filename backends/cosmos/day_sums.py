@@ -6,6 +6,7 @@ resends and crashes; reconciliation reads that one item, whatever the day holds 
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 import weakref
@@ -151,6 +152,8 @@ def summed_day(container, pk: str) -> dict:
 # the day's batch_seqs, then writes its records, then its batch entry, each needing the item. A guess only:
 # every write is conditioned on its ETag (or on its absence), and a stale one is read again.
 RECENT_SECONDS = 10.0
+# The longest wait before a writer that lost the day item to another tries again (with jitter).
+MAX_BACKOFF_SECONDS = 0.2
 RECENT_DAYS = 1024
 
 
@@ -197,7 +200,9 @@ class DayWriter:
         None when one of them was refused (404, 409, 412: nothing written). Lost races for the day item
         itself are retried on the item read again."""
 
-        def attempt(_number: int) -> list[dict] | None | object:
+        def attempt(number: int) -> list[dict] | None | object:
+            if number:  # writers of one store-day racing for its item: spread them out before trying again
+                time.sleep(random.uniform(0, min(MAX_BACKOFF_SECONDS, 0.005 * 2**number)))
             day = self._day or read_or_none(self._trades, DAY_ITEM_ID, self._pk)
             if day is None:
                 day = summed_day(self._trades, self._pk)
