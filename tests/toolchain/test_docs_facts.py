@@ -44,25 +44,30 @@ APP_SOURCES = [ROOT / "function_app.py"] + [
 
 
 def settings_read() -> set[str]:
-    """test_infra.py's scan, and names passed to any reader core/settings.py defines (a function whose first
-    parameter is `name`, as `_int` and `_bool`), so that a new reader's settings are found too."""
-    readers = {
-        node.name
-        for node in ast.walk(ast.parse((ROOT / "core" / "settings.py").read_text(encoding="utf-8")))
-        if isinstance(node, ast.FunctionDef) and node.args.args and node.args.args[0].arg == "name"
-    }
+    """test_infra.py's scan, and names passed to any reader the settings modules define (core/*settings.py: a
+    function whose first parameter is `name`, as `_int` and `_bool`, or whose `name` follows the `environ` it
+    reads, as the webhooks' `_number`), so that a new reader's settings are found too."""
+    readers: dict[str, int] = {}  # reader -> the position of its `name` parameter
+    for module in sorted((ROOT / "core").glob("*settings.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                names = [arg.arg for arg in node.args.args]
+                positions = [
+                    index
+                    for index, arg in enumerate(names)
+                    if arg == "name" and (index == 0 or names[index - 1] == "environ")
+                ]
+                if positions:
+                    readers[node.name] = positions[0]
     found = {name for name in settings_read_by_code() if not name.endswith(" (trigger connection)")}
     for path in APP_SOURCES:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in readers
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
-            ):
-                found.add(node.args[0].value)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in readers:
+                position = readers[node.func.id]
+                if len(node.args) > position:
+                    argument = node.args[position]
+                    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                        found.add(argument.value)
     return found
 
 
