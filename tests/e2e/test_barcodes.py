@@ -1,12 +1,12 @@
 """Barcodes printed in names are not card numbers (decision 0041), over real HTTP, and the thresholds
-of bench/barcodes.py on its smaller samples: every published test card number in free text refused, at
+on the samples of tests/barcode_samples.py: every published test card number in free text refused, at
 most 0.1 % of valid EAN-13, JAN, UPC-A and ISBN-13 barcodes in names refused."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench import barcodes
+from tests import barcode_samples as barcodes
 from tests.e2e.test_business_day import DAY, open_store
 from tests.payloads import error_paths
 from tests.trade_payloads import Line, trade_batch, trade_record
@@ -40,7 +40,7 @@ def test_a_card_number_beside_a_name_is_still_refused(partner, text):
     assert "4111" not in response.text and "4222" not in response.text and "4988" not in response.text
 
 
-def test_the_benchmark_bounds_hold_on_smaller_samples():
+def test_the_bounds_hold_on_the_samples():
     cards = barcodes.measure_test_cards()
     assert cards.refused == cards.total > 1000
     tallies = barcodes.measure_barcodes(2_000)
