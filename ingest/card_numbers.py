@@ -40,18 +40,9 @@ def contains_card_number(text: str) -> bool:
     return any(_run_holds_card_number(run.group()) for run in _DIGIT_RUN.finditer(text))
 
 
-def contains_card_number_or_barcode(text: str) -> bool:
-    """contains_card_number without recognising barcodes first: the rule before barcodes were recognised, which
-    tests/barcode_samples.py counts beside the service's."""
-    if not CARD_CANDIDATE.search(text):
-        return False
-    return any(_run_holds_card_number(run.group(), barcodes=False) for run in _DIGIT_RUN.finditer(text))
-
-
-def _run_holds_card_number(run: str, barcodes: bool = True) -> bool:
-    """barcodes=False: without recognising barcodes first (the earlier rule, for tests/barcode_samples.py)."""
+def _run_holds_card_number(run: str) -> bool:
     groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run)]
-    in_barcode = barcode_groups(groups) if barcodes else set()
+    in_barcode = barcode_groups(groups)
     for start in range(len(groups)):
         digits = ""
         for index in range(start, len(groups)):
