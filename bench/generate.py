@@ -38,7 +38,8 @@ from bench.catalogue import (
     REVENUE_STANDARD_CODES,
     profile_for,
 )
-from bench.transactions import minor_units, money_text, trade_record
+from bench.transactions import trade_record
+from core.money import format_minor_units, to_minor_units
 
 BATCH_LIMIT = 500
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -242,23 +243,24 @@ def control_totals(records: list[dict], exponent: int = 2) -> dict:
     revenue = {code for code, (standard, _) in MAPPING.items() if standard in REVENUE_STANDARD_CODES}
     net = tax = tip = paid = 0
     items = payment_rows = 0
+    minor = lambda amount: to_minor_units(amount, exponent)  # noqa: E731
     for record in records:
-        record_tax, record_tip = minor_units(record["tax_amount"]), minor_units(record["tip_amount"])
+        record_tax, record_tip = minor(record["tax_amount"]), minor(record["tip_amount"])
         tax += record_tax
         tip += record_tip
         if record["source_transaction_type"] in revenue:
-            net += minor_units(record["total_amount"]) - record_tax - record_tip
+            net += minor(record["total_amount"]) - record_tax - record_tip
         items += len(record["items"])
         payment_rows += len(record["payments"])
-        paid += sum(minor_units(p["amount"]) * PAYMENT_DIRECTIONS[p["payment_type"]] for p in record["payments"])
+        paid += sum(minor(p["amount"]) * PAYMENT_DIRECTIONS[p["payment_type"]] for p in record["payments"])
     return {
         "trade_record_count": len({record["trade_record_id"] for record in records}),
         "item_row_count": items,
         "payment_row_count": payment_rows,
-        "net_sales_amount": money_text(net, exponent),
-        "tax_amount": money_text(tax, exponent),
-        "tip_amount": money_text(tip, exponent),
-        "payment_total_amount": money_text(paid, exponent),
+        "net_sales_amount": format_minor_units(net, exponent),
+        "tax_amount": format_minor_units(tax, exponent),
+        "tip_amount": format_minor_units(tip, exponent),
+        "payment_total_amount": format_minor_units(paid, exponent),
     }
 
 
@@ -326,7 +328,7 @@ def mapping_body(seed: int = DEFAULT_SEED) -> bytes:
 
 def products_body(currency: str = "USD", seed: int = DEFAULT_SEED) -> bytes:
     profile = profile_for(currency)
-    money = lambda cents: money_text(profile.price(cents), profile.exponent)  # noqa: E731
+    money = lambda cents: format_minor_units(profile.price(cents), profile.exponent)  # noqa: E731
     common = {
         "currency": profile.currency,
         "status": "ACTIVE",

@@ -15,7 +15,7 @@ import orjson
 
 from bench import catalogue, floors, generate, harness
 from bench.measure import Config, fresh, ms, ratio, summary, timed
-from bench.transactions import money_text
+from core.money import format_minor_units
 
 
 def _rows(records: list[dict], exponent: int) -> list:
@@ -146,10 +146,10 @@ def run(cfg: Config, tmp: Path) -> dict:
                 "trade_record_count": row[0],
                 "item_row_count": row[1],
                 "payment_row_count": row[2],
-                "net_sales_amount": money_text(row[3], exponent),
-                "tax_amount": money_text(row[4], exponent),
-                "tip_amount": money_text(row[5], exponent),
-                "payment_total_amount": money_text(row[6], exponent),
+                "net_sales_amount": format_minor_units(row[3], exponent),
+                "tax_amount": format_minor_units(row[4], exponent),
+                "tip_amount": format_minor_units(row[5], exponent),
+                "payment_total_amount": format_minor_units(row[6], exponent),
             }
             if floor_totals != day["expected"] or result.actual != day["expected"]:
                 raise RuntimeError(

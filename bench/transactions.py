@@ -29,25 +29,12 @@ from bench.catalogue import (
     WALLETS,
     StoreProfile,
 )
+from core.money import format_minor_units, to_minor_units
 
 
 def _weighted(rng: random.Random, table) -> str:
     draw = rng.random()
     return next(value for value, upto in table if draw < upto)
-
-
-def money_text(minor: int, exponent: int) -> str:
-    """Minor units -> the decimal string with the currency's places (1250, 2 -> "12.50")."""
-    if exponent == 0:
-        return str(minor)
-    sign = "-" if minor < 0 else ""
-    whole, fraction = divmod(abs(minor), 10**exponent)
-    return f"{sign}{whole}.{fraction:0{exponent}d}"
-
-
-def minor_units(text: str) -> int:
-    """A decimal string with the currency's places -> minor units."""
-    return int(text.replace(".", ""))
 
 
 @dataclass
@@ -73,7 +60,7 @@ def _modifier(group_id: str, option: tuple, profile: StoreProfile) -> dict:
         "option_id": option_id,
         "option_name": name,
         "quantity": "1",
-        "price_delta": money_text(profile.price(cents), profile.exponent),
+        "price_delta": format_minor_units(profile.price(cents), profile.exponent),
     }
 
 
@@ -123,7 +110,7 @@ def _order_lines(rng: random.Random, profile: StoreProfile) -> list[_Line]:
 
 def _items(lines: list[_Line], profile: StoreProfile, order_type: str, sign: int = 1) -> list[dict]:
     """Item lines; sign -1 turns every quantity and amount negative (returns and refunds)."""
-    money = lambda minor: money_text(minor, profile.exponent)  # noqa: E731
+    money = lambda minor: format_minor_units(minor, profile.exponent)  # noqa: E731
     category = profile.tax_category(order_type)
     items = []
     for number, line in enumerate(lines, start=1):
@@ -166,8 +153,8 @@ def _taxes(base: int, profile: StoreProfile, order_type: str) -> tuple[int, list
             {
                 "tax_code": code,
                 "tax_rate": rate,
-                "taxable_amount": money_text(sign * taxable, profile.exponent),
-                "tax_amount": money_text(sign * tax, profile.exponent),
+                "taxable_amount": format_minor_units(sign * taxable, profile.exponent),
+                "tax_amount": format_minor_units(sign * tax, profile.exponent),
                 "is_inclusive": inclusive,
             }
         )
@@ -189,7 +176,7 @@ def _sale_payments(
     profile: StoreProfile,
 ) -> list[dict]:
     """Payments of a sale: amounts positive and adding up to total; the tip rides on a card payment."""
-    money = lambda minor: money_text(minor, profile.exponent)  # noqa: E731
+    money = lambda minor: format_minor_units(minor, profile.exponent)  # noqa: E731
     payments: list[dict] = []
 
     def pay(
@@ -262,7 +249,7 @@ def trade_record(
     order_type = _weighted(rng, ORDER_TYPES)
     record_id = f"{id_prefix}{index:06d}"
     exponent = profile.exponent
-    money = lambda minor: money_text(minor, exponent)  # noqa: E731
+    money = lambda minor: format_minor_units(minor, exponent)  # noqa: E731
 
     # When: store-local 06:30 to 01:30 the next morning, which is still this business date (workday_start 04:00).
     zone = zoneinfo.ZoneInfo(profile.time_zone)
@@ -340,8 +327,8 @@ def trade_record(
         tax_lines = [
             {
                 **line,
-                "taxable_amount": money(-minor_units(line["taxable_amount"])),
-                "tax_amount": money(-minor_units(line["tax_amount"])),
+                "taxable_amount": money(-to_minor_units(line["taxable_amount"], exponent)),
+                "tax_amount": money(-to_minor_units(line["tax_amount"], exponent)),
             }
             for line in tax_lines
         ]

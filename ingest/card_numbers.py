@@ -9,8 +9,8 @@ check. So a barcode printed in a name is recognised first, by its own check digi
 12 digits, an EAN-13, JAN or ISBN-13 of 13; as one group, in the printed groups 1-6-6 or 1-5-5-1, or an
 ISBN-13 in hyphenated groups from 978 or 979), and no card number is looked for in its digits. What this
 lets through: a 13-digit card number that is also a valid EAN-13 (one in ten 13-digit Visa or Maestro
-numbers, which the networks stopped issuing; none of the published test cards). bench/barcodes.py measures
-both sides (decision 0041).
+numbers, which the networks stopped issuing; none of the published test cards). Decision 0041 has the
+figures of both sides.
 """
 
 from __future__ import annotations
@@ -40,18 +40,9 @@ def contains_card_number(text: str) -> bool:
     return any(_run_holds_card_number(run.group()) for run in _DIGIT_RUN.finditer(text))
 
 
-def contains_card_number_or_barcode(text: str) -> bool:
-    """contains_card_number without recognising barcodes first: the rule before barcodes were recognised, which
-    bench/barcodes.py measures beside the service's."""
-    if not CARD_CANDIDATE.search(text):
-        return False
-    return any(_run_holds_card_number(run.group(), barcodes=False) for run in _DIGIT_RUN.finditer(text))
-
-
-def _run_holds_card_number(run: str, barcodes: bool = True) -> bool:
-    """barcodes=False: without recognising barcodes first (the earlier rule, for bench/barcodes.py)."""
+def _run_holds_card_number(run: str) -> bool:
     groups = [_ascii_digits(group) for group in _DIGIT_GROUP.findall(run)]
-    in_barcode = barcode_groups(groups) if barcodes else set()
+    in_barcode = barcode_groups(groups)
     for start in range(len(groups)):
         digits = ""
         for index in range(start, len(groups)):

@@ -151,7 +151,7 @@ NATIONAL_IDS: dict[str, tuple[str, ...]] = {
 }
 # IDs whose usual written form is a bare digit string that no sequence number takes by chance: CN's
 # resident ID has 18 digits holding a registered place code, a birth date and a check digit (one random
-# 18-digit string in 100,000 passes, bench/member_ids.py; sequence numbers have far fewer digits).
+# 18-digit string in 100,000 passes, decision 0040; sequence numbers have far fewer digits).
 BARE_DIGIT_IDS = frozenset({"cn.ric"})
 
 

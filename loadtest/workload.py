@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from core.money import format_minor_units
+
 CODE_TYPES = ("transaction-types", "order-types", "order-sources", "payment-methods", "payment-types", "tax-categories")
 PRODUCTS = (("P-BURGER", 550), ("P-COLA", 199), ("P-FRIES", 299), ("P-SALAD", 725), ("P-COFFEE", 350), ("P-CAKE", 480))
 FIRST_DAY = dt.date(2026, 1, 1)
@@ -35,8 +37,7 @@ MIX = {
 
 
 def money(minor: int) -> str:
-    sign = "-" if minor < 0 else ""
-    return f"{sign}{abs(minor) // 100}.{abs(minor) % 100:02d}"
+    return format_minor_units(minor, 2)  # every store of the workload trades in USD
 
 
 @dataclass

@@ -26,7 +26,7 @@ from ingest.access import hash_key
 
 FORWARDED_FOR = "x-forwarded-for"
 WINDOW_SECONDS = 60
-MAX_ADDRESSES = 10_000  # with as many known keys, under 5 MB (bench/bad_keys.py); oldest go first
+MAX_ADDRESSES = 10_000  # with as many known keys, under 5 MB (decision 0037); oldest go first
 MAX_KNOWN_KEYS = 10_000
 UNKNOWN_ADDRESS = "unknown"
 

@@ -1,12 +1,15 @@
 """Barcodes printed in names are not card numbers (decision 0041), over real HTTP, and the thresholds
-of bench/barcodes.py on its smaller samples: every published test card number in free text refused, at
+on the samples of tests/barcode_samples.py: every published test card number in free text refused, at
 most 0.1 % of valid EAN-13, JAN, UPC-A and ISBN-13 barcodes in names refused."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from bench import barcodes
+from ingest.card_numbers import is_payment_card_number
+from tests import barcode_samples as barcodes
 from tests.e2e.test_business_day import DAY, open_store
 from tests.payloads import error_paths
 from tests.trade_payloads import Line, trade_batch, trade_record
@@ -22,7 +25,8 @@ BARCODE_NAMES = [
 
 @pytest.mark.parametrize("name", BARCODE_NAMES)
 def test_a_barcode_in_a_product_name_is_accepted(partner, name):
-    assert barcodes.contains_card_number_or_barcode(name)  # what the rule before barcodes were recognised refused
+    # its barcode is also a card number of a network (what was refused before barcodes were recognised)
+    assert any(is_payment_card_number(digits) for digits in re.findall(r"\d+", name.replace(" ", "")))
     open_store(partner)
     record = trade_record("S1", DAY, [Line("P-TEA", 1, 550)])
     record["items"][0]["product_name"] = name
@@ -40,13 +44,12 @@ def test_a_card_number_beside_a_name_is_still_refused(partner, text):
     assert "4111" not in response.text and "4222" not in response.text and "4988" not in response.text
 
 
-def test_the_benchmark_bounds_hold_on_smaller_samples():
+def test_the_bounds_hold_on_the_samples():
     cards = barcodes.measure_test_cards()
     assert cards.refused == cards.total > 1000
     tallies = barcodes.measure_barcodes(2_000)
     refused = sum(tally.refused for tally in tallies.values())
     total = sum(tally.total for tally in tallies.values())
     assert refused <= barcodes.MAX_BARCODES_REFUSED * total
-    assert sum(tally.refused_before for tally in tallies.values()) > 0.02 * total  # the problem was real
     for length, tally in barcodes.measure_random_cards(500).items():
         assert tally.refused == tally.total or length == 13, length

@@ -4,8 +4,8 @@
 Card numbers are made here from a prefix and a computed Luhn check digit, so that every number the
 tests use is valid (or invalid) by construction. A card number is refused in free-text fields only
 (Text and FreeString50), never in identifiers (codes and ids), and only in a card network's range.
-The last part runs over real HTTP on the local host, and the measurements of bench/member_ids.py run
-here on smaller samples.
+The last part runs over real HTTP on the local host; the samples of tests/member_id_samples.py run here
+(their full-size figures are in decisions 0040 and 0041).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import orjson
 import pytest
 from pydantic import Field, TypeAdapter
 
-from bench import member_ids
 from ingest.card_networks import card_network
 from ingest.card_numbers import luhn_valid
 from ingest.data_protection import (
@@ -32,6 +31,7 @@ from ingest.data_protection import (
 from ingest.personal_data import is_national_id, is_written_phone_number
 from ingest.wire.requests import TradeRecord, record_part
 from ingest.wire.scalars import Code, FreeString50, Text
+from tests import member_id_samples as member_ids
 from tests.e2e.test_business_day import DAY, open_store
 from tests.trade_payloads import Line, trade_batch, trade_record
 
@@ -642,7 +642,7 @@ def test_the_walk_leaves_out_identifiers_enums_amounts_and_timestamps():
         assert left_out not in walked
 
 
-# --- the measurements of bench/member_ids.py, on smaller samples ------------------------------------
+# --- the samples of tests/member_id_samples.py ---------------------------------------------------------
 
 
 def test_no_sequence_number_is_refused():
@@ -665,10 +665,6 @@ def test_card_measurements():
     plain, _, drawn = member_ids.measure_outside_ranges(2_000)
     assert plain.refused == 0 and drawn > plain.total
     assert member_ids.measure_bare_resident_ids(5_000).refused == 0
-
-
-def test_the_bench_script_runs():
-    assert member_ids.main(["--quick"]) == 0
 
 
 # --- over real HTTP on the local host ---------------------------------------------------------------

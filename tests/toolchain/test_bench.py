@@ -183,25 +183,6 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert any(line.startswith("| · stage: prologue: I-JSON: repeated names") for line in table)  # a detail row
 
 
-def test_host_steps_times_every_step_of_requests_served_over_http():
-    from bench.host_steps import GC_LABEL, STEPS, WHOLE
-
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.host_steps", "--requests", "2", "--records", "20", "--rate-limit", "600"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr  # it raises unless every request was answered 202
-
-    figures = {line[:44].rstrip(): line[44:].split() for line in done.stdout.splitlines()[2:]}
-    assert set(figures) >= {WHOLE, GC_LABEL, *(label for label, _, _ in STEPS)}
-    # every step ran once a request in the serving thread (the median count of calls, last column)
-    assert all(figures[label][2] == "1" for label, _, _ in STEPS), done.stdout
-    assert float(figures["the host's own (whole request - use case)"][0]) > 0
-
-
 def test_summary_and_ratio_of_samples():
     from bench.measure import ratio, summary
 
@@ -245,17 +226,3 @@ def test_the_text_table_aligns_its_columns():
     assert lines[2].split() == ["accept", "10", "ms", "4.0", "ms", "2.50x", "<=", "2.5x", "yes"]
     assert lines[3].startswith("  stage: parse")  # a detail row keeps its indent
     assert lines[2].index("yes") == lines[0].index("met") and lines[2].index("2.50x") == lines[0].index("ratio")
-
-
-def test_the_gc_freeze_measure_runs_both_ways():
-    """bench/gc_freeze.py (docs/performance.md): one short run each way, as the worker would import the app."""
-    from bench import gc_freeze
-
-    report = gc_freeze.measure(rounds=1, batches=2)
-    tuned, without = report["with the app's settings"], report["without"]
-    assert tuned["frozen_objects"] > 10_000 and without["frozen_objects"] == 0
-    assert tuned["accepts"] == without["accepts"] == 2
-    # a 500-record batch sets off collections at the default threshold (about 9 on Python 3.11 since the batch
-    # is decoded straight into Structs, which the collector does not track; 2 on 3.13, whose collector counts
-    # differently), about none above it
-    assert tuned["collections_per_accept"] < 1 < without["collections_per_accept"]

@@ -1,30 +1,27 @@
-"""Barcodes in product names against card numbers in free text (decision 0041).
+"""Barcodes in product names against card numbers in free text (decision 0041), for tests/e2e/test_barcodes.py.
 
-`python -m bench.barcodes` prints the figures reported in decision 0041 (card numbers
-and barcodes); `--quick` runs smaller samples (tests/e2e/test_barcodes.py asserts the thresholds on
-them). Every figure comes from the function the service uses on free text (`contains_card_number`), beside
-the rule before barcodes were recognised (`contains_card_number_or_barcode`, which read no barcodes):
+Every figure comes from the function the service uses on free text (`contains_card_number`):
 
-- the networks' published test card numbers (bench/member_ids.py TEST_CARDS), each written plain, in groups
-  of four with spaces and with dashes, inside free texts of several languages (with other numbers around
-  them): all must be refused;
+- the networks' published test card numbers (tests/member_id_samples.py TEST_CARDS), each written plain, in
+  groups of four with spaces and with dashes, inside free texts of several languages (with other numbers
+  around them): all must be refused;
 - valid EAN-13 (GS1 prefixes of many countries, Japan's JAN 45 and 49 among them), UPC-A and ISBN-13
   barcodes, random but for their prefix and with their check digit, written as POS names write them (one
   group of digits, the printed groups 1-6-6 and 1-5-5-1, a hyphenated ISBN) inside product names with sizes,
   prices and quantities: at most 0.1 % may be refused.
+
+The full-size figures are in decision 0041.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
-import sys
 from dataclasses import dataclass, field
 
-from bench.member_ids import TEST_CARDS, luhn_completed
 from ingest.card_networks import card_network
-from ingest.card_numbers import contains_card_number, contains_card_number_or_barcode
+from ingest.card_numbers import contains_card_number
+from tests.member_id_samples import TEST_CARDS, luhn_completed
 
 SEED = 20261127
 MAX_BARCODES_REFUSED = 0.001  # the issue's bound: at most 0.1 % of barcodes refused
@@ -116,20 +113,11 @@ NAME_TEXTS = (
 class Tally:
     total: int = 0
     refused: int = 0
-    refused_before: int = 0  # by the rule before barcodes were recognised
     misses: list = field(default_factory=list)
 
-    def share(self, count: int) -> str:
-        return f"{count}/{self.total} ({100 * count / max(self.total, 1):.2f} %)"
-
-    @property
-    def refused_share(self) -> float:
-        return self.refused / max(self.total, 1)
-
     def count(self, text: str) -> bool:
-        """One text checked: counted by today's rule and by the rule before barcodes; whether today's refuses it."""
+        """One text checked and counted: whether the service refuses it."""
         self.total += 1
-        self.refused_before += contains_card_number_or_barcode(text)
         refused = contains_card_number(text)
         self.refused += refused
         return refused
@@ -231,52 +219,3 @@ def measure_barcodes(count: int) -> dict[str, Tally]:
                 tally.misses.append(name)
         tallies[kind] = tally
     return tallies
-
-
-# --- report ----------------------------------------------------------------------------------------
-
-
-def report(barcodes: int) -> tuple[str, bool]:
-    """The figures, and whether both bounds hold."""
-    cards = measure_test_cards()
-    lines = [
-        f"Published test card numbers in free text ({len(CARD_TEXTS)} texts, plain, spaced and dashed): refused "
-        f"{cards.share(cards.refused)} (before barcodes were recognised: {cards.share(cards.refused_before)}); "
-        f"misses: {cards.misses}"
-    ]
-    for length, tally in measure_random_cards(max(barcodes // 10, 1000)).items():
-        lines.append(
-            f"Random Luhn-valid card numbers of {length} digits in a network's range: refused "
-            f"{tally.share(tally.refused)}"
-        )
-    tallies = measure_barcodes(barcodes)
-    every = Tally()
-    for kind, tally in tallies.items():
-        lines.append(
-            f"{kind} in product names: refused {tally.share(tally.refused)} "
-            f"(before barcodes were recognised: {tally.share(tally.refused_before)}); misses: {tally.misses[:5]}"
-        )
-        every.total += tally.total
-        every.refused += tally.refused
-        every.refused_before += tally.refused_before
-    lines.append(
-        f"All barcodes: refused {every.share(every.refused)} "
-        f"(before barcodes were recognised: {every.share(every.refused_before)}); "
-        f"bound {100 * MAX_BARCODES_REFUSED:.1f} %"
-    )
-    met = cards.refused == cards.total and every.refused_share <= MAX_BARCODES_REFUSED
-    return "\n".join(lines), met
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller samples (the test's)")
-    quick = parser.parse_args(argv).quick
-    text, met = report(barcodes=5_000 if quick else 100_000)
-    print(text)
-    print("both bounds met" if met else "A BOUND IS NOT MET")
-    return 0 if met else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,6 @@
-"""How well data protection tells personal and card data from ordinary ids (decisions 0040 and 0041).
-
-`python -m bench.member_ids` prints the figures reported in decisions 0040 and 0041 (personal
-and card data); `--quick` runs smaller samples (tests/e2e/test_data_protection.py asserts the thresholds on
-them). Every figure comes from the functions the service uses on a member_id or free text:
+"""Samples that tell personal and card data from ordinary ids (decisions 0040 and 0041), for
+tests/e2e/test_data_protection.py and tests/barcode_samples.py. Every figure comes from the functions the
+service uses on a member_id or free text:
 
 - sequence numbers (random starting points, 6 to 12 digits, with and without leading zeros) in stores
   of several countries: how many are refused (must be 0) and how many get MEMBER_ID_MAY_BE_PHONE;
@@ -12,14 +10,14 @@ them). Every figure comes from the functions the service uses on a member_id or 
   digits);
 - the networks' published test card numbers (all refused) and random Luhn-valid numbers of 13 to 19
   digits outside the networks' ranges (all accepted).
+
+The full-size figures are in decisions 0040 and 0041.
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import re
-import sys
 from dataclasses import dataclass, field
 
 import phonenumbers
@@ -75,9 +73,6 @@ class Tally:
     refused: int = 0
     warned: int = 0
     misses: list = field(default_factory=list)
-
-    def share(self, count: int) -> str:
-        return f"{count}/{self.total} ({100 * count / max(self.total, 1):.2f} %)"
 
 
 def member_id_refused(value: str, country_code: str | None) -> bool:
@@ -211,55 +206,3 @@ def measure_outside_ranges(count: int) -> tuple[Tally, Tally, int]:
                 tally.refused += 1
                 tally.misses.append(written)
     return plain, grouped, drawn
-
-
-# --- report ----------------------------------------------------------------------------------------
-
-
-def report(sequences: int, bare_ids: int, outside: int) -> str:
-    lines = [f"Sequence numbers ({sequences} per store country, 6 to 12 digits, runs of 10 from random starts):"]
-    for country, tally in measure_sequences(sequences).items():
-        lines.append(
-            f"  {country}: refused {tally.share(tally.refused)}, MEMBER_ID_MAY_BE_PHONE {tally.share(tally.warned)}"
-        )
-    every, written = measure_phone_examples()
-    lines.append(
-        "phonenumbers' example numbers (every region and type, INTERNATIONAL and NATIONAL, store in "
-        "the number's region):"
-    )
-    lines.append(
-        f"  all: refused {every.share(every.refused)}; the rest accepted with MEMBER_ID_MAY_BE_PHONE "
-        f"{every.share(every.warned)}"
-    )
-    lines.append(f"  written with + or punctuation: refused {written.share(written.refused)}")
-    lines.append("  misses: " + ", ".join(f"{region} {text!r} ({how})" for region, text, how in every.misses))
-    ids = measure_bare_resident_ids(bare_ids)
-    lines.append(f"Random 18-digit strings read as a CN resident ID: {ids.share(ids.refused)}")
-    cards = measure_test_cards()
-    lines.append(f"Published test card numbers refused: {cards.share(cards.refused)}; misses: {cards.misses}")
-    plain, grouped, drawn = measure_outside_ranges(outside)
-    lines.append(
-        f"Random Luhn-valid numbers outside the networks' ranges refused: {plain.share(plain.refused)} "
-        f"({drawn} drawn: {100 * (drawn - plain.total) / drawn:.1f} % of random Luhn-valid 13-19 digit "
-        f"numbers lie in a range); grouped by four: {grouped.share(grouped.refused)} (whole groups inside "
-        "the run forming a network's card number)"
-    )
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller samples (the test's)")
-    quick = parser.parse_args(argv).quick
-    print(
-        report(
-            sequences=2_000 if quick else 100_000,
-            bare_ids=2_000 if quick else 100_000,
-            outside=2_000 if quick else 100_000,
-        )
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
