@@ -22,13 +22,14 @@ from core.ports import AdminError
 from core.records import ClosedDay
 from core.stored_json import ResultDetails
 from hq import arguments
+from hq.arguments import Subcommands
 from hq.output import code_list, table
 from hq.type_breakdown import breakdown_table
 
 STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("reconcile", help="reconcile a store-day now, show its result, or list results")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
