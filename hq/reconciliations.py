@@ -20,7 +20,7 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text
 from core.ports import AdminError
 from core.records import ClosedDay
-from core.stored_json import ResultDetails
+from core.stored_json import ResultDetails, TotalField
 from hq import arguments
 from hq.arguments import Subcommands
 from hq.output import code_list, table
@@ -147,7 +147,7 @@ def _signed(value: object) -> str:
     return text if text.startswith("-") else "+" + text
 
 
-def _verdict(name: str, day: ClosedDay, raw: Mapping[str, str | int]) -> str:
+def _verdict(name: TotalField, day: ClosedDay, raw: Mapping[str, str | int]) -> str:
     if name in day.differences:
         return "DIFFERS"
     return "within tolerance" if name in raw else ""
