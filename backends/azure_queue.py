@@ -22,11 +22,12 @@ import logging
 import math
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from azure.core.credentials import TokenCredential
 from azure.core.exceptions import (
     AzureError,
     ClientAuthenticationError,
@@ -46,7 +47,7 @@ from azure.storage.queue import (
 
 from backends.storage_firewall import refused_address
 from core.ports import BackendUnavailable
-from core.settings import HOST_JSON, host_settings, message_encoding, storage_connection_string
+from core.settings import HOST_JSON, Settings, host_settings, message_encoding, storage_connection_string
 
 log = logging.getLogger("pos.queue")
 
@@ -81,7 +82,7 @@ class _HostBase64DecodePolicy(BinaryBase64DecodePolicy):
     decode is marked instead of failing the whole receive, so the consumer can move it to the poison
     queue at once, as the host does."""
 
-    def decode(self, content, response):
+    def decode(self, content: Any, response: Any) -> bytes:
         try:
             return base64.b64decode(content, validate=True)
         except (binascii.Error, ValueError):
@@ -98,7 +99,7 @@ class _Utf8EncodePolicy(BinaryBase64EncodePolicy):
 class _Utf8DecodePolicy(BinaryBase64DecodePolicy):
     """messageEncoding "none": the UTF-8 bytes of the message text (bytes out, like its parent)."""
 
-    def decode(self, content, response) -> bytes:
+    def decode(self, content: Any, response: Any) -> bytes:
         return str(content).encode("utf-8")
 
 
@@ -179,9 +180,9 @@ class AzureQueue:
         *,
         connection_string: str | None = None,
         account_url: str | None = None,
-        credential=None,
+        credential: TokenCredential | None = None,
         message_encoding: str | None = None,
-        retry_policy=None,
+        retry_policy: ExponentialRetry | None = None,
         create_queues: bool = True,
         connection_timeout: float = 5,
         read_timeout: float = 30,
@@ -214,7 +215,9 @@ class AzureQueue:
         self._ready_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings, queue_name: str, environ: Mapping[str, str] = os.environ, **options) -> AzureQueue:
+    def from_settings(
+        cls, settings: Settings, queue_name: str, environ: Mapping[str, str] = os.environ, **options: Any
+    ) -> AzureQueue:
         """The Functions conventions for the trigger's connection (`AzureWebJobsStorage`): the setting
         itself holds a connection string; else `AzureWebJobsStorage__queueServiceUri` (or
         `__accountName`) names the account and a managed identity signs in (`__clientId` picks a
@@ -365,7 +368,7 @@ class AzureQueue:
         """Replay every poisoned message; returns how many."""
         return self._replay(lambda message: True, first_only=False)
 
-    def _replay(self, wanted, first_only: bool) -> int:
+    def _replay(self, wanted: Callable[[AzureQueueMessage], bool], first_only: bool) -> int:
         self.ensure_queues()
         passed: list[QueueMessage] = []
         replayed = 0

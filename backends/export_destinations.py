@@ -14,11 +14,16 @@ from __future__ import annotations
 import contextlib
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from core.ports import BackendUnavailable, ExportDestination
 from core.settings import is_loopback_url
+
+if TYPE_CHECKING:
+    from azure.core.credentials import TokenCredential
 
 
 class LocalFolder:
@@ -54,7 +59,9 @@ class BlobContainer:
     """A Blob Storage container, under a prefix. A blob is uploaded in one request (or its blocks committed
     at once): readers see the old blob or the new one whole. The container is created on first need."""
 
-    def __init__(self, account_url: str, container: str, prefix: str, credential) -> None:
+    def __init__(
+        self, account_url: str, container: str, prefix: str, credential: dict[str, str] | TokenCredential
+    ) -> None:
         from azure.storage.blob import ContainerClient
 
         self._url = f"{account_url}/{container}" + (f"/{prefix}" if prefix else "")
@@ -88,7 +95,7 @@ class BlobContainer:
 
 
 @contextlib.contextmanager
-def _unavailable_on_failure():
+def _unavailable_on_failure() -> Iterator[None]:
     """Blob Storage refusing or unreachable becomes BackendUnavailable (what `hq` and the timer report)."""
     from azure.core.exceptions import ClientAuthenticationError, HttpResponseError, ServiceRequestError
 
@@ -136,7 +143,7 @@ def open_destination(text: str, connection_string: str = "") -> ExportDestinatio
     if "://" not in text:
         return LocalFolder(Path(text).expanduser().resolve())
     account_url, container, prefix = blob_location(text)
-    credential: object = _account_key(connection_string) if connection_string else None
+    credential: dict[str, str] | TokenCredential | None = _account_key(connection_string) if connection_string else None
     if credential is None:
         from azure.identity import DefaultAzureCredential
 

@@ -29,6 +29,7 @@ import jwt
 from core.clients import SigningKey
 from core.ports import IdentityProviderUnavailable
 from core.settings import allowed_issuer_url
+from core.stored_json import JsonObject
 
 KEYS_MAX_AGE_SECONDS = 3600
 # The least time between two fetches of an issuer's keys for a key id it does not hold (OAUTH_KEYS_REFRESH_SECONDS):
@@ -55,7 +56,7 @@ class KeysUnreadable(Exception):
     """The OpenID configuration or the JWKS could not be fetched or made no sense."""
 
 
-def fetch_json(url: str) -> dict:
+def fetch_json(url: str) -> JsonObject:
     """A JSON object from `url`: https or loopback http, no redirect, at most MAX_DOCUMENT_BYTES."""
     if not allowed_issuer_url(url):
         raise KeysUnreadable("not an https URL")
@@ -84,7 +85,7 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
-def signing_keys_of(jwks: dict) -> dict[str | None, SigningKey]:
+def signing_keys_of(jwks: JsonObject) -> dict[str | None, SigningKey]:
     """The usable signature keys of a JWKS by key id: asymmetric, `use` absent or "sig", an allowed `alg` when
     one is named (else every algorithm of the key's type). Other members are skipped, not fatal: a provider
     may publish encryption keys or key types this service does not use."""
@@ -110,7 +111,7 @@ def _signing_key(member: object) -> SigningKey | None:
     return SigningKey(key_id if isinstance(key_id, str) else None, public_key, algorithms)
 
 
-def _algorithms(member: dict) -> tuple[str, ...]:
+def _algorithms(member: JsonObject) -> tuple[str, ...]:
     named = member.get("alg")
     if named is not None:
         return (named,) if named in ALLOWED_ALGORITHMS and _fits(member, named) else ()
@@ -124,7 +125,7 @@ def _algorithms(member: dict) -> tuple[str, ...]:
     return ()
 
 
-def _fits(member: dict, algorithm: str) -> bool:
+def _fits(member: JsonObject, algorithm: str) -> bool:
     kty = member.get("kty")
     if algorithm in RSA_ALGORITHMS:
         return kty == "RSA"
@@ -133,7 +134,7 @@ def _fits(member: dict, algorithm: str) -> bool:
     return kty == "EC" and EC_ALGORITHMS.get(member.get("crv", "")) == algorithm
 
 
-def fetch_signing_keys(issuer: str, fetch: Callable[[str], dict] = fetch_json) -> dict[str | None, SigningKey]:
+def fetch_signing_keys(issuer: str, fetch: Callable[[str], JsonObject] = fetch_json) -> dict[str | None, SigningKey]:
     """The issuer's keys: its OpenID configuration, which must name the issuer itself (Discovery section 4.3),
     then its JWKS."""
     configuration = fetch(issuer.rstrip("/") + DISCOVERY_PATH)
@@ -165,7 +166,7 @@ class OpenIdSigningKeys:
         *,
         max_age_seconds: float = KEYS_MAX_AGE_SECONDS,
         clock: Callable[[], float] = time.monotonic,
-        fetch: Callable[[str], dict] = fetch_json,
+        fetch: Callable[[str], JsonObject] = fetch_json,
     ) -> None:
         self._issuers = {issuer: _IssuerKeys(issuer) for issuer in issuers}
         self.refresh_seconds = refresh_seconds

@@ -6,12 +6,18 @@ Both classes have the same producer side (core.ports.DelayedQueue) and consumer 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from backends.azure_queue import AzureQueue
+    from backends.sqlite.delayed_queue import SqliteQueue
 
 RECONCILE_QUEUE = "reconcile-requests"
 
 
-def open_queue(settings: Settings, queue_name: str):
+def open_queue(settings: Settings, queue_name: str) -> SqliteQueue | AzureQueue:
     if settings.backend == "sqlite":
         from backends.sqlite.delayed_queue import SqliteQueue
 
@@ -23,6 +29,6 @@ def open_queue(settings: Settings, queue_name: str):
     raise ValueError(f"POS_BACKEND={settings.backend!r} is not supported (use 'sqlite' or 'azure')")
 
 
-def open_reconcile_queue(settings: Settings):
+def open_reconcile_queue(settings: Settings) -> SqliteQueue | AzureQueue:
     """The queue of reconciliation requests, consumed by the queue-triggered `reconcile_store_day`."""
     return open_queue(settings, RECONCILE_QUEUE)

@@ -108,7 +108,7 @@ def _from_columns(
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-def _looked_up(keys: pa.Array | pa.ChunkedArray, mapping: Mapping, value_type: pa.DataType) -> pa.Array:
+def _looked_up(keys: pa.Array | pa.ChunkedArray, mapping: Mapping[str, object], value_type: pa.DataType) -> pa.Array:
     """mapping[key] for each key; null where the key is null or not in the mapping."""
     positions = pc.index_in(keys, value_set=pa.array(list(mapping), pa.string()))
     return pa.array(list(mapping.values()), value_type).take(positions)

@@ -5,10 +5,16 @@ A value that does not read is refused like any refusal (AdminError, exit 1), nam
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import uuid
+from typing import TypeAlias
 
 from core.ports import AdminError
+
+# What each command group's `add_group` is given: argparse's subcommands action (argparse names no public
+# type for it, so the alias is text, read only by the type checker).
+Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def batch_id(text: str) -> str:

@@ -11,10 +11,11 @@ from core.clock import to_api_text
 from core.ports import AdminError
 from core.records import BatchMarker
 from hq import arguments
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("batch", help="show what was received under a batch_id")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

@@ -8,11 +8,17 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from backends.factory import Backend, open_backend
+from hq.arguments import Subcommands
+
+if TYPE_CHECKING:
+    from backends.cosmos.close_moves import Relayout
+    from backends.cosmos.index_migration import Migrated
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("cosmos", help="one-off operations on the Cosmos DB database")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
@@ -34,7 +40,7 @@ def migrate_index(backend: Backend, args: argparse.Namespace) -> None:
     started = time.monotonic()
     print("Copying the version entries of the earlier layout into the record index ...", file=sys.stderr)
 
-    def progress(done) -> None:
+    def progress(done: Migrated) -> None:
         print(
             f"  {done.seen:,} entries read: {done.created:,} copied, {done.updated:,} updated, "
             f"{done.kept:,} already there ({time.monotonic() - started:.0f} s)",
@@ -58,7 +64,7 @@ def relayout(backend: Backend, args: argparse.Namespace) -> None:
     started = time.monotonic()
     print("Moving closes from partners' partitions of daily-closes to their stores' ...", file=sys.stderr)
 
-    def progress(done) -> None:
+    def progress(done: Relayout) -> None:
         print(
             f"  {done.seen:,} closes found in the old place: {done.moved:,} moved, {done.left:,} changed meanwhile "
             f"({time.monotonic() - started:.0f} s)",

@@ -12,12 +12,14 @@ import time
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from core.ports import AdminError
+from core.records import StoreDay
 from hq import arguments
+from hq.arguments import Subcommands
 
 PROGRESS_EVERY_SECONDS = 2.0
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     command = groups.add_parser(
         "export", help="write a partner's reconciled store-days of a period as Parquet (docs/exports.md)"
     )
@@ -46,7 +48,7 @@ def export_command(backend: Backend, args: argparse.Namespace) -> None:
     started = last_shown = time.monotonic()
     print(f"Exporting {args.partner_id} {first} to {last} into {destination.location} ...", file=sys.stderr)
 
-    def progress(day, exported: Exported) -> None:
+    def progress(day: StoreDay, exported: Exported) -> None:
         nonlocal last_shown
         if time.monotonic() - last_shown >= PROGRESS_EVERY_SECONDS:
             last_shown = time.monotonic()

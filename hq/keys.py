@@ -9,10 +9,11 @@ import json
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
 from core.ports import AdminError
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("key", help="issue, revoke and list API keys")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

@@ -11,10 +11,11 @@ from core.clock import to_api_text, utc_now
 from core.ports import AdminError
 from core.records import Partner
 from hq import webhooks
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("partner", help="add, list, activate and deactivate partners")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

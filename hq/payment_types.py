@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from hq import arguments
+from hq.arguments import Subcommands
 from hq.output import table
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ DIRECTION_MEANING = {
 }
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("payment-type", help="directions of a partner's payment_type values")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

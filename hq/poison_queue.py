@@ -13,11 +13,12 @@ from backends.queues import open_reconcile_queue
 from core import reconcile_messages
 from core.clock import to_api_text
 from core.ports import AdminError
-from core.queue_ports import QueueConsumer
+from core.queue_ports import Message, QueueConsumer
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("queue", help="inspect and replay poisoned reconciliation requests")
     group.set_defaults(opens=open_reconcile_queue)
     sub = group.add_subparsers(dest="action", required=True)
@@ -33,7 +34,7 @@ def add_group(groups) -> None:
     replay.set_defaults(run=poison_replay)
 
 
-def poison_list(queue: QueueConsumer, args: argparse.Namespace) -> None:
+def poison_list(queue: QueueConsumer[Message], args: argparse.Namespace) -> None:
     poisoned = queue.poison_messages()
     if not poisoned:
         print(f"No poisoned messages on {queue.poison_name}.")
@@ -64,7 +65,7 @@ def _request_columns(body: bytes | str) -> list[str]:
     return [request.partner_id, request.store_id, request.business_date.isoformat(), request.close_batch_id]
 
 
-def poison_replay(queue: QueueConsumer, args: argparse.Namespace) -> None:
+def poison_replay(queue: QueueConsumer[Message], args: argparse.Namespace) -> None:
     if args.all:
         print(f"Replayed {queue.replay_all_poison()} poisoned message(s) onto {queue.queue_name}.")
         return

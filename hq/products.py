@@ -11,10 +11,11 @@ import argparse
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from hq import arguments
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("products", help="product_ids of a store-day not (yet) in the product master")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

@@ -20,15 +20,16 @@ from backends.factory import Backend, open_backend
 from core.clock import to_api_text
 from core.ports import AdminError
 from core.records import ClosedDay
-from core.stored_json import ResultDetails
+from core.stored_json import ResultDetails, TotalField
 from hq import arguments
+from hq.arguments import Subcommands
 from hq.output import code_list, table
 from hq.type_breakdown import breakdown_table
 
 STATUSES = ("RECEIVED", "MATCHED", "MISMATCHED")
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("reconcile", help="reconcile a store-day now, show its result, or list results")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
@@ -146,7 +147,7 @@ def _signed(value: object) -> str:
     return text if text.startswith("-") else "+" + text
 
 
-def _verdict(name: str, day: ClosedDay, raw: Mapping[str, str | int]) -> str:
+def _verdict(name: TotalField, day: ClosedDay, raw: Mapping[str, str | int]) -> str:
     if name in day.differences:
         return "DIFFERS"
     return "within tolerance" if name in raw else ""

@@ -8,12 +8,18 @@ import argparse
 import datetime as dt
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from backends.factory import Backend, open_backend
 from core.clock import utc_now
+from core.retention import HeldDay
+from hq.arguments import Subcommands
+
+if TYPE_CHECKING:
+    from backends.cosmos.ttl_backfill import Backfilled
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("retention", help="store-days past the retention leaving the hot store")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)
@@ -73,7 +79,7 @@ def retention_run(backend: Backend, args: argparse.Namespace) -> None:
         return
     started = time.monotonic()
 
-    def progress(day, rows: int) -> None:
+    def progress(day: HeldDay, rows: int) -> None:
         print(f"  {day.partner_id} {day.store_id} {day.business_date}: {rows:,} rows deleted", file=sys.stderr)
 
     assert backend.retirement is not None  # POS_BACKEND=sqlite, the other backend that opens
@@ -106,7 +112,7 @@ def retention_backfill(backend: Backend, args: argparse.Namespace) -> None:
     started = time.monotonic()
     print(f"Giving items without a ttl the one of their store-day (retention {days} days) ...", file=sys.stderr)
 
-    def progress(done) -> None:
+    def progress(done: Backfilled) -> None:
         print(
             f"  {done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
             f"{done.markers:,} markers ({time.monotonic() - started:.0f} s)",

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from backends.factory import Backend, open_backend
 from core.clock import utc_now
 from core.ports import AdminError
+from core.stored_json import JsonObject
+from hq.arguments import Subcommands
 
 DEFAULT_PARTNER = "hq-smoke"
 STORE = "SMOKE-001"
@@ -36,7 +38,7 @@ PRODUCT = "P-SMOKE"
 KINDS = ("stores", "products", "mapping", "trade-records", "daily-close")
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser(
         "smoke",
         help="after a deployment: health, a throwaway partner's day to MATCHED over HTTP, then its key revoked",
@@ -62,11 +64,13 @@ class Partner:
     base_url: str
     key: str
 
-    def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    def call(self, method: str, path: str, body: JsonObject | None = None) -> tuple[int, JsonObject]:
         return http(method, f"{self.base_url}/{path}", body, {"x-functions-key": self.key})
 
 
-def http(method: str, url: str, body: dict | None = None, headers: dict | None = None) -> tuple[int, dict]:
+def http(
+    method: str, url: str, body: JsonObject | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, JsonObject]:
     """(status, JSON body) of one request; an unreachable service is a refusal naming the URL."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     request = urllib.request.Request(url, data=data, method=method, headers={**(headers or {})})
@@ -81,7 +85,7 @@ def http(method: str, url: str, body: dict | None = None, headers: dict | None =
         raise AdminError(f"smoke: cannot reach {url}: {getattr(error, 'reason', error)}") from None
 
 
-def _json(raw: bytes) -> dict:
+def _json(raw: bytes) -> JsonObject:
     try:
         value = json.loads(raw or b"{}")
     except ValueError:
@@ -158,7 +162,7 @@ def _reconciled(backend: Backend, partner: Partner, partner_id: str, day: dt.dat
         time.sleep(2)
 
 
-def _day(day: dt.date, run: uuid.UUID) -> list[tuple[str, str, dict]]:
+def _day(day: dt.date, run: uuid.UUID) -> list[tuple[str, str, JsonObject]]:
     """One business day of one store, as a partner sends it: (kind, path, body) in sending order."""
     batch = {kind: str(uuid.uuid5(run, kind)) for kind in KINDS}
     now = utc_now().replace(microsecond=0)

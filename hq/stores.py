@@ -7,10 +7,11 @@ import argparse
 from backends.admin_rules import require_partner
 from backends.factory import Backend, open_backend
 from core.clock import to_api_text, utc_now
+from hq.arguments import Subcommands
 from hq.output import table
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     group = groups.add_parser("store", help="register, unregister and list a partner's stores")
     group.set_defaults(opens=open_backend)
     sub = group.add_subparsers(dest="action", required=True)

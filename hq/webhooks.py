@@ -8,13 +8,52 @@ import argparse
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from backends.factory import Backend
 from core.clock import to_api_text
+from core.webhooks import WebhookDelivery
+from hq.arguments import Subcommands
 from hq.output import table
 
+if TYPE_CHECKING:
+    from backends.webhook_backend import Webhooks
 
-def add_commands(partner_actions) -> None:
+
+class EndpointRow(TypedDict):
+    """An endpoint as `webhook list --format json` prints it."""
+
+    endpoint_id: str
+    url: str
+    active: bool
+    created_at: str
+    failing_since: str | None
+    secrets_signing: int
+
+
+class AttemptRow(TypedDict):
+    at: str
+    status_code: int | None
+    outcome: str
+
+
+class DeliveryRow(TypedDict):
+    """A delivery as `webhook deliveries --format json` prints it and the dashboard's partner page reads it."""
+
+    event_id: str
+    type: str
+    endpoint_id: str
+    state: str
+    created_at: str
+    attempts: list[AttemptRow]
+    next_attempt_at: str | None
+
+
+Row = TypeVar("Row", EndpointRow, DeliveryRow)
+
+
+def add_commands(partner_actions: Subcommands) -> None:
     webhook = partner_actions.add_parser("webhook", help="the partner's webhook endpoints and their deliveries")
     sub = webhook.add_subparsers(dest="webhook_action", required=True)
     add = sub.add_parser("add", help="register an https endpoint; its signing secret is printed once")
@@ -56,7 +95,7 @@ def _format(parser: argparse.ArgumentParser, json_help: str) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text", help=f"text (default); {json_help}")
 
 
-def _webhooks(backend: Backend):
+def _webhooks(backend: Backend) -> Webhooks:
     from backends.webhook_backend import open_webhooks
 
     return open_webhooks(backend.settings, backend.storage)
@@ -87,7 +126,7 @@ def webhook_add(backend: Backend, args: argparse.Namespace) -> None:
 
 def webhook_list(backend: Backend, args: argparse.Namespace) -> None:
     endpoints = _webhooks(backend).store.endpoints(args.partner_id)
-    rows = [
+    rows: list[EndpointRow] = [
         {
             "endpoint_id": e.endpoint_id,
             "url": e.url,
@@ -153,7 +192,7 @@ def webhook_rotate(backend: Backend, args: argparse.Namespace) -> None:
     print(secret)
 
 
-def delivery_rows(deliveries) -> list[dict]:
+def delivery_rows(deliveries: Iterable[WebhookDelivery]) -> list[DeliveryRow]:
     """A delivery as HQ reads it (the command's json and the dashboard's partner page)."""
     return [
         {
@@ -190,7 +229,9 @@ def webhook_deliveries(backend: Backend, args: argparse.Namespace) -> None:
     )
 
 
-def _show(args: argparse.Namespace, rows: list[dict], empty: str, headers: list[str], cells) -> None:
+def _show(
+    args: argparse.Namespace, rows: Sequence[Row], empty: str, headers: list[str], cells: Callable[[Row], list[str]]
+) -> None:
     """JSON for a script, else a table (or a sentence when there is nothing)."""
     if args.format == "json":
         print(json.dumps(rows, indent=2))

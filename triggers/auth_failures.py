@@ -18,6 +18,7 @@ import ipaddress
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from core.errors import ApiError
@@ -31,7 +32,7 @@ MAX_KNOWN_KEYS = 10_000
 UNKNOWN_ADDRESS = "unknown"
 
 
-def client_address(headers) -> str:
+def client_address(headers: Mapping[str, str]) -> str:
     """The address the front end appended (right-most X-Forwarded-For entry), without its port; an IPv6
     address stands for its /64, which one subscriber usually holds whole. Entries a client put before
     it are ignored: a client can write anything there."""
@@ -86,7 +87,7 @@ class FailureLimiter:
         *,
         max_addresses: int = MAX_ADDRESSES,
         max_known_keys: int = MAX_KNOWN_KEYS,
-        clock=time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.limit = limit
         self.max_addresses = max_addresses

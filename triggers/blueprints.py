@@ -3,6 +3,7 @@
 
 import azure.functions as func
 
+from core.stored_json import JsonObject
 from triggers import (
     code_lists,
     exports,
@@ -31,7 +32,7 @@ BLUEPRINTS = (
 BLUEPRINTS = (*BLUEPRINTS, method_not_allowed.blueprint(BLUEPRINTS))
 
 
-def webhook_events() -> dict:
+def webhook_events() -> JsonObject:
     """What the app sends to partners' endpoints, for the OpenAPI document's `webhooks` (its schemas name the
     components of GET /daily-close's answer); imported when asked, never by the app itself."""
     from triggers.openapi_webhooks import WEBHOOKS

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import azure.functions as func
 
+from backends.factory import Backend
 from core.ports import BackendUnavailable
 from triggers.http import Call, Result, handle
 
@@ -28,13 +30,13 @@ log = logging.getLogger("pos.health")
 @dataclass(frozen=True)
 class Health:
     status: int
-    body: dict
+    body: dict[str, object]
 
 
-def check(backend) -> Health:
+def check(backend: Backend) -> Health:
     """Ask each part once; a part that does not answer is named in the body, with a 503."""
     started = time.perf_counter()
-    checks = {}
+    checks: dict[str, str] = {}
     for name, part in (("storage", backend.storage), ("queue", backend.queue)):
         try:
             part.ping()
@@ -58,21 +60,21 @@ def check(backend) -> Health:
 class CachedHealth:
     """The last check's result, checked again once it is `interval` seconds old."""
 
-    def __init__(self, interval: float = CHECK_INTERVAL_SECONDS, clock=time.monotonic) -> None:
+    def __init__(self, interval: float = CHECK_INTERVAL_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self._interval = interval
         self._clock = clock
         self._checking = threading.Lock()
         self._result: Health | None = None
-        self._backend = None
+        self._backend: Backend | None = None
         self._checked_at = 0.0
 
-    def _fresh(self, backend) -> Health | None:
+    def _fresh(self, backend: Backend) -> Health | None:
         """The last result if it is of this backend and younger than the interval."""
         if self._result is not None and self._backend is backend and self._clock() - self._checked_at < self._interval:
             return self._result
         return None
 
-    def get(self, backend) -> Health:
+    def get(self, backend: Backend) -> Health:
         fresh = self._fresh(backend)
         if fresh is not None:
             return fresh

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, cast, overload
 from urllib.parse import unquote
 
 import azure.functions as func
@@ -26,6 +26,7 @@ from core.errors import ApiError
 from core.ports import BackendUnavailable, IdentityProviderUnavailable, Storage
 from core.records import KeyOwner, Partner
 from ingest import access
+from ingest.batches import BatchOutcome
 from ingest.bearer_tokens import TokenRefused, authenticate_token, bearer_token
 from ingest.data_protection import redacted
 from triggers import auth_failures, telemetry
@@ -50,7 +51,7 @@ class Call:
         return self.backend.storage
 
     def route(self, name: str) -> str:
-        return self.req.route_params.get(name, "")
+        return cast(str, self.req.route_params.get(name, ""))  # azure-functions types route_params loosely
 
     def json_body(self) -> bytes:
         """The raw body of a write: at most 5 MB, sent as application/json."""
@@ -90,11 +91,11 @@ class PartnerCall(Call):
     partner: Partner
 
 
-Result = tuple[int, object] | tuple[int, object, dict]
+Result = tuple[int, object] | tuple[int, object, dict[str, str]]  # (status, body[, headers])
 
 
 def json_response(
-    status: int, body: object, headers: dict | None = None, *, media_type="application/json"
+    status: int, body: object, headers: dict[str, str] | None = None, *, media_type: str = "application/json"
 ) -> func.HttpResponse:
     return func.HttpResponse(orjson.dumps(body), status_code=status, headers=headers or {}, mimetype=media_type)
 
@@ -311,7 +312,16 @@ def _challenged(error: ApiError) -> ApiError:
     return replace(error, headers={**error.headers, "WWW-Authenticate": errors.BEARER_CHALLENGE})
 
 
-def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> dict:
+class ErrorFields(TypedDict):
+    event: str
+    request_id: str
+    function: str
+    invocation_id: str
+    method: str
+    path: str
+
+
+def _error_fields(req: func.HttpRequest, context: func.Context | None, request_id: str) -> ErrorFields:
     """What support needs to find a failed request: the request id the partner was given, and where."""
     return {
         "event": "http_error",
@@ -333,6 +343,6 @@ def loggable_path(path: str) -> str:
     return redacted(unquote(path, errors="replace"))
 
 
-def batch_result(outcome) -> Result:
+def batch_result(outcome: BatchOutcome) -> Result:
     headers = {"Idempotent-Replayed": "true"} if outcome.replayed else {}
     return outcome.http_status, outcome.as_dict(), headers

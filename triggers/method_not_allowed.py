@@ -11,13 +11,14 @@ it answers before any key is read (the methods of a path are public: the OpenAPI
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import NoReturn
 
 import azure.functions as func
 from azure.functions.decorators.http import HttpTrigger
 
 from core import errors
-from triggers.http import handle
+from triggers.http import Call, handle
 
 # The methods the Functions host routes (azure.functions.HttpMethod).
 HOST_METHODS = tuple(method.value for method in func.HttpMethod)
@@ -52,9 +53,9 @@ def blueprint(blueprints: Iterable[func.Blueprint]) -> func.Blueprint:
     return bp
 
 
-def _answer(allowed: list[str]):
+def _answer(allowed: list[str]) -> Callable[[func.HttpRequest, func.Context], func.HttpResponse]:
     def method_not_allowed(req: func.HttpRequest, context: func.Context) -> func.HttpResponse:
-        def refuse(call):
+        def refuse(call: Call) -> NoReturn:
             raise errors.method_not_allowed(req.method, allowed)
 
         return handle(req, refuse, context, authenticated=False)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import azure.functions as func
 from pydantic import BaseModel, TypeAdapter
-from pydantic.json_schema import JsonSchemaMode, models_json_schema
+from pydantic.json_schema import JsonSchemaMode, JsonSchemaValue, models_json_schema
 
 from core.settings import PROJECT_ROOT, host_settings, route_prefix
 from ingest.batches import BATCH_WARNING_CODES, MAX_UNKNOWN_MEMBER_WARNINGS, UNKNOWN_MEMBER_IGNORED
@@ -95,7 +95,7 @@ class Operation:
     authenticated: bool = True
     description: str = ""
     parameters: dict[str, str] = field(default_factory=dict)
-    query: tuple[dict, ...] = ()  # query parameters, as OpenAPI parameter objects
+    query: tuple[JsonSchemaValue, ...] = ()  # query parameters, as OpenAPI parameter objects
 
 
 OPERATIONS = {
@@ -177,14 +177,14 @@ OPERATIONS = {
 }
 
 
-def _schemas() -> dict:
+def _schemas() -> JsonSchemaValue:
     models = {op.request for op in OPERATIONS.values() if op.request} | {op.response for op in OPERATIONS.values()}
     pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [
         (model, "validation") for model in sorted(models, key=lambda m: m.__name__)
     ]
     pairs.append((Problem, "validation"))
     _, document = models_json_schema(pairs, ref_template="#/components/schemas/{model}")
-    schemas = document["$defs"]
+    schemas: JsonSchemaValue = document["$defs"]
     codes = {**WARNING_CODES, **PROTECTION_WARNING_CODES, **PAYMENT_ID_WARNING_CODES, **BATCH_WARNING_CODES}
     schemas["BatchWarning"]["properties"]["code"]["description"] = (
         "Warning code. " + "; ".join(f"{code}: {meaning}" for code, meaning in codes.items()) + "."
@@ -194,7 +194,7 @@ def _schemas() -> dict:
     return schemas
 
 
-def _ref(model: type[BaseModel]) -> dict:
+def _ref(model: type[BaseModel]) -> JsonSchemaValue:
     return {"$ref": f"#/components/schemas/{model.__name__}"}
 
 
@@ -233,12 +233,12 @@ _RATE_LIMIT_HEADERS = {
 }
 
 
-def _headers_of(op: Operation) -> dict:
+def _headers_of(op: Operation) -> JsonSchemaValue:
     return {**_HEADERS, **_RATE_LIMIT_HEADERS} if op.authenticated else dict(_HEADERS)
 
 
-def _responses(op: Operation) -> dict:
-    responses: dict = {}
+def _responses(op: Operation) -> JsonSchemaValue:
+    responses: JsonSchemaValue = {}
     common = _headers_of(op)
     ok = {
         "description": "OK" if op.success == 200 else "Accepted",
@@ -283,13 +283,13 @@ def _responses(op: Operation) -> dict:
     return responses
 
 
-def _example(name: str) -> dict:
-    example = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
+def _example(name: str) -> JsonSchemaValue:
+    example: JsonSchemaValue | list[JsonSchemaValue] = json.loads((EXAMPLES / name).read_text(encoding="utf-8"))
     return example[0] if isinstance(example, list) else example
 
 
-def _operation(name: str, op: Operation, template: str) -> dict:
-    operation: dict = {"operationId": name, "summary": op.summary, "responses": _responses(op)}
+def _operation(name: str, op: Operation, template: str) -> JsonSchemaValue:
+    operation: JsonSchemaValue = {"operationId": name, "summary": op.summary, "responses": _responses(op)}
     if op.description:
         operation["description"] = op.description
     operation["security"] = SECURITY if op.authenticated else []
@@ -320,7 +320,7 @@ def _operation(name: str, op: Operation, template: str) -> dict:
     return operation
 
 
-def _parameter_schema(name: str) -> dict:
+def _parameter_schema(name: str) -> JsonSchemaValue:
     """Path parameters are checked as the same fields of a body are (store_id a StoreId, with the
     description that says why its set is restricted), so the document says so; a value outside the
     schema gets the documented 400, 403 or 404."""
@@ -335,21 +335,21 @@ def _path_parameters(template: str) -> list[str]:
     return [segment.strip("{}").split(":")[0] for segment in template.split("/") if segment.startswith("{")]
 
 
-def http_functions(functions) -> list[tuple[str, str, list[str]]]:
+def http_functions(functions: list[func.Function]) -> list[tuple[str, str, list[str]]]:
     """(function name, route template, methods) of every HTTP function among `app.get_functions()`."""
     found = []
     for function in functions:
-        trigger = function.get_trigger()
-        if trigger.get_binding_name() == "httpTrigger" and not function.get_function_name().startswith(NOT_ALLOWED):
-            methods = [str(getattr(m, "value", m)).lower() for m in trigger.methods]
-            found.append((function.get_function_name(), trigger.route, methods))
+        trigger, name = function.get_trigger(), function.get_function_name() or ""
+        if isinstance(trigger, func.decorators.http.HttpTrigger) and trigger.route and not name.startswith(NOT_ALLOWED):
+            methods = [str(getattr(m, "value", m)).lower() for m in trigger.methods or ()]
+            found.append((name, trigger.route, methods))
     return found
 
 
-def build_document(functions) -> dict:
+def build_document(functions: list[func.Function]) -> JsonSchemaValue:
     """The document for the functions of `app.get_functions()` (which may be called only once per
     process: it registers the function names it returns)."""
-    paths: dict = {}
+    paths: JsonSchemaValue = {}
     for name, template, methods in sorted(http_functions(functions), key=lambda f: f[1]):
         if name not in OPERATIONS:
             raise KeyError(f"HTTP function {name} has no entry in triggers.openapi.OPERATIONS")
@@ -378,11 +378,11 @@ def build_document(functions) -> dict:
     return add_links(name_enums(document))
 
 
-def render(document: dict) -> str:
+def render(document: JsonSchemaValue) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
 
 
-def app_functions() -> list:
+def app_functions() -> list[func.Function]:
     """The functions of an app that registers the triggers' blueprints as function_app.py does (a new
     app: each app lists its functions once)."""
     app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)

@@ -10,6 +10,7 @@ import azure.functions as func
 import orjson
 
 from core.settings import PROJECT_ROOT
+from core.stored_json import JsonObject
 from triggers.http import handle
 
 DOCUMENT = PROJECT_ROOT / "docs" / "openapi.json"
@@ -17,8 +18,9 @@ bp = func.Blueprint()
 
 
 @functools.cache
-def _document() -> dict:
-    return orjson.loads(DOCUMENT.read_bytes())
+def _document() -> JsonObject:
+    document: JsonObject = orjson.loads(DOCUMENT.read_bytes())
+    return document
 
 
 @bp.route(route="openapi.json", methods=["GET"])

@@ -8,6 +8,7 @@ import datetime as dt
 from pydantic import TypeAdapter
 
 from core.day_records import MAX_DAY_RECORDS_PAGE
+from core.stored_json import JsonObject
 from ingest.trade_record_query import DEFAULT_PAGE
 from ingest.wire.scalars import Code, StoreId
 from triggers.http import VALIDATE_ONLY
@@ -26,7 +27,7 @@ VALIDATE_ONLY_PARAMETER = {
 }
 
 
-def _query_parameter(name: str, description: str, schema: dict, required: bool = False) -> dict:
+def _query_parameter(name: str, description: str, schema: JsonObject, required: bool = False) -> JsonObject:
     return {"name": name, "in": "query", "required": required, "description": description, "schema": schema}
 
 

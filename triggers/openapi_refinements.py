@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, get_args
 
+from core.stored_json import JsonObject
 from ingest.wire.requests import MappingEntry
 from ingest.wire.responses import BatchResponse, DailyCloseStatus, HealthResponse, TransactionType
 from ingest.wire.scalars import (
@@ -31,14 +32,14 @@ from reference.codes import CODE_TYPES, code_list
 STORE_DAY = ("store_id", "business_date")
 
 
-def _literal(annotation: Any) -> tuple:
+def _literal(annotation: Any) -> tuple[Any, ...]:
     """The values of a Literal, also inside `Literal[...] | None`."""
     arguments = get_args(annotation)
     nested = [value for argument in arguments for value in get_args(argument)]
     return tuple(nested) if nested and all(not isinstance(a, (str, int)) for a in arguments) else arguments
 
 
-def enum_names() -> dict[frozenset, str]:
+def enum_names() -> dict[frozenset[object], str]:
     """The interface's names of its sets of values."""
     named = {
         "MasterStatus": get_args(MasterStatus),
@@ -67,11 +68,11 @@ _ENUM_KEYWORDS = ("type", "enum")
 _IMPLIED_BY_ENUM = ("title", "pattern", "minLength", "maxLength")
 
 
-def name_enums(document: dict) -> dict:
+def name_enums(document: JsonObject) -> JsonObject:
     """Every inline enum of the schemas and parameters replaced by a reference to a named component."""
     schemas = document["components"]["schemas"]
     names = enum_names()
-    found: dict[str, dict] = {}
+    found: dict[str, JsonObject] = {}
 
     def visit(node: Any, owner: str, property_name: str) -> Any:
         if isinstance(node, list):
@@ -91,7 +92,7 @@ def name_enums(document: dict) -> dict:
             visited[key] = visit(value, owner, inner) if key != "properties" else _properties(value, owner)
         return visited
 
-    def _properties(properties: dict, owner: str) -> dict:
+    def _properties(properties: JsonObject, owner: str) -> JsonObject:
         return {name: visit(schema, owner, name) for name, schema in properties.items()}
 
     for name in list(schemas):
@@ -112,7 +113,7 @@ def _pascal(text: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in text.replace("-", "_").replace(" ", "_").split("_"))
 
 
-def add_links(document: dict) -> dict:
+def add_links(document: JsonObject) -> JsonObject:
     """Links from each write of a store-day's data to every read of a store-day, and from the mapping's write
     to its read, on the write's success answers."""
     operations = {op["operationId"]: (method, op) for item in document["paths"].values() for method, op in item.items()}
@@ -123,7 +124,7 @@ def add_links(document: dict) -> dict:
     ]
     schemas = document["components"]["schemas"]
     for name, (_, op) in operations.items():
-        links: dict[str, dict] = {}
+        links: dict[str, JsonObject] = {}
         body = op.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
         model = schemas.get(str(body.get("$ref", "")).rsplit("/", 1)[-1], {})
         if set(STORE_DAY) <= set(model.get("required", ())):

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from core.stored_json import JsonObject
 from core.webhooks import OVERDUE, PING, RECONCILED
 from ingest.wire.responses import DailyCloseStatus
 
@@ -48,7 +49,7 @@ _HEADERS = {
 }
 
 
-def _webhook(event_type: str, model: type[BaseModel]) -> dict:
+def _webhook(event_type: str, model: type[BaseModel]) -> JsonObject:
     return {
         "post": {
             "summary": event_type,
@@ -68,7 +69,7 @@ def _webhook(event_type: str, model: type[BaseModel]) -> dict:
     }
 
 
-def _schema(model: type[BaseModel]) -> dict:
+def _schema(model: type[BaseModel]) -> JsonObject:
     """The event's schema, naming the components GET /daily-close's answer defines already."""
     schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     schema.pop("$defs", None)

@@ -3,9 +3,13 @@ each one names its use case; triggers/http.py does keys, limits, bodies, errors 
 takes the validate_only query parameter: the same use case, which then stores nothing."""
 
 from collections.abc import Callable
+from typing import Protocol
 
 import azure.functions as func
 
+from core.ports import Storage
+from core.queue_ports import DelayedQueue
+from core.records import Partner
 from ingest import daily_close, mappings, products, stores, trade_records
 from ingest.batches import BatchOutcome
 from triggers.http import PartnerCall, Result, batch_result, handle
@@ -14,6 +18,22 @@ bp = func.Blueprint()  # type: ignore[no-untyped-call,unused-ignore]  # azure-fu
 
 # A write's use case, given the call, the body and whether to validate only.
 WriteUseCase = Callable[[PartnerCall, bytes, bool], BatchOutcome]
+
+
+class StoreDayWrite(Protocol):
+    """A store-day's write use case (post_trade_records, post_daily_close)."""
+
+    def __call__(
+        self,
+        storage: Storage,
+        queue: DelayedQueue,
+        partner: Partner,
+        body: bytes,
+        delay_seconds: int,
+        /,
+        *,
+        validate_only: bool = False,
+    ) -> BatchOutcome: ...
 
 
 @bp.route(route="stores", methods=["PUT"])
@@ -72,7 +92,7 @@ def _write(use_case: WriteUseCase) -> Callable[[PartnerCall], Result]:
     return action
 
 
-def _store_day_write(use_case: Callable[..., BatchOutcome]) -> Callable[[PartnerCall], Result]:
+def _store_day_write(use_case: StoreDayWrite) -> Callable[[PartnerCall], Result]:
     """A store-day's write: its use case also sends a delayed reconciliation request."""
     return _write(
         lambda call, body, check: use_case(

@@ -16,6 +16,7 @@ import traceback
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from opentelemetry import metrics
 
@@ -90,7 +91,7 @@ def configure_telemetry() -> None:
         service.propagate = False
 
 
-def fields_of(record: logging.LogRecord) -> dict:
+def fields_of(record: logging.LogRecord) -> dict[str, Any]:
     return {name: value for name, value in vars(record).items() if name not in _STANDARD}
 
 
@@ -132,7 +133,7 @@ def _describe(error: BaseException) -> str:
     return _type_name(error) + (f" ({', '.join(codes)})" if codes else "")
 
 
-def exception_fields(error: BaseException) -> dict:
+def exception_fields(error: BaseException) -> dict[str, object]:
     """An exception as it may be logged: its type, its causes' types, safe error codes and the frames
     where each was raised, never a message. Messages can quote what a partner sent (pydantic's
     ValidationError quotes input values, a KeyError its key, a library error a card number), and
@@ -161,7 +162,7 @@ def exception_fields(error: BaseException) -> dict:
 
 
 def log_exception(
-    logger: logging.Logger, message: str, error: BaseException, level: int = logging.ERROR, **fields
+    logger: logging.Logger, message: str, error: BaseException, level: int = logging.ERROR, **fields: object
 ) -> None:
     """Log a caught exception with exception_fields() instead of exc_info (which carries the message)."""
     logger.log(level, message, extra={**fields, **exception_fields(error)}, stacklevel=2)
@@ -195,7 +196,7 @@ def record_request(
     """Log one completed request and count what it did. The key is named by its id (`hq key list`),
     never by the key itself; a bearer token by its client id, and a refused one by why (`expired`,
     `audience`, ...), never by the token or any part of it."""
-    fields: dict = {
+    fields: dict[str, object] = {
         "event": "http_request",
         "function": function,
         "invocation_id": invocation_id,

@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import datetime as dt
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
 
-from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled, update_item
+from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, retry_until_settled, update_item
 from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import api_key_key, partner_key
 from backends.cosmos.partners import Partners, partner_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
 from core.ports import AdminError
 from core.records import ApiKeyInfo, KeyOwner
+from core.stored_json import JsonObject
 
 # A rate-limit window is counted for 60 s; its counter then only has to outlive clock skew.
 RATE_WINDOW_TTL_SECONDS = 120
 
 
 class Admission:
-    def __init__(self, container, partners: Partners) -> None:
+    def __init__(self, container: ContainerProxy, partners: Partners) -> None:
         self._partners = container
         self._partner_repository = partners
 
@@ -56,7 +58,7 @@ class Admission:
         if not found:
             raise AdminError(f"partner {partner_id} has no key {key_id}")
 
-        def revoked(current: dict | None) -> dict:
+        def revoked(current: JsonObject | None) -> JsonObject:
             if current is None:
                 raise AdminError(f"partner {partner_id} has no key {key_id}")
             if current["revoked_at"] is not None:
@@ -108,7 +110,7 @@ class Admission:
         # earlier hour never replaces a later one. At most once an hour per key (the caller decides).
         text = to_utc_text(hour)
 
-        def used(current: dict | None) -> dict | None:
+        def used(current: JsonObject | None) -> JsonObject | None:
             if current is None or (current.get("last_used_at") or "") >= text:
                 return None
             return {**without_system_properties(current), "last_used_at": text}
@@ -119,7 +121,7 @@ class Admission:
         # A patch increment is atomic on the server: concurrent instances never lose a count.
         item_id, pk = f"rate|{window_start}", partner_key(partner_id)
 
-        def attempt(_number: int):
+        def attempt(_number: int) -> int | _TryAgain:
             try:
                 item = self._partners.patch_item(
                     item_id, partition_key=pk, patch_operations=[{"op": "incr", "path": "/count", "value": 1}]

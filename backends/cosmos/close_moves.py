@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from azure.core import MatchConditions
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import (
     CosmosAccessConditionFailedError,
     CosmosResourceExistsError,
@@ -23,6 +24,7 @@ from azure.cosmos.exceptions import (
 
 from backends.cosmos.items import query, read_or_none, stream, without_system_properties
 from backends.cosmos.keys import close_id, close_key, partner_key
+from core.stored_json import JsonObject
 
 # Closes in a partner's partition: its key is the escaped partner id, which holds no "|" (keys.key_part),
 # where a store's partition key starts "c|".
@@ -31,10 +33,10 @@ DONE_ID, DONE_KEY = "closes-moved", "layout"  # written by relayout once no clos
 RECHECK_SECONDS = 600  # how long a process trusts "not done yet" before reading it again
 
 
-def each_day_once(items: list[dict]) -> list[dict]:
+def each_day_once(items: list[JsonObject]) -> list[JsonObject]:
     """Closes read by a query over both places (with their `pk`), each store-day once: a close caught
     between its copy and the old one's deletion is the same close twice, and the copy is kept."""
-    kept: dict[tuple[str, str, str], dict] = {}
+    kept: dict[tuple[str, str, str], JsonObject] = {}
     for item in items:
         day = (item["partner_id"], item["store_id"], item["business_date"])
         if day not in kept or kept[day]["pk"] == partner_key(item["partner_id"]):
@@ -43,7 +45,7 @@ def each_day_once(items: list[dict]) -> list[dict]:
 
 
 class CloseMoves:
-    def __init__(self, container) -> None:
+    def __init__(self, container: ContainerProxy) -> None:
         self._closes = container
         self._done = False
         self._checked_at = float("-inf")
@@ -76,7 +78,7 @@ class CloseMoves:
         return key
 
 
-def move(container, old: dict, key: str) -> bool:
+def move(container: ContainerProxy, old: JsonObject, key: str) -> bool:
     """Copy an item of the old place to the new one (unless it is there already: a move cut short), then
     delete it from the old place on its ETag. False when it changed meanwhile (the next access moves it)."""
     try:
@@ -101,7 +103,7 @@ class Relayout:
     left: int = 0  # changed while moved: a second run moves them
 
 
-def relayout_closes(container, progress: Callable[[Relayout], None], every: int = 1000) -> Relayout:
+def relayout_closes(container: ContainerProxy, progress: Callable[[Relayout], None], every: int = 1000) -> Relayout:
     """Move every close left in a partner's partition (a cross-partition query on `type`, selected by
     their key being the partner's), then record that none is left; idempotent and safe to stop."""
     done = Relayout()

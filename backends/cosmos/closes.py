@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.close_moves import CloseMoves, each_day_once
@@ -16,9 +17,10 @@ from backends.cosmos.keys import close_id, close_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
 from core.records import BatchMarker, ClosedDay, RecordMove, StoreDay, merge_moved_out, result_is_stale
+from core.stored_json import JsonObject
 
 
-def closed_day_of(item: dict) -> ClosedDay:
+def closed_day_of(item: JsonObject) -> ClosedDay:
     return ClosedDay(
         item["store_id"],
         dt.date.fromisoformat(item["business_date"]),
@@ -37,7 +39,7 @@ def closed_day_of(item: dict) -> ClosedDay:
     )
 
 
-def _close_item(partner_id: str, day: ClosedDay, current: dict | None) -> dict:
+def _close_item(partner_id: str, day: ClosedDay, current: JsonObject | None) -> JsonObject:
     """A new close of the day; its revision and the records moved out of the day stay with the day."""
     kept = {"revision": current.get("revision", 0), "moved_out": current.get("moved_out", [])} if current else {}
     return {
@@ -62,7 +64,7 @@ def _close_item(partner_id: str, day: ClosedDay, current: dict | None) -> dict:
 
 
 class Closes:
-    def __init__(self, container, markers: Markers) -> None:
+    def __init__(self, container: ContainerProxy, markers: Markers) -> None:
         self._closes = container
         self._markers = markers
         self._moves = CloseMoves(container)
@@ -116,7 +118,7 @@ class Closes:
         return [(item["partner_id"], closed_day_of(item)) for item in each_day_once(items)]
 
     def save_result(self, partner_id: str, day: ClosedDay, replacing: ClosedDay | None = None) -> bool:
-        def with_result(current: dict | None) -> dict | None:
+        def with_result(current: JsonObject | None) -> JsonObject | None:
             if current is None or current["close_batch_id"] != day.close_batch_id:
                 return None  # a newer close replaced the one reconciled
             if current.get("revision", 0) != day.revision:
@@ -147,7 +149,7 @@ class Closes:
         def reopens(closed: ClosedDay) -> bool:
             return result_is_stale(closed, checked_before)
 
-        def changed(current: dict | None) -> dict | None:
+        def changed(current: JsonObject | None) -> JsonObject | None:
             if current is None:
                 return None
             closed = closed_day_of(current)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from azure.core import MatchConditions
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import (
     CosmosAccessConditionFailedError,
     CosmosResourceExistsError,
@@ -19,6 +20,7 @@ from azure.cosmos.exceptions import (
 )
 
 from backends.cosmos.items import read_or_none, stored_version
+from core.stored_json import JsonObject
 from core.versions import Version
 
 # Attempts before giving up (503, the caller retries): only pathological contention on one item gets there.
@@ -51,15 +53,15 @@ def retry_until_settled(attempt: Callable[[int], T | _TryAgain], what: str) -> T
 class Update:
     """What update_item did."""
 
-    before: dict | None  # the item the last decision was taken on (None: there was none)
-    after: dict | None  # the item as written (with its new ETag); None when the change left it as it was
+    before: JsonObject | None  # the item the last decision was taken on (None: there was none)
+    after: JsonObject | None  # the item as written (with its new ETag); None when the change left it as it was
 
 
 def update_item(
-    container,
+    container: ContainerProxy,
     item_id: str,
     partition_key: str,
-    change: Callable[[dict | None], dict | None],
+    change: Callable[[JsonObject | None], JsonObject | None],
     *,
     create_first: bool = False,
 ) -> Update:
@@ -91,8 +93,8 @@ def update_item(
 
 
 def write_if_replaces(
-    container,
-    item: dict,
+    container: ContainerProxy,
+    item: JsonObject,
     version: Version,
     replaces: Callable[[Version, Version | None], bool],
     *,

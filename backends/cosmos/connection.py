@@ -14,10 +14,11 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import requests
+from azure.core.credentials import TokenCredential
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExistsError, CosmosResourceNotFoundError
 from urllib3.exceptions import InsecureRequestWarning
@@ -27,6 +28,10 @@ from backends.cosmos.outages import UNREACHABLE
 from backends.cosmos.transport import Urllib3Transport
 from core.ports import BackendUnavailable
 from core.settings import PROJECT_ROOT
+from core.stored_json import JsonObject
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 CONTAINERS_FILE = PROJECT_ROOT / "infra" / "cosmos" / "containers.json"
 
@@ -60,8 +65,9 @@ def install_containers_hook(hook: ContainersHook | None) -> None:
     _containers_hook = hook
 
 
-def load_container_definitions(path: Path = CONTAINERS_FILE) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))["containers"]
+def load_container_definitions(path: Path = CONTAINERS_FILE) -> list[JsonObject]:
+    containers: list[JsonObject] = json.loads(path.read_text(encoding="utf-8"))["containers"]
+    return containers
 
 
 def is_loopback(endpoint: str) -> bool:
@@ -96,9 +102,9 @@ def connect(
     database_name: str,
     *,
     key: str | None,
-    credential,
+    credential: TokenCredential | str | None,
     verify_tls: bool | None,
-    definitions: list[dict],
+    definitions: list[JsonObject],
     create_containers: bool,
 ) -> tuple[CosmosClient, Containers]:
     """The client of the account and the database's containers. Credentials: a key when given (the
@@ -139,7 +145,9 @@ def connect(
         ) from error
 
 
-def _open_containers(client: CosmosClient, database_name: str, definitions: list[dict], create: bool) -> Containers:
+def _open_containers(
+    client: CosmosClient, database_name: str, definitions: list[JsonObject], create: bool
+) -> Containers:
     if create:
         # "If not exists" is a read, then a create: of instances starting together on a new database, the
         # ones whose create comes second are answered 409 (CosmosResourceExistsError), and it exists.
@@ -179,7 +187,7 @@ class WriterPool:
     def __init__(self) -> None:
         self._pool = concurrent.futures.ThreadPoolExecutor(WRITE_CONCURRENCY, thread_name_prefix="cosmos-write")
 
-    def each(self, work: Callable, items: Iterable) -> list:
+    def each(self, work: Callable[[T], R], items: Iterable[T]) -> list[R]:
         """Run work(item) for every item concurrently; wait for all, then raise the first failure, or
         return their results in the order of the items."""
         items = list(items)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
+from backends.cosmos.day_sums import record_sums
 from backends.cosmos.items import QUERY_ATTEMPTS, SHARED_HEADERS_RACE
 from backends.cosmos.keys import day_key
 from backends.cosmos.record_index import RecordIndex
-from backends.cosmos.store_days import record_sums
 from core.day_records import DayRecord, DayRecordsPage
+from core.stored_json import JsonObject
 
 DAY_RECORDS = (
     "SELECT c.trade_record_id, c.version, c.source_type, c.document.status, c.item_rows, c.payment_rows, "
@@ -23,7 +25,7 @@ DAY_RECORDS = (
 
 
 class DayRecords:
-    def __init__(self, container, index: RecordIndex) -> None:
+    def __init__(self, container: ContainerProxy, index: RecordIndex) -> None:
         self._trades = container
         self._index = index
 
@@ -61,7 +63,9 @@ class DayRecords:
             )
         return DayRecordsPage(records, json.dumps({"cosmos": next_token}) if next_token else None)
 
-    def _page(self, sql: str, params: list, pk: str, limit: int, token: str | None) -> tuple[list[dict], str | None]:
+    def _page(
+        self, sql: str, params: list[JsonObject], pk: str, limit: int, token: str | None
+    ) -> tuple[list[JsonObject], str | None]:
         """One page of the query and the token of the next (None: none). Read again when the SDK's shared
         headers race (items.SHARED_HEADERS_RACE): a page is read whole, so nothing was used yet."""
         for attempt in range(1, QUERY_ATTEMPTS + 1):

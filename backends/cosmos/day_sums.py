@@ -15,15 +15,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosBatchOperationError
 
 from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import with_ttl
 from backends.cosmos.items import json_safe_int, read_or_none, stored_version, stream
-from backends.cosmos.transactional import MAX_OPERATIONS, REFUSED, chunked
+from backends.cosmos.transactional import MAX_OPERATIONS, REFUSED, BatchOperation, chunked
 from core import faults
 from core.records import SourceTypeTotals, StoreDayTotals
+from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
 T = TypeVar("T")
@@ -35,7 +37,7 @@ Sums = tuple[str, int, int, int, int, int, dict[str, int]]
 SUMS_FIELDS = "c.source_type, c.item_rows, c.payment_rows, c.total_minor, c.tax_minor, c.tip_minor, c.payments"
 
 
-def record_sums(item: dict) -> Sums:
+def record_sums(item: JsonObject) -> Sums:
     """A stored record's sums, in the order StoreDayTotals.of_records and TradeRecordRow take them."""
     payments = {kind: int(amount) for kind, amount in item["payments"].items()}
     return (
@@ -49,7 +51,7 @@ def record_sums(item: dict) -> Sums:
     )
 
 
-def _sums_of(item: dict | None) -> Sums | None:
+def _sums_of(item: JsonObject | None) -> Sums | None:
     """What a stored item adds to its day: a record its sums; a tombstone, or no item, nothing."""
     return record_sums(item) if item is not None and item.get("type") == "record" else None
 
@@ -65,7 +67,7 @@ class DayChange:
     ttl: int | None = None
 
     @classmethod
-    def of_write(cls, new: dict, old: dict | None, ttl: int | None) -> DayChange:
+    def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
         """Item `new` written over `old` (None: created): records or tombstones."""
         change = cls(ttl=ttl)
         for sums, into in ((_sums_of(new), change.added), (_sums_of(old), change.removed)):
@@ -88,12 +90,12 @@ class DayChange:
         return together
 
 
-def empty_day(pk: str) -> dict:
+def empty_day(pk: str) -> JsonObject:
     # sources: code -> [records, item_rows, payment_rows, total, tax, tip]; payments: type -> [records, amount]
     return {"id": DAY_ITEM_ID, "pk": pk, "type": "day", "sources": {}, "payments": {}, "batches": {}}
 
 
-def changed(day: dict, change: DayChange) -> dict:
+def changed(day: JsonObject, change: DayChange) -> JsonObject:
     """The day item with `change` applied (a group no record holds any more leaves it, as in a sum of the
     records themselves)."""
     sources = {code: [int(value) for value in values] for code, values in day["sources"].items()}
@@ -119,18 +121,18 @@ def changed(day: dict, change: DayChange) -> dict:
     return with_ttl(item, change.ttl if change.ttl is not None else day.get("ttl"))
 
 
-def day_totals(day: dict) -> StoreDayTotals:
+def day_totals(day: JsonObject) -> StoreDayTotals:
     return StoreDayTotals(
         {code: SourceTypeTotals(*(int(value) for value in group)) for code, group in day["sources"].items()},
         {kind: int(held[1]) for kind, held in day["payments"].items()},
     )
 
 
-def day_batch_seqs(day: dict) -> list[int]:
+def day_batch_seqs(day: JsonObject) -> list[int]:
     return sorted(day["batches"].values(), key=lambda seq: (seq is not None, seq or 0))
 
 
-def summed_day(container, pk: str) -> dict:
+def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day item summed from what the partition holds: for a day written before the item existed (read
     once, when it is first written; then kept by every write)."""
     change = DayChange()
@@ -160,14 +162,17 @@ RECENT_DAYS = 1024
 class _RecentDays:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_container: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._by_container: weakref.WeakKeyDictionary[ContainerProxy, OrderedDict[str, tuple[float, JsonObject]]] = (
+            weakref.WeakKeyDictionary()
+        )
 
-    def recall(self, container, pk: str) -> dict | None:
+    def recall(self, container: ContainerProxy, pk: str) -> JsonObject | None:
         with self._lock:
-            kept = self._by_container.get(container, {}).get(pk)
+            days = self._by_container.get(container)
+            kept = None if days is None else days.get(pk)
         return kept[1] if kept is not None and time.monotonic() - kept[0] < RECENT_SECONDS else None
 
-    def remember(self, container, pk: str, day: dict | None) -> None:
+    def remember(self, container: ContainerProxy, pk: str, day: JsonObject | None) -> None:
         with self._lock:
             days = self._by_container.setdefault(container, OrderedDict())
             days.pop(pk, None)
@@ -180,7 +185,7 @@ class _RecentDays:
 _recent = _RecentDays()
 
 
-def read_day(container, pk: str) -> dict:
+def read_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day's sums item as stored, or summed from the partition when it has none (not written)."""
     day = read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
     _recent.remember(container, pk, day)
@@ -190,17 +195,19 @@ def read_day(container, pk: str) -> dict:
 class DayWriter:
     """Writes into one store-day's partition, each transactional batch with the day item changed to match."""
 
-    def __init__(self, container, pk: str) -> None:
+    def __init__(self, container: ContainerProxy, pk: str) -> None:
         self._trades = container
         self._pk = pk
-        self._day: dict | None = _recent.recall(container, pk)  # as last read or written (with its _etag)
+        self._day: JsonObject | None = _recent.recall(container, pk)  # as last read or written (with its _etag)
 
-    def execute(self, operations: list[tuple], change: DayChange, point: str | None = None) -> list[dict] | None:
+    def execute(
+        self, operations: list[BatchOperation], change: DayChange, point: str | None = None
+    ) -> list[JsonObject] | None:
         """The answers of `operations` (all in this partition), done in one batch with the day item's change;
         None when one of them was refused (404, 409, 412: nothing written). Lost races for the day item
         itself are retried on the item read again."""
 
-        def attempt(number: int) -> list[dict] | None | object:
+        def attempt(number: int) -> list[JsonObject] | None | object:
             if number:  # writers of one store-day racing for its item: spread them out before trying again
                 time.sleep(random.uniform(0, min(MAX_BACKOFF_SECONDS, 0.005 * 2**number)))
             day = self._day or read_or_none(self._trades, DAY_ITEM_ID, self._pk)
@@ -208,7 +215,7 @@ class DayWriter:
                 day = summed_day(self._trades, self._pk)
             wanted = changed(day, change)
             if "_etag" in day:
-                day_write: tuple = ("replace", (DAY_ITEM_ID, wanted), {"if_match_etag": day["_etag"]})
+                day_write: BatchOperation = ("replace", (DAY_ITEM_ID, wanted), {"if_match_etag": day["_etag"]})
             else:
                 day_write = ("create", (wanted,))
             # The SDK pops each operation's conditions from its dict: a retry sends copies, conditions kept.
@@ -239,18 +246,21 @@ class DayWriter:
 
 
 def in_day_batches(
-    container, writers: WriterPool, work: Sequence[tuple[T, tuple, int, DayChange]], point: str
-) -> list[tuple[T, dict | None]]:
+    container: ContainerProxy,
+    writers: WriterPool,
+    work: Sequence[tuple[T, BatchOperation, int, DayChange]],
+    point: str,
+) -> list[tuple[T, JsonObject | None]]:
     """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
     batches of one store-day go one after the other (store-days concurrently). Each `what` with its
     operation's answer, or None when its batch was refused (for the item-by-item path)."""
-    by_pk: dict[str, list[tuple[T, tuple, int, DayChange]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T, BatchOperation, int, DayChange]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
 
-    def day_of(pk: str) -> list[tuple[T, dict | None]]:
+    def day_of(pk: str) -> list[tuple[T, JsonObject | None]]:
         writer = DayWriter(container, pk)
-        done: list[tuple[T, dict | None]] = []
+        done: list[tuple[T, JsonObject | None]] = []
         for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
             change = DayChange.of_all([one for _, _, _, one in run])
             answers = writer.execute([operation for _, operation, _, _ in run], change, point)
@@ -260,7 +270,9 @@ def in_day_batches(
     return [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
 
 
-def write_if_replaces(container, item: dict, version: Version, ttl: int | None, *, create_first: bool = False) -> bool:
+def write_if_replaces(
+    container: ContainerProxy, item: JsonObject, version: Version, ttl: int | None, *, create_first: bool = False
+) -> bool:
     """write_if_replaces (conditional.py) of a record or tombstone of `version`, with its day item: created
     when absent, replaced on the ETag read when older. False when the stored item stays."""
     writer = DayWriter(container, item["pk"])
@@ -270,7 +282,7 @@ def write_if_replaces(container, item: dict, version: Version, ttl: int | None, 
         if current is not None and not trade_record_replaces(version, stored_version(current)):
             return False
         if current is None:
-            write: tuple = ("create", (item,))
+            write: BatchOperation = ("create", (item,))
         else:
             write = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
         answers = writer.execute([write], DayChange.of_write(item, current, ttl))

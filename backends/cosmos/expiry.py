@@ -10,6 +10,7 @@ import datetime as dt
 
 from core.clock import utc_now
 from core.retention import expiry_seconds
+from core.stored_json import JsonObject
 
 
 class DayExpiry:
@@ -23,7 +24,7 @@ class DayExpiry:
         return expiry_seconds(business_date, utc_now(), self.retention_days)
 
 
-def with_ttl(item: dict, ttl: int | None) -> dict:
+def with_ttl(item: JsonObject, ttl: int | None) -> JsonObject:
     """The item, with `ttl` when there is one (an item without it never expires)."""
     if ttl is not None:
         item["ttl"] = ttl

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Iterator
 
 import orjson
+from azure.cosmos import ContainerProxy
 
 from backends.cosmos.items import stream
 from backends.cosmos.keys import day_key
@@ -32,7 +33,7 @@ DOCUMENTS_PER_PAGE = 1000
 
 
 class ExportReads:
-    def __init__(self, trades, closes) -> None:
+    def __init__(self, trades: ContainerProxy, closes: ContainerProxy) -> None:
         self._trades = trades
         self._closes = closes
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from azure.core import MatchConditions
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import (
     CosmosAccessConditionFailedError,
     CosmosBatchOperationError,
@@ -27,6 +28,7 @@ from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, layou
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.transactional import MAX_BATCH_BYTES, MAX_OPERATIONS, REFUSED
 from core import faults
+from core.stored_json import JsonObject
 
 T = TypeVar("T")
 
@@ -37,11 +39,11 @@ GROWTH_ROUNDS = 50
 # this share of the limit takes new ones instead, so that a partner with retention keeps as many nodes as
 # its live entries need, not as its creations over the years.
 REUSE_BELOW = 0.75
-Created = list[tuple[T, dict | None]]  # what each creation was for, and its answer (None: refused, it exists)
+Created = list[tuple[T, JsonObject | None]]  # what each creation was for, and its answer (None: refused, it exists)
 
 
 class IndexGrowth:
-    def __init__(self, container, writers: WriterPool, max_entries: int) -> None:
+    def __init__(self, container: ContainerProxy, writers: WriterPool, max_entries: int) -> None:
         if max_entries < 1:
             raise ValueError("COSMOS_INDEX_PARTITION_MAX_ENTRIES must be at least 1")
         self._trades = container
@@ -72,7 +74,7 @@ class IndexGrowth:
         """Add a closed node to the layout item (idempotent: a writer that finds a closed head the layout
         does not list completes a close that stopped between its two writes)."""
 
-        def with_node(current: dict | None) -> dict | None:
+        def with_node(current: JsonObject | None) -> JsonObject | None:
             layout = Layout.of_item(current)
             return None if node in layout.closed else layout.item(partner_id, node)
 
@@ -80,11 +82,11 @@ class IndexGrowth:
 
     # -- creating entries -------------------------------------------------------------------------
 
-    def create(self, partner_id: str, work: Sequence[tuple[T, dict]], point: str | None) -> Created:
+    def create(self, partner_id: str, work: Sequence[tuple[T, JsonObject]], point: str | None) -> Created[T]:
         """Create the entries (what each is for, the entry without its "pk"), each in the leaf of its
         record, in transactional batches guarded by the leaf's head. An entry that exists already refuses
         its batch: its rows come back with None, for the path that reads entries first."""
-        done: Created = []
+        done: Created[T] = []
         pending = list(work)
         checked: frozenset[Node] = frozenset()  # closed nodes the pending entries are known to be absent from
         for _ in range(GROWTH_ROUNDS):
@@ -97,7 +99,7 @@ class IndexGrowth:
                 checked = layout.closed
             if not pending:
                 return done
-            by_leaf: dict[Node, list[tuple[T, dict]]] = defaultdict(list)
+            by_leaf: dict[Node, list[tuple[T, JsonObject]]] = defaultdict(list)
             for what, entry in pending:
                 by_leaf[layout.leaf(entry["trade_record_id"])].append((what, entry))
             heads = self._heads(partner_id, list(by_leaf))
@@ -116,7 +118,7 @@ class IndexGrowth:
         raise ContentionNotSettled(f"too many index partitions closed at once for a partner ({len(pending)} left)")
 
     def _in_nodes(
-        self, partner_id: str, work: list[tuple[T, dict]], layout: Layout, nodes: frozenset[Node]
+        self, partner_id: str, work: list[tuple[T, JsonObject]], layout: Layout, nodes: frozenset[Node]
     ) -> set[str]:
         """The trade_record_ids of `work` that have an entry in one of `nodes` on their path."""
         by_id = {entry["trade_record_id"]: entry["id"] for _, entry in work}
@@ -133,7 +135,7 @@ class IndexGrowth:
                 }
         return found
 
-    def _heads(self, partner_id: str, leaves: list[Node]) -> dict[Node, dict]:
+    def _heads(self, partner_id: str, leaves: list[Node]) -> dict[Node, JsonObject]:
         """The heads of the leaves, one query (routed to those partitions only)."""
         by_key = {leaf.key(partner_id): leaf for leaf in leaves}
         names = {f"k{number}": key for number, key in enumerate(by_key)}
@@ -143,12 +145,12 @@ class IndexGrowth:
         return {by_key[head["pk"]]: head for head in found}
 
     def _fill(
-        self, partner_id: str, leaf: Node, head: dict | None, work: list[tuple[T, dict]], point: str | None
-    ) -> tuple[Created, list[tuple[T, dict]], dict | None]:
+        self, partner_id: str, leaf: Node, head: JsonObject | None, work: list[tuple[T, JsonObject]], point: str | None
+    ) -> tuple[Created[T], list[tuple[T, JsonObject]], JsonObject | None]:
         """Create what fits in the leaf, a batch at a time: (created or refused, what did not fit or found
         the leaf closed, the head last read)."""
         key = leaf.key(partner_id)
-        done: Created = []
+        done: Created[T] = []
         left = list(work)
         raced = 0
         while left:
@@ -194,7 +196,7 @@ class IndexGrowth:
         )
         return int(counted[0]["n"]) if counted else 0
 
-    def _close(self, partner_id: str, leaf: Node, head: dict | None) -> None:
+    def _close(self, partner_id: str, leaf: Node, head: JsonObject | None) -> None:
         """Close a full leaf (its head on its ETag: a creation racing it is refused), then list it in the
         layout. A head already closed (the layout was out of date) only gets listed."""
         key = leaf.key(partner_id)
@@ -227,15 +229,15 @@ class IndexGrowth:
         self._record_closed(partner_id, leaf)
 
 
-def _entries(head: dict) -> int:
+def _entries(head: JsonObject) -> int:
     return int(head["entries"])
 
 
-def _on(head: dict) -> dict:
+def _on(head: JsonObject) -> JsonObject:
     return {"if_match_etag": head["_etag"]}
 
 
-def _run(work: list[tuple[T, dict]], most: int) -> list[tuple[T, dict]]:
+def _run(work: list[tuple[T, JsonObject]], most: int) -> list[tuple[T, JsonObject]]:
     """The first entries of `work` that fit one batch beside the head: at most `most`, and MAX_BATCH_BYTES."""
     size = 0
     for count, (_, entry) in enumerate(work[:most]):

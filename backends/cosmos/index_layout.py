@@ -22,6 +22,7 @@ import zlib
 from dataclasses import dataclass
 
 from backends.cosmos.keys import compound_key, index_key
+from core.stored_json import JsonObject
 
 BASE_DEPTH = 4  # 16 nodes: the layout of decision 0056, where every partner's index starts
 HEAD_ID = "head"  # a node's head item (entries' ids all start with "v|")
@@ -71,7 +72,7 @@ class Layout:
     etag: str | None = None  # of the layout item read (None: there is none, no node closed yet)
 
     @classmethod
-    def of_item(cls, item: dict | None) -> Layout:
+    def of_item(cls, item: JsonObject | None) -> Layout:
         if item is None:
             return cls()
         return cls(frozenset(Node.of_text(text) for text in item["closed"]), item["_etag"])
@@ -95,7 +96,7 @@ class Layout:
         open_nodes += [child for node in self.closed for child in node.children()]
         return sorted(self.closed | {node for node in open_nodes if node not in self.closed})
 
-    def item(self, partner_id: str, closing: Node) -> dict:
+    def item(self, partner_id: str, closing: Node) -> JsonObject:
         """The layout item with `closing` added to the closed nodes."""
         return {
             "id": LAYOUT_ID,

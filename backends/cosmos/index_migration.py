@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from azure.cosmos import ContainerProxy
+
 from backends.cosmos.conditional import update_item
 from backends.cosmos.items import read_or_none, stored_version, stream, without_system_properties
 from backends.cosmos.keys import day_key, index_bucket, index_entry_id, index_key, record_id
+from core.stored_json import JsonObject
 
 
 @dataclass
@@ -23,7 +26,9 @@ class Migrated:
     kept: int = 0  # the index already held this version or a later one
 
 
-def migrate_record_index(container, progress: Callable[[Migrated], None], every: int = 1000) -> Migrated:
+def migrate_record_index(
+    container: ContainerProxy, progress: Callable[[Migrated], None], every: int = 1000
+) -> Migrated:
     done = Migrated()
     # The old entries are the only items with id "version" (records, tombstones and batch entries have
     # their own ids); a one-off cross-partition query.
@@ -37,7 +42,7 @@ def migrate_record_index(container, progress: Callable[[Migrated], None], every:
     return done
 
 
-def _copy(container, old: dict) -> str:
+def _copy(container: ContainerProxy, old: JsonObject) -> str:
     partner_id, trade_record_id = old["partner_id"], old["trade_record_id"]
     entry = {
         **{name: value for name, value in without_system_properties(old).items() if name != "type"},
@@ -48,7 +53,7 @@ def _copy(container, old: dict) -> str:
     }
     outcome = "kept"
 
-    def newer(current: dict | None) -> dict | None:
+    def newer(current: JsonObject | None) -> JsonObject | None:
         nonlocal outcome
         if current is None:
             outcome = "created"
@@ -63,7 +68,7 @@ def _copy(container, old: dict) -> str:
     return outcome
 
 
-def _payment_ids(container, partner_id: str, old: dict) -> list[str]:
+def _payment_ids(container: ContainerProxy, partner_id: str, old: JsonObject) -> list[str]:
     """The payment_ids of the record the entry names, from the record as received."""
     record = read_or_none(
         container, record_id(old["trade_record_id"]), day_key(partner_id, old["store_id"], old["business_date"])

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
+from core.stored_json import JsonObject
 from core.versions import Version
 
 # Ids per parameterised query (ARRAY_CONTAINS), and their characters: a query with its parameters stays well
@@ -25,18 +27,18 @@ def json_safe_int(number: int) -> int | str:
     return number if -_SAFE_INT < number < _SAFE_INT else str(number)
 
 
-def without_system_properties(item: dict) -> dict:
+def without_system_properties(item: JsonObject) -> JsonObject:
     """An item without the system properties (_rid, _etag, _ts, ...) the service adds."""
     return {name: value for name, value in item.items() if not name.startswith("_")}
 
 
-def stored_version(item: dict) -> Version:
+def stored_version(item: JsonObject) -> Version:
     """The version an item holds: a record, a version entry, a tombstone, a product, or a store (which has
     no version property: compared as version 0)."""
     return Version(int(item.get("version", 0)), int(item["last_modified_us"]))
 
 
-def read_or_none(container, item_id: str, partition_key: str) -> dict | None:
+def read_or_none(container: ContainerProxy, item_id: str, partition_key: str) -> JsonObject | None:
     try:
         return container.read_item(item_id, partition_key=partition_key)
     except CosmosResourceNotFoundError:
@@ -52,7 +54,9 @@ SHARED_HEADERS_RACE = "changed size during iteration"
 QUERY_ATTEMPTS = 3
 
 
-def stream(container, sql: str, partition_key: str | None = None, **parameters) -> Iterator[dict]:
+def stream(
+    container: ContainerProxy, sql: str, partition_key: str | None = None, **parameters: object
+) -> Iterator[JsonObject]:
     """A parameterised query, its items read page by page as they are consumed; within one logical
     partition when `partition_key` is given (the filter on c.pk is repeated in the SQL: the emulator
     scopes queries by their WHERE clause only)."""
@@ -72,7 +76,9 @@ def stream(container, sql: str, partition_key: str | None = None, **parameters) 
         return
 
 
-def query(container, sql: str, partition_key: str | None = None, **parameters) -> list[dict]:
+def query(
+    container: ContainerProxy, sql: str, partition_key: str | None = None, **parameters: object
+) -> list[JsonObject]:
     return list(stream(container, sql, partition_key, **parameters))
 
 

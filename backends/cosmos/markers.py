@@ -8,11 +8,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceExistsError
 
-from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled, update_item
+from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, retry_until_settled, update_item
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import read_or_none
 from backends.cosmos.keys import marker_id, marker_key
@@ -20,6 +21,7 @@ from core import faults
 from core.clock import from_utc_text, to_utc_text
 from core.kept_warnings import kept_warnings_json, kept_warnings_of
 from core.records import BatchMarker, RecordChanges
+from core.stored_json import JsonObject
 
 # Batch markers never expire unless BATCH_MARKER_TTL_DAYS opts in (decision 0032): a batch resent after its
 # marker is gone would be taken for a new one.
@@ -32,7 +34,7 @@ class Markers:
     """The batch markers of every partner, one logical partition each."""
 
     def __init__(
-        self, container, marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS, expiry: DayExpiry | None = None
+        self, container: ContainerProxy, marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS, expiry: DayExpiry | None = None
     ) -> None:
         self._batches = container
         self.ttl_seconds = marker_ttl_days * 86_400
@@ -73,7 +75,9 @@ class Markers:
     @overload
     def unless_received(self, marker: BatchMarker, write: Callable[[], T], answer: Callable[[BatchMarker], T]) -> T: ...
 
-    def unless_received(self, marker, write, answer=None):
+    def unless_received(
+        self, marker: BatchMarker, write: Callable[[], Any], answer: Callable[[BatchMarker], Any] | None = None
+    ) -> Any:
         """The opening of every batch write: a batch whose marker is stored is not written again, and its
         marker, or answer(its marker), is returned (ALREADY_RECEIVED); otherwise write()."""
         existing = self.find(marker.partner_id, marker.batch_id)
@@ -111,7 +115,7 @@ class Markers:
         with_ttl(item, self._ttl(marker))
         faults.point("storage.data_written")
 
-        def attempt(_number: int):
+        def attempt(_number: int) -> BatchMarker | None | _TryAgain:
             try:
                 self._batches.create_item(item)
                 faults.point("cosmos.marker_committed")
@@ -130,7 +134,12 @@ class Markers:
         return self.commit(received) or received
 
     def write_with_receipt(
-        self, container, item_id: str, pk: str, marker: BatchMarker, build: Callable[[dict | None], dict]
+        self,
+        container: ContainerProxy,
+        item_id: str,
+        pk: str,
+        marker: BatchMarker,
+        build: Callable[[JsonObject | None], JsonObject],
     ) -> BatchMarker | None:
         """Write build(current item or None) with the receipts the item holds plus this batch's, then
         commit the marker: None when this call accepted the batch. When a receipt of the same batch_id
@@ -144,7 +153,7 @@ class Markers:
             "received_at": to_utc_text(marker.received_at),
         }
 
-        def with_receipt(current: dict | None) -> dict | None:
+        def with_receipt(current: JsonObject | None) -> JsonObject | None:
             receipts = [] if current is None else current.get("received", [])  # none in items of before
             if any(seen["batch_id"] == marker.batch_id for seen in receipts):
                 return None

@@ -4,6 +4,8 @@ newer version (core/versions.master_replaces); the mapping keeps the receipts of
 
 from __future__ import annotations
 
+from azure.cosmos import ContainerProxy
+
 from backends.cosmos.conditional import write_if_replaces
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.items import chunks, json_safe_int, read_or_none, stream
@@ -12,10 +14,11 @@ from backends.cosmos.markers import Markers
 from core import faults
 from core.clock import from_epoch_micros, from_utc_text, to_utc_text
 from core.records import BatchMarker, Mapping, ModifierGroupMaster, ProductMaster, StoreMaster
+from core.stored_json import JsonObject
 from core.versions import Version, master_replaces
 
 
-def store_of(item: dict) -> StoreMaster:
+def store_of(item: JsonObject) -> StoreMaster:
     return StoreMaster(
         item["store_id"],
         item["currency"],
@@ -37,7 +40,7 @@ def _product_id(product_id: str, store_id: str | None) -> str:
 
 
 class Masters:
-    def __init__(self, container, writers: WriterPool, markers: Markers) -> None:
+    def __init__(self, container: ContainerProxy, writers: WriterPool, markers: Markers) -> None:
         self._partners = container
         self._writers = writers
         self._markers = markers
@@ -102,7 +105,7 @@ class Masters:
         self._writers.each(save_group, groups)
         return self._markers.commit(marker)
 
-    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
+    def replace_mapping(self, marker: BatchMarker, entries: list[JsonObject]) -> BatchMarker | None:
         # Uploaded before (its receipt is there, its marker gone): the mapping stays as it is.
         pk = partner_key(marker.partner_id)
         return self._markers.write_with_receipt(

@@ -10,7 +10,8 @@ from __future__ import annotations
 import functools
 import math
 import re
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from typing import NoReturn, ParamSpec, TypeVar
 
 from azure.core.exceptions import ClientAuthenticationError, ServiceRequestError, ServiceResponseError
 from azure.cosmos.exceptions import CosmosClientTimeoutError, CosmosHttpResponseError
@@ -83,27 +84,32 @@ def as_unavailable(error: Exception) -> Exception:
 _CAUGHT = (CosmosHttpResponseError, *UNREACHABLE, ContentionNotSettled)
 
 
-def outage_as_unavailable(method):
+Params = ParamSpec("Params")
+Returned = TypeVar("Returned")
+Yielded = TypeVar("Yielded")
+
+
+def outage_as_unavailable(method: Callable[Params, Returned]) -> Callable[Params, Returned]:
     """A Cosmos DB outage (after the SDK's own retries) becomes BackendUnavailable: answered 503."""
 
     @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
+    def guarded(*args: Params.args, **kwargs: Params.kwargs) -> Returned:
         try:
-            return method(self, *args, **kwargs)
+            return method(*args, **kwargs)
         except _CAUGHT as error:
             _raise_as_unavailable(error)
 
     return guarded
 
 
-def outages_while_read(method):
+def outages_while_read(method: Callable[Params, Iterator[Yielded]]) -> Callable[Params, Iterator[Yielded]]:
     """outage_as_unavailable for a method that returns an iterator read page by page: an outage met on a
     later page (while the caller consumes it) becomes BackendUnavailable too."""
 
     @functools.wraps(method)
-    def guarded(self, *args, **kwargs):
+    def guarded(*args: Params.args, **kwargs: Params.kwargs) -> Iterator[Yielded]:
         try:
-            yield from method(self, *args, **kwargs)
+            yield from method(*args, **kwargs)
         except _CAUGHT as error:
             _raise_as_unavailable(error)
 

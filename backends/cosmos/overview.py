@@ -18,6 +18,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
+from azure.cosmos import ContainerProxy
+
 from backends.cosmos.close_moves import each_day_once
 from backends.cosmos.conditional import update_item
 from backends.cosmos.items import query, read_or_none, stream
@@ -26,6 +28,7 @@ from backends.cosmos.markers import Markers
 from backends.cosmos.masters import store_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
 from core.records import BatchMarker, DayStatus, ReceivedDay, StoreMaster
+from core.stored_json import JsonObject
 
 # The sweep's item: in `partners`, under a partition key no partner has (escaped partner ids hold no "|").
 SWEEP_ID = "sweep"
@@ -38,7 +41,7 @@ RECEIVED_IN_RANGE = (
 )
 
 
-def _marker_of(entry: dict, partner_id: str) -> BatchMarker:
+def _marker_of(entry: JsonObject, partner_id: str) -> BatchMarker:
     return BatchMarker(
         partner_id,
         entry["batch_id"],
@@ -54,7 +57,9 @@ def _marker_of(entry: dict, partner_id: str) -> BatchMarker:
 
 
 class Overview:
-    def __init__(self, trades, closes, partners, markers: Markers) -> None:
+    def __init__(
+        self, trades: ContainerProxy, closes: ContainerProxy, partners: ContainerProxy, markers: Markers
+    ) -> None:
         self._trades = trades
         self._closes = closes
         self._partners = partners
@@ -126,7 +131,7 @@ class Overview:
     def record_sweep(self, at: dt.datetime) -> None:
         moment = to_utc_text(at)  # fixed-width UTC text: sorts in time order
 
-        def forward(current: dict | None) -> dict | None:
+        def forward(current: JsonObject | None) -> JsonObject | None:
             if current is not None and current["at"] >= moment:
                 return None
             return {"id": SWEEP_ID, "pk": SWEEP_KEY, "type": "sweep", "at": moment}

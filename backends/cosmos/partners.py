@@ -7,7 +7,9 @@ admission.py; master data in masters.py."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
 
 from backends.admin_rules import require_partner
@@ -19,13 +21,14 @@ from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.clock import from_utc_text, to_utc_text
 from core.ports import AdminError
 from core.records import Partner
+from core.stored_json import JsonObject
 
 DIRECTIONS_ID = "payment-directions"
 # Up to this many stores, point reads (1 RU each) beat a query: the usual request names one store.
 POINT_READS_UP_TO = 3
 
 
-def partner_of(item: dict) -> Partner:
+def partner_of(item: JsonObject) -> Partner:
     return Partner(
         item["partner_id"],
         item["name"],
@@ -46,7 +49,7 @@ def _client_key(client_id: str, issuer: str = ANY_ISSUER) -> str:
 
 
 class Partners:
-    def __init__(self, container, writers: WriterPool) -> None:
+    def __init__(self, container: ContainerProxy, writers: WriterPool) -> None:
         self._partners = container
         self._writers = writers
 
@@ -73,7 +76,7 @@ class Partners:
     def set_partner_rate_limit(self, partner_id: str, per_minute: int | None) -> Partner:
         return self._set(partner_id, "rate_limit_per_minute", per_minute)
 
-    def _set(self, partner_id: str, field: str, value) -> Partner:
+    def _set(self, partner_id: str, field: str, value: object) -> Partner:
         """One field of the partner item, patched in place (no read first)."""
         try:
             item = self._partners.patch_item(
@@ -145,7 +148,7 @@ class Partners:
         )
         return sorted(item["store_id"] for item in items)
 
-    def registered_among(self, partner_id: str, store_ids) -> set[str]:
+    def registered_among(self, partner_id: str, store_ids: Collection[str]) -> set[str]:
         ids = sorted(set(store_ids))
         pk = partner_key(partner_id)
         if len(ids) <= POINT_READS_UP_TO:
@@ -229,7 +232,7 @@ class Partners:
         self.require_partner(partner_id)
         pk = partner_key(partner_id)
 
-        def with_direction(current: dict | None) -> dict:
+        def with_direction(current: JsonObject | None) -> JsonObject:
             if current is None:
                 return {"id": DIRECTIONS_ID, "pk": pk, "type": DIRECTIONS_ID, "directions": {payment_type: direction}}
             return {
@@ -246,7 +249,7 @@ class Partners:
     def delete_payment_direction(self, partner_id: str, payment_type: str) -> bool:
         self.require_partner(partner_id)
 
-        def without_direction(current: dict | None) -> dict | None:
+        def without_direction(current: JsonObject | None) -> JsonObject | None:
             if current is None or payment_type not in current["directions"]:
                 return None
             return {

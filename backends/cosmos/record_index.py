@@ -8,9 +8,10 @@ partner's own partitions. Decisions 0056 and 0092 say why."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from azure.core import MatchConditions
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
 from backends.cosmos.conditional import TRY_AGAIN, Update, _TryAgain, retry_until_settled
@@ -21,10 +22,11 @@ from backends.cosmos.index_layout import Layout
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
 from backends.cosmos.keys import compound_key, index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
+from core.stored_json import JsonObject
 from core.versions import Version
 
 
-def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> dict:
+def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> JsonObject:
     """The entry of `row` as written by batch `batch_id`, expiring with the store-day of this version (`ttl`:
     expiry.py), so that an entry moved to another day gets that day's. No "type": nothing queries entries by
     it, and an indexed property costs every write (~0.2 RU)."""
@@ -57,7 +59,7 @@ def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
 
 
 class RecordIndex:
-    def __init__(self, container, writers: WriterPool, expiry: DayExpiry, max_entries: int) -> None:
+    def __init__(self, container: ContainerProxy, writers: WriterPool, expiry: DayExpiry, max_entries: int) -> None:
         self._trades = container
         self._writers = writers
         self._expiry = expiry
@@ -74,18 +76,18 @@ class RecordIndex:
             work.append((row, entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))))
         return [row for row, answer in self.create(partner_id, work) if answer is None]
 
-    def create(self, partner_id: str, work: list[tuple[T, dict]]) -> Created:
+    def create(self, partner_id: str, work: list[tuple[T, JsonObject]]) -> Created[T]:
         """Create entries in their leaves (each with None when it exists already: index_growth.py)."""
         return self.growth.create(partner_id, work, "cosmos.version_entry")
 
-    def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, dict]:
+    def entries(self, partner_id: str, trade_record_ids: list[str]) -> dict[str, JsonObject]:
         """The entries of the records (with their ETags), by trade_record_id: one query per slice of ids
         (items.chunks), in the partitions of their paths only, by id (always indexed). The layout may be out
         of date: an entry then missed is created in a closed node, which refuses it (index_growth.py)."""
         return self._entries(partner_id, trade_record_ids, self.growth.layout(partner_id))
 
-    def _entries(self, partner_id: str, trade_record_ids: list[str], layout: Layout) -> dict[str, dict]:
-        found: dict[str, dict] = {}
+    def _entries(self, partner_id: str, trade_record_ids: list[str], layout: Layout) -> dict[str, JsonObject]:
+        found: dict[str, JsonObject] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
             nodes = {node for one in ids for node in layout.path(one)}
             where, keys = _in_partitions(sorted(node.key(partner_id) for node in nodes))
@@ -98,7 +100,9 @@ class RecordIndex:
                 found[entry["trade_record_id"]] = entry
         return found
 
-    def update_entry(self, partner_id: str, trade_record_id: str, change) -> Update:
+    def update_entry(
+        self, partner_id: str, trade_record_id: str, change: Callable[[JsonObject | None], JsonObject | None]
+    ) -> Update:
         """conditional.update_item for an entry wherever it is on its path: replaced on its ETag, or created
         in its leaf with the leaf's count (index_growth.py); again on what a concurrent writer left."""
 
@@ -108,7 +112,7 @@ class RecordIndex:
             if wanted is None:
                 return Update(current, None)
             if current is None:
-                ((_, answer),) = self.growth.create(partner_id, [(trade_record_id, wanted)], None)
+                ((_created_for, answer),) = self.growth.create(partner_id, [(trade_record_id, wanted)], None)
                 return TRY_AGAIN if answer is None else Update(None, {**wanted, "_etag": answer["eTag"]})
             try:
                 return Update(

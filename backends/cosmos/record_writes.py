@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import orjson
 from azure.core import MatchConditions
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
 from backends.cosmos.connection import WriterPool
@@ -25,9 +26,10 @@ from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version, without_system_properties
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
-from backends.cosmos.transactional import in_batches
+from backends.cosmos.transactional import BatchOperation, in_batches
 from core import faults
 from core.records import RecordMove, StoreDay, TradeRecordRow
+from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
 # A tombstone only has to outlive a write already in flight when its record moved (seconds to
@@ -37,7 +39,7 @@ TOMBSTONE_TTL_SECONDS = 86_400
 Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
 
 
-def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> dict:
+def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> JsonObject:
     # The narrow fields reconciliation reads are top-level properties (a projection reads them); the record
     # as received goes under "document", which no index covers. Its payment_ids are in its index entry, where
     # the partner's look-up finds them.
@@ -62,13 +64,13 @@ def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | 
     return with_ttl(item, ttl)  # beside the document, which stays a fragment (expiry.py)
 
 
-def stored_bytes(item: dict) -> int:
+def stored_bytes(item: JsonObject) -> int:
     """The bytes of an item as sent (a batch request may carry 2 MB); a record's document is a fragment of
     JSON already, copied as it is."""
     return len(orjson.dumps(item))
 
 
-def moved_forward(entry: dict, mine: Version, current: dict | None) -> dict | None:
+def moved_forward(entry: JsonObject, mine: Version, current: JsonObject | None) -> JsonObject | None:
     """The entry to write over `current` (None: it stays): this version's, with the store-days to bury."""
     if current is None:
         return entry
@@ -81,11 +83,11 @@ def moved_forward(entry: dict, mine: Version, current: dict | None) -> dict | No
     return {**entry, "pk": current["pk"], "previous": there, "dirty": [list(day) for day in dirty]}
 
 
-def _here(entry: dict) -> list[str]:
+def _here(entry: JsonObject) -> list[str]:
     return [entry["store_id"], entry["business_date"]]
 
 
-def saved(written: dict, batch_id: str, row: TradeRecordRow) -> Saved:
+def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
     """What the row changed, told by the entry that holds its version: the entry names the batch that wrote
     it and the store-day of the version it replaced, so a retry reports what its first attempt did."""
     if written.get("batch_id") != batch_id:
@@ -105,10 +107,10 @@ class _Known:
     """A row whose entry was read: what was decided for it, step by step."""
 
     row: TradeRecordRow
-    entry: dict  # this version's entry
-    stored: dict | None  # the entry as read
-    wanted: dict | None = None  # the entry to write over it
-    written: dict | None = None  # the entry holding this version, once moved forward (or found so)
+    entry: JsonObject  # this version's entry
+    stored: JsonObject | None  # the entry as read
+    wanted: JsonObject | None = None  # the entry to write over it
+    written: JsonObject | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
 
     @property
@@ -117,23 +119,23 @@ class _Known:
 
 
 class RecordWrites:
-    def __init__(self, container, writers: WriterPool, index: RecordIndex, expiry: DayExpiry) -> None:
+    def __init__(self, container: ContainerProxy, writers: WriterPool, index: RecordIndex, expiry: DayExpiry) -> None:
         self._trades = container
         self._writers = writers
         self._index = index
         self._expiry = expiry
 
-    def _record_item(self, partner_id: str, row: TradeRecordRow, mine: Version) -> dict:
+    def _record_item(self, partner_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
         return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date))
 
-    def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> dict:
+    def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
         return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
 
     # -- in transactional batches -----------------------------------------------------------------
 
     def create_records(self, partner_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day; the rows of a refused batch are returned."""
-        work: list[tuple[TradeRecordRow, tuple, int, DayChange]] = [
+        work: list[tuple[TradeRecordRow, BatchOperation, int, DayChange]] = [
             (row, ("create", (item,)), stored_bytes(item), DayChange.of_write(item, None, item.get("ttl")))
             for row in rows
             for item in (self._record_item(partner_id, row, _version(row)),)
@@ -150,7 +152,7 @@ class RecordWrites:
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
         known = [self._decided(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
         to_write = [one for one in known if one.result is None and one.written is None]
-        writes: list[tuple[_Known, tuple, int]] = [
+        writes: list[tuple[_Known, BatchOperation, int]] = [
             (one, _entry_write(one), len(orjson.dumps(_wanted(one)))) for one in to_write if one.stored is not None
         ]
         answered = in_batches(self._trades, self._writers, writes, "cosmos.version_entry")
@@ -186,7 +188,7 @@ class RecordWrites:
             one.result = outcome
         return [_result(one) for one in known]
 
-    def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: dict | None) -> _Known:
+    def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: JsonObject | None) -> _Known:
         mine = _version(row)
         one = _Known(row, self._entry_of(partner_id, batch_id, row, mine), stored)
         one.wanted = moved_forward(one.entry, mine, stored)
@@ -203,15 +205,15 @@ class RecordWrites:
             return self.save_one(partner_id, batch_id, one.row)
         return self._complete(partner_id, batch_id, one.row, one.written, one.was_here)
 
-    def _write_with_rule(self, items: list[tuple[_Known, dict, int | None]], point: str) -> set[_Known]:
+    def _write_with_rule(self, items: list[tuple[_Known, JsonObject, int | None]], point: str) -> set[_Known]:
         """Records or tombstones (of a row's version) written in transactional batches per store-day with the
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
         each batch with its day's sums item (the day's ttl given for a tombstone). Returns the rows of
         refused batches, for the item-by-item path."""
-        by_day: dict[str, list[tuple[_Known, dict, int | None]]] = defaultdict(list)
+        by_day: dict[str, list[tuple[_Known, JsonObject, int | None]]] = defaultdict(list)
         for one, item, ttl in items:
             by_day[item["pk"]].append((one, item, item.get("ttl") if ttl is None else ttl))
-        work: list[tuple[_Known, tuple, int, DayChange]] = []
+        work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
         for pk, some in by_day.items():
             stored = self._stored_records(pk, [item["id"] for _, item, _ in some])
             for one, item, ttl in some:
@@ -228,7 +230,7 @@ class RecordWrites:
     def _clear_days_to_bury(self, moved: list[_Known]) -> None:
         """The entries' lists of store-days to bury emptied, on the ETag written: a newer version that took
         over in between keeps its own list (a refused batch: each entry tried alone, a refusal ignored)."""
-        work: list[tuple[_Known, tuple, int]] = []
+        work: list[tuple[_Known, BatchOperation, int]] = []
         for one in moved:
             entry = _written(one)
             cleared = {**without_system_properties(entry), "dirty": []}
@@ -238,7 +240,7 @@ class RecordWrites:
         refused = [one for one, answer in done if answer is None]
         self._writers.each(lambda one: self._clear_one(_written(one)), refused)
 
-    def _clear_one(self, written: dict) -> None:
+    def _clear_one(self, written: JsonObject) -> None:
         try:
             self._trades.replace_item(
                 written["id"],
@@ -249,8 +251,8 @@ class RecordWrites:
         except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
             pass  # a newer version took over, and with it the days still to bury
 
-    def _stored_records(self, pk: str, ids: list[str]) -> dict[str, dict]:
-        found: dict[str, dict] = {}
+    def _stored_records(self, pk: str, ids: list[str]) -> dict[str, JsonObject]:
+        found: dict[str, JsonObject] = {}
         for some in chunks(ids):
             for item in query(
                 self._trades,
@@ -282,7 +284,9 @@ class RecordWrites:
             return self._complete(partner_id, batch_id, row, before, True)  # a resend or a retry
         return 0, None  # a later version (or the same version first received elsewhere) stays
 
-    def _complete(self, partner_id: str, batch_id: str, row: TradeRecordRow, written: dict, was_here: bool) -> Saved:
+    def _complete(
+        self, partner_id: str, batch_id: str, row: TradeRecordRow, written: JsonObject, was_here: bool
+    ) -> Saved:
         """The record of an entry that holds its version, then the store-days it left buried and the entry's
         list of them cleared."""
         mine = _version(row)
@@ -309,7 +313,7 @@ class RecordWrites:
         write_with_day(self._trades, item, mine, self._expiry.ttl(dt.date.fromisoformat(business_date)))
 
 
-def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> dict:
+def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> JsonObject:
     """What a record leaves where it was when a version moves it, so that a slower writer of an older version
     cannot bring it back there."""
     return {
@@ -327,7 +331,7 @@ def _result(one: _Known) -> Saved:
     return one.result
 
 
-def _written(one: _Known) -> dict:
+def _written(one: _Known) -> JsonObject:
     assert one.written is not None
     return one.written
 
@@ -336,12 +340,12 @@ def _version(row: TradeRecordRow) -> Version:
     return Version.of(row.version, row.last_modified_at)
 
 
-def _wanted(one: _Known) -> dict:
+def _wanted(one: _Known) -> JsonObject:
     assert one.wanted is not None
     return one.wanted
 
 
-def _entry_write(one: _Known) -> tuple:
+def _entry_write(one: _Known) -> BatchOperation:
     wanted = _wanted(one)
     assert one.stored is not None  # a new entry is created by the record index, in its leaf
     return ("replace", (wanted["id"], wanted), {"if_match_etag": one.stored["_etag"]})

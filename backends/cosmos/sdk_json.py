@@ -52,4 +52,5 @@ def install() -> None:
         return
     if current is not json:
         raise RuntimeError("azure.cosmos._synchronized_request no longer uses the json module: check sdk_json.py")
-    _synchronized_request.json = CosmosJson  # type: ignore[assignment]
+    # attr-defined only under a global `mypy --strict` (the SDK module's `json` is its own import, not an export).
+    _synchronized_request.json = CosmosJson  # type: ignore[assignment,attr-defined,unused-ignore]

@@ -8,6 +8,8 @@ import datetime as dt
 from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
+from azure.core.credentials import TokenCredential
+
 from backends.cosmos.admission import Admission
 from backends.cosmos.close_moves import Relayout, relayout_closes
 from backends.cosmos.closes import Closes
@@ -50,6 +52,7 @@ from core.records import (
     UnknownProduct,
 )
 from core.settings import Settings
+from core.stored_json import JsonObject
 
 
 class CosmosStorage:
@@ -61,7 +64,7 @@ class CosmosStorage:
         database: str = "pos",
         *,
         key: str | None = None,
-        credential=None,
+        credential: TokenCredential | None = None,
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
         retention_days: int = 0,
@@ -231,7 +234,7 @@ class CosmosStorage:
         return self._markers.unless_received(marker, lambda: self._masters.save_products(marker, products, groups))
 
     @outage_as_unavailable
-    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
+    def replace_mapping(self, marker: BatchMarker, entries: list[JsonObject]) -> BatchMarker | None:
         return self._markers.unless_received(marker, lambda: self._masters.replace_mapping(marker, entries))
 
     @outage_as_unavailable

@@ -7,17 +7,20 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+from azure.cosmos import ContainerProxy
+
 from backends.cosmos.day_sums import day_batch_seqs, day_totals, read_day, record_sums
 from backends.cosmos.items import query, stream
 from backends.cosmos.keys import day_key
 from core.clock import from_epoch_micros
 from core.records import StoreDayTotals, TradeRecordRow, UnknownProduct
+from core.stored_json import JsonObject
 
 # Those of some product ids the product master holds for a store or for all stores (masters.py).
 ProductsInMaster = Callable[[str, str, list[str]], set[str]]
 
 
-def _lines_of(item: dict) -> dict[str, int]:
+def _lines_of(item: JsonObject) -> dict[str, int]:
     """A record item's lines per product_id: stored with it, or, for a record written before they were,
     counted from its document's items."""
     lines = item.get("lines")
@@ -30,7 +33,7 @@ def _lines_of(item: dict) -> dict[str, int]:
 
 
 class StoreDays:
-    def __init__(self, container, products_in_master: ProductsInMaster) -> None:
+    def __init__(self, container: ContainerProxy, products_in_master: ProductsInMaster) -> None:
         self._trades = container
         self._products_in_master = products_in_master
 

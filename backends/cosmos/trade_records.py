@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from azure.cosmos import ContainerProxy
+
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.day_sums import DayChange, DayWriter
 from backends.cosmos.expiry import DayExpiry, with_ttl
@@ -15,6 +17,7 @@ from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
 from backends.cosmos.record_writes import RecordWrites, Saved
+from backends.cosmos.transactional import BatchOperation
 from core import faults
 from core.clock import to_utc_text
 from core.records import (
@@ -24,6 +27,7 @@ from core.records import (
     StoredVersion,
     TradeRecordRow,
 )
+from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
 
@@ -41,7 +45,7 @@ def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
     return list(kept.values())
 
 
-def batch_entry(marker: BatchMarker, ttl: int | None = None) -> dict | None:
+def batch_entry(marker: BatchMarker, ttl: int | None = None) -> JsonObject | None:
     """An entry per received batch in its store-day's partition: what batch_seqs reads, and the marker
     without its changes, which HQ's dashboard reads (overview.py: a store-day's batches in its partition,
     a partner's store-days over a range of dates across partitions)."""
@@ -67,7 +71,12 @@ def batch_entry(marker: BatchMarker, ttl: int | None = None) -> dict | None:
 
 class TradeRecords:
     def __init__(
-        self, container, writers: WriterPool, markers: Markers, expiry: DayExpiry, index_max_entries: int
+        self,
+        container: ContainerProxy,
+        writers: WriterPool,
+        markers: Markers,
+        expiry: DayExpiry,
+        index_max_entries: int,
     ) -> None:
         self._trades = container
         self._writers = writers
@@ -76,7 +85,7 @@ class TradeRecords:
         self.index = RecordIndex(container, writers, expiry, index_max_entries)
         self.writes = RecordWrites(container, writers, self.index, expiry)
 
-    def _batch_entry(self, marker: BatchMarker) -> dict | None:
+    def _batch_entry(self, marker: BatchMarker) -> JsonObject | None:
         return batch_entry(marker, None if marker.business_date is None else self._expiry.ttl(marker.business_date))
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
@@ -115,7 +124,7 @@ class TradeRecords:
         known = refused + [row for row in rows if row.version != 1]
         return [(1, None)] * len(created) + (self.writes.save_known(partner_id, batch_id, known) if known else [])
 
-    def _settle_batch_entry(self, ours: dict, stored: BatchMarker) -> None:
+    def _settle_batch_entry(self, ours: JsonObject, stored: BatchMarker) -> None:
         """A twin with the same batch_id won: its entry is the one that counts."""
         theirs = self._batch_entry(stored) if stored.kind == "trade-records" else None
         if theirs is not None and theirs["pk"] == ours["pk"]:
@@ -124,7 +133,9 @@ class TradeRecords:
         _write_batch_entry(self._trades, ("delete", (ours["id"],)), ours, gone=True)
 
 
-def _write_batch_entry(container, operation: tuple, entry: dict, *, gone: bool = False) -> None:
+def _write_batch_entry(
+    container: ContainerProxy, operation: BatchOperation, entry: JsonObject, *, gone: bool = False
+) -> None:
     """A batch entry written (or deleted) with its day's sums item, which lists the day's batch_seqs
     (day_sums.py); an entry already deleted only leaves the list."""
     if gone:

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosBatchOperationError
 
 from backends.cosmos.connection import WriterPool
 from core import faults
+from core.stored_json import JsonObject
 
 T = TypeVar("T")
-W = TypeVar("W", bound=tuple)
+# One operation of a transactional batch, as the SDK's execute_item_batch takes it: (kind, arguments[, options]).
+BatchOperation = tuple[str, tuple[Any, ...]] | tuple[str, tuple[Any, ...], dict[str, Any]]
+W = TypeVar("W", bound=tuple[Any, ...])
 
 MAX_OPERATIONS = 100  # Cosmos DB's limit per transactional batch
 # Below the 2 MB a batch request may carry, with room for each operation's envelope.
@@ -26,13 +30,13 @@ REFUSED = frozenset({404, 409, 412})
 
 
 def in_batches(
-    container, writers: WriterPool, work: Sequence[tuple[T, tuple, int]], point: str
-) -> list[tuple[T, dict | None]]:
+    container: ContainerProxy, writers: WriterPool, work: Sequence[tuple[T, BatchOperation, int]], point: str
+) -> list[tuple[T, JsonObject | None]]:
     """Execute the operations (what each is for, the operation as the SDK takes it, its size in bytes) in
     transactional batches per logical partition (the `pk` of each operation's item), concurrently: each
     `what` with its operation's answer, or None when its batch was refused. The fault point `point` is
     passed after each batch done."""
-    by_pk: dict[str, list[tuple[T, tuple, int]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T, BatchOperation, int]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
     runs = [(pk, run) for pk, partition in by_pk.items() for run in chunked(partition)]
@@ -40,7 +44,7 @@ def in_batches(
     return [
         (what, None if answers is None else answer)
         for (_, run), answers in zip(runs, answered, strict=True)
-        for (what, _, _), answer in zip(run, answers or [None] * len(run), strict=True)
+        for (what, _, _), answer in zip(run, [None] * len(run) if answers is None else answers, strict=True)
     ]
 
 
@@ -59,7 +63,9 @@ def chunked(work: Sequence[W], operations: int = MAX_OPERATIONS) -> Iterator[lis
         yield run
 
 
-def _execute(container, partition_key: str, run: list[tuple[T, tuple, int]], point: str) -> list[dict] | None:
+def _execute(
+    container: ContainerProxy, partition_key: str, run: list[tuple[T, BatchOperation, int]], point: str
+) -> list[JsonObject] | None:
     try:
         # The items written are not read back from the answer (its eTag is): Cosmos DB may leave them out.
         answers = container.execute_item_batch(

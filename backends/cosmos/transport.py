@@ -42,13 +42,14 @@ class Urllib3Response(HttpResponse):
         self.content_type = answer.headers.get("content-type")
 
     def body(self) -> bytes:
-        return self.internal_response.data
+        data: bytes = self.internal_response.data
+        return data
 
     def text(self, encoding: str | None = None) -> str:
         return self.body().decode(encoding or "utf-8-sig")
 
 
-class Urllib3Transport(HttpTransport):
+class Urllib3Transport(HttpTransport[HttpRequest, HttpResponse]):
     def __init__(self, *, pool_size: int, verify: bool, proxy_url: str | None = None) -> None:
         settings: dict[str, Any] = {
             "num_pools": 4,

@@ -14,6 +14,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.expiry import DayExpiry
@@ -39,7 +40,9 @@ class Backfilled:
     markers: int = 0
 
 
-def backfill_ttl(trades, batches, expiry: DayExpiry, progress: Callable[[Backfilled], None]) -> Backfilled:
+def backfill_ttl(
+    trades: ContainerProxy, batches: ContainerProxy, expiry: DayExpiry, progress: Callable[[Backfilled], None]
+) -> Backfilled:
     done = Backfilled()
     seen: set[str] = set()  # a day's other batch entries, still listed by the query's later pages
     for day in stream(trades, DAYS_WITHOUT_TTL):
@@ -73,7 +76,7 @@ def _ttl(expiry: DayExpiry, business_date: str) -> int:
     return ttl
 
 
-def _patch(container, item_id: str, pk: str, ttl: int) -> None:
+def _patch(container: ContainerProxy, item_id: str, pk: str, ttl: int) -> None:
     try:
         container.patch_item(item_id, partition_key=pk, patch_operations=[{"op": "set", "path": "/ttl", "value": ttl}])
     except CosmosResourceNotFoundError:

@@ -7,7 +7,9 @@ endpoint's health never undo each other. Decision 0104."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
+from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
 
 from backends.cosmos.conditional import update_item
@@ -15,6 +17,7 @@ from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key
 from backends.cosmos.outages import outage_as_unavailable
 from core.clock import to_utc_text_or_none, utc_now
+from core.stored_json import JsonObject
 from core.webhooks import (
     DELIVERY_KEPT_DAYS,
     WebhookDelivery,
@@ -40,16 +43,16 @@ def _delivery_id(endpoint_id: str, event_id: str) -> str:
     return compound_key(endpoint_id, event_id)
 
 
-def _fields(item: dict) -> dict:
+def _fields(item: JsonObject) -> JsonObject:
     return {k: v for k, v in without_system_properties(item).items() if k not in ("id", "pk", "type", "ttl")}
 
 
 class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
-    def __init__(self, container) -> None:
+    def __init__(self, container: ContainerProxy) -> None:
         self._container = container
 
     @classmethod
-    def of_database(cls, client, database_name: str) -> CosmosWebhookStore:
+    def of_database(cls, client: CosmosClient, database_name: str) -> CosmosWebhookStore:
         """The container of the storage's own database (created with the others from containers.json)."""
         return cls(client.get_database_client(database_name).get_container_client(CONTAINER))
 
@@ -83,8 +86,8 @@ class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
             return False
         return True
 
-    def _update(self, partner_id: str, endpoint_id: str, change) -> None:
-        def changed(item: dict | None) -> dict | None:
+    def _update(self, partner_id: str, endpoint_id: str, change: Callable[[JsonObject], JsonObject]) -> None:
+        def changed(item: JsonObject | None) -> JsonObject | None:
             return None if item is None else {**without_system_properties(item), **change(_fields(item))}
 
         update_item(self._container, endpoint_id, _endpoints_key(partner_id), changed)
@@ -96,13 +99,13 @@ class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
 
     @outage_as_unavailable
     def set_health(self, partner_id: str, endpoint_id: str, *, active: bool, failing_since: dt.datetime | None) -> None:
-        def change(stored: dict) -> dict:
+        def change(stored: JsonObject) -> JsonObject:
             disabled_at = None if active else (stored.get("disabled_at") or to_utc_text_or_none(utc_now()))
             return {"active": active, "failing_since": to_utc_text_or_none(failing_since), "disabled_at": disabled_at}
 
         self._update(partner_id, endpoint_id, change)
 
-    def _item(self, delivery: WebhookDelivery) -> dict:
+    def _item(self, delivery: WebhookDelivery) -> JsonObject:
         return {
             "id": _delivery_id(delivery.endpoint_id, delivery.event_id),
             "pk": _deliveries_key(delivery.partner_id),

@@ -19,6 +19,7 @@ from core.records import (
     TradeRecordRow,
     record_changes,
 )
+from core.stored_json import JsonObject
 from core.versions import Version, master_replaces, trade_record_replaces
 
 
@@ -99,7 +100,7 @@ class MemoryBatchWrites(MemoryState):
                     self._groups[(marker.partner_id, group.group_id)] = copy.deepcopy(group)
             return existing
 
-    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
+    def replace_mapping(self, marker: BatchMarker, entries: list[JsonObject]) -> BatchMarker | None:
         with self._lock:
             existing = self._claim(marker, self._mapping_receipts.get((marker.partner_id, marker.batch_id)))
             if existing is None:

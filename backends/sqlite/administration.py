@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Collection
 
 from backends.admin_rules import require_partner
 from backends.sqlite.database import SqliteDatabase
@@ -15,7 +16,7 @@ from core.ports import AdminError
 from core.records import ApiKeyInfo, Partner
 
 
-def registered_among(db: sqlite3.Connection, partner_id: str, store_ids) -> set[str]:
+def registered_among(db: sqlite3.Connection, partner_id: str, store_ids: Collection[str]) -> set[str]:
     """Which of store_ids the partner has registered."""
     found: set[str] = set()
     for chunk, marks in in_chunks(list(set(store_ids))):

@@ -56,7 +56,7 @@ class SqliteAdmission:
 
     def count_request(self, partner_id: str, window_start: int) -> int:
         with self.db.write() as db:
-            count = db.execute(
+            count: int = db.execute(
                 "INSERT INTO request_counts VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1 "
                 "RETURNING count",
                 (partner_id, window_start),

@@ -9,6 +9,7 @@ feeds the same cases through both and checks that they agree.
 from __future__ import annotations
 
 import datetime as dt
+import sqlite3
 
 from backends.sqlite.database import SqliteDatabase
 from backends.sqlite.markers import close_receipt, find_marker, mapping_receipt, write_batch
@@ -26,6 +27,7 @@ from core.records import (
     TradeRecordRow,
     record_changes,
 )
+from core.stored_json import JsonObject
 
 # core.versions.master_replaces with Version(0, last_modified_at): a store has no version number.
 UPSERT_STORE = (
@@ -82,7 +84,7 @@ class SqliteBatchWrites:
             return find_marker(db, partner_id, batch_id)
 
     def save_stores(self, marker: BatchMarker, stores: list[StoreMaster]) -> BatchMarker | None:
-        def write_rows(db) -> None:
+        def write_rows(db: sqlite3.Connection) -> None:
             db.executemany(
                 UPSERT_STORE,
                 [
@@ -106,7 +108,7 @@ class SqliteBatchWrites:
     def save_products(
         self, marker: BatchMarker, products: list[ProductMaster], groups: list[ModifierGroupMaster]
     ) -> BatchMarker | None:
-        def write_rows(db) -> None:
+        def write_rows(db: sqlite3.Connection) -> None:
             db.executemany(
                 UPSERT_PRODUCT,
                 [
@@ -128,8 +130,8 @@ class SqliteBatchWrites:
 
         return write_batch(self.db, marker, write_rows).existing
 
-    def replace_mapping(self, marker: BatchMarker, entries: list[dict]) -> BatchMarker | None:
-        def write_rows(db) -> None:
+    def replace_mapping(self, marker: BatchMarker, entries: list[JsonObject]) -> BatchMarker | None:
+        def write_rows(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO mapping_receipts VALUES (?, ?, ?, ?, ?)",
                 (
@@ -151,7 +153,7 @@ class SqliteBatchWrites:
         ).existing
 
     def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        def write_rows(db) -> RecordChanges:
+        def write_rows(db: sqlite3.Connection) -> RecordChanges:
             # Which rows win and which store-days they leave, read under the write lock before the upsert
             stored = stored_versions(db, marker.partner_id, [row.trade_record_id for row in rows])
             changes = record_changes(rows, stored)
@@ -193,7 +195,7 @@ class SqliteBatchWrites:
         return SavedTradeRecords(None, written.changes)
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
-        def write_rows(db) -> None:
+        def write_rows(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO close_receipts VALUES (?, ?, ?, ?, ?, ?)",
                 (

@@ -12,6 +12,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from backends.sqlite.database import SqliteDatabase
 
@@ -105,7 +106,10 @@ class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
 
     def poison_count(self) -> int:
         with self.db.read() as db:
-            return db.execute("SELECT COUNT(*) FROM queue_messages WHERE queue = ?", (self.poison_name,)).fetchone()[0]
+            count: int = db.execute(
+                "SELECT COUNT(*) FROM queue_messages WHERE queue = ?", (self.poison_name,)
+            ).fetchone()[0]
+            return count
 
     def replay_poison(self, message_id: str) -> bool:
         """Put a poisoned message back on the main queue, visible now, with a fresh dequeue count."""
@@ -114,7 +118,7 @@ class SqliteQueue:  # core.ports.DelayedQueue and QueueConsumer[QueuedMessage]
     def replay_all_poison(self) -> int:
         return self._replay("", ())
 
-    def _replay(self, condition: str, arguments: tuple) -> int:
+    def _replay(self, condition: str, arguments: tuple[Any, ...]) -> int:
         with self.db.write() as db:
             cursor = db.execute(
                 "UPDATE queue_messages SET queue = ?, visible_at_us = ?, dequeue_count = 0 "

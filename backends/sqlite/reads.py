@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Collection
+from typing import Any
 
 import orjson
 
@@ -154,7 +156,7 @@ class SqliteReads:
             )
             return [row[0] for row in rows]
 
-    def trade_records_by_payment_id(self, partner_id: str, payment_ids) -> dict[str, set[str]]:
+    def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]:
         ids = sorted(set(payment_ids))
         users: dict[str, set[str]] = {}
         with self.db.snapshot() as db:
@@ -167,7 +169,7 @@ class SqliteReads:
                     users.setdefault(payment_id, set()).add(trade_record_id)
         return users
 
-    def trade_record_versions(self, partner_id: str, trade_record_ids) -> dict[str, StoredVersion]:
+    def trade_record_versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
         with self.db.snapshot() as db:
             return stored_versions(db, partner_id, trade_record_ids)
 
@@ -178,7 +180,7 @@ class SqliteReads:
 
     def closed_days(self, partner_id: str, status: str | None = None) -> list[ClosedDay]:
         query = "SELECT * FROM closed_days WHERE partner_id = ?"
-        args: tuple = (partner_id,)
+        args: tuple[Any, ...] = (partner_id,)
         if status:
             query += " AND status = ?"
             args += (status,)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Collection, Iterator, Sequence
+from typing import TypeVar
 
 import orjson
 
@@ -12,8 +14,10 @@ from core.clock import from_epoch_micros, from_utc_text, from_utc_text_or_none
 from core.records import ClosedDay, Partner, StoreDay, StoredVersion, StoreMaster
 from core.versions import Version
 
+T = TypeVar("T")
 
-def to_json(value) -> str:
+
+def to_json(value: object) -> str:
     return orjson.dumps(value).decode()
 
 
@@ -59,14 +63,16 @@ def closed_day_of(row: sqlite3.Row) -> ClosedDay:
     )
 
 
-def in_chunks(values: list, size: int = 500):
+def in_chunks(values: Sequence[T], size: int = 500) -> Iterator[tuple[Sequence[T], str]]:
     """Values in slices that stay under SQLite's bound-parameter limit, with the `?, ?, ...` for each."""
     for start in range(0, len(values), size):
         chunk = values[start : start + size]
         yield chunk, ",".join("?" * len(chunk))
 
 
-def stored_versions(db, partner_id: str, trade_record_ids) -> dict[str, StoredVersion]:
+def stored_versions(
+    db: sqlite3.Connection, partner_id: str, trade_record_ids: Collection[str]
+) -> dict[str, StoredVersion]:
     """The latest stored version and store-day of each of the partner's trade_record_ids that is stored."""
     stored: dict[str, StoredVersion] = {}
     for chunk, marks in in_chunks(sorted(set(trade_record_ids))):

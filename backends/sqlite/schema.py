@@ -198,7 +198,7 @@ def _move_clients_to_issuers(database: SqliteDatabase) -> None:
 def _add_record_codes(database: SqliteDatabase) -> None:
     """Give a database made before them the columns payment_ids and product_lines, filled (once)."""
 
-    def missing(db) -> list[str]:
+    def missing(db: sqlite3.Connection) -> list[str]:
         present = {row["name"] for row in db.execute("PRAGMA table_info(trade_records)")}
         return [name for name in RECORD_CODE_COLUMNS if name not in present]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from backends.sqlite.database import SqliteDatabase
 from core.clock import to_utc_text, to_utc_text_or_none, utc_now
+from core.stored_json import JsonObject
 from core.webhooks import (
     DELIVERY_KEPT_DAYS,
     WebhookDelivery,
@@ -33,7 +34,7 @@ CREATE INDEX IF NOT EXISTS webhook_deliveries_age ON webhook_deliveries(created_
 PRUNED_AT_ONCE = 100  # deliveries past DELIVERY_KEPT_DAYS deleted with each new one: the store stays bounded
 
 
-def _text(document: dict) -> str:
+def _text(document: JsonObject) -> str:
     return json.dumps(document, ensure_ascii=False)
 
 
@@ -78,7 +79,7 @@ class SqliteWebhookStore:  # core.webhook_ports.WebhookStore
                 == 1
             )
 
-    def _update(self, partner_id: str, endpoint_id: str, changes: dict) -> None:
+    def _update(self, partner_id: str, endpoint_id: str, changes: JsonObject) -> None:
         """Change some fields of the stored document, in one write transaction (no lost update)."""
         with self.db.write() as db:
             row = db.execute(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
+from typing import Any
 
 from backends.factory import open_storage
 from backends.queues import open_reconcile_queue
@@ -17,6 +18,7 @@ from core.ports import Storage
 from core.queue_ports import QueueConsumer
 from core.settings import Settings
 from core.webhook_ports import WebhookStore
+from hq.arguments import Subcommands
 
 DEFAULT_PORT = 8071
 
@@ -27,7 +29,7 @@ class Sources:
     the operations page says why, and every other page works)."""
 
     storage: Storage
-    queue: QueueConsumer | None
+    queue: QueueConsumer[Any] | None  # Any: each queue adapter has its own message class
     queue_problem: str = ""
     webhooks: WebhookStore | None = None
 
@@ -43,7 +45,7 @@ def open_sources(settings: Settings) -> Sources:
         return Sources(storage, None, str(problem), webhooks)
 
 
-def add_group(groups) -> None:
+def add_group(groups: Subcommands) -> None:
     command = groups.add_parser(
         "dashboard",
         help="serve HQ's read-only web dashboard on 127.0.0.1 (overview, store-days, partners, operations)",

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from core import reconcile_messages
 from core.ports import Overview, Reconciliations
-from core.queue_ports import QueueConsumer
+from core.queue_ports import QueueConsumer, ReceivedMessage
 from core.records import ClosedDay, ReconcileRequest
 
 
@@ -35,7 +35,7 @@ class OperationsView:
 
 
 def operations_view(
-    storage: OperationsStorage, queue: QueueConsumer | None, now: dt.datetime, queue_problem: str = ""
+    storage: OperationsStorage, queue: QueueConsumer[Any] | None, now: dt.datetime, queue_problem: str = ""
 ) -> OperationsView:
     poisoned, total = None, 0
     if queue is not None:
@@ -45,7 +45,7 @@ def operations_view(
     return OperationsView(poisoned, total, queue_problem, overdue, storage.last_sweep())
 
 
-def _poisoned(message) -> Poisoned:
+def _poisoned(message: ReceivedMessage) -> Poisoned:
     inserted = dt.datetime.fromtimestamp(message.inserted_at_us / 1e6, dt.UTC)
     try:
         return Poisoned(message.message_id, inserted, reconcile_messages.decode(message.body), "")

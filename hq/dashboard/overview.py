@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol
 
@@ -129,7 +130,7 @@ def store_days(storage: DashboardStorage, partner_id: str, dates: DateRange, now
     }
 
 
-def count(cells) -> dict[str, int]:
+def count(cells: Iterable[Cell]) -> dict[str, int]:
     counted = Counter(cell.status for cell in cells)
     return {status: counted[status] for status in STATUSES}
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from core.clock import utc_now
@@ -56,7 +57,7 @@ class Dashboard:
     def __init__(
         self,
         storage: Storage,
-        queue: QueueConsumer | None = None,
+        queue: QueueConsumer[Any] | None = None,
         queue_problem: str = "",
         now: Callable[[], dt.datetime] = utc_now,
         webhooks: WebhookStore | None = None,
@@ -125,7 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
             response = Response(500, problem_page(500, "the page failed; the dashboard's output says why"))
         self._send(response)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Callable[[], None]:
         # http.server looks up do_<METHOD> and answers 501 when it is missing: every method but GET is 405.
         if name.startswith("do_"):
             return self._not_allowed
@@ -155,7 +156,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002  # http.server's signature
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  # http.server's signature
         sys.stderr.write(f"{self.log_date_time_string()} {format % args}\n")
 
 

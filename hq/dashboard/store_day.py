@@ -17,7 +17,7 @@ from typing import Protocol
 from core.money import currency_exponent
 from core.ports import Admission, MasterReads, Overview, PartnerAdmin, Reconciliations, TradeRecordReads
 from core.records import BatchMarker, ClosedDay, UnknownProduct
-from core.stored_json import MovedOut, ResultDetails
+from core.stored_json import MovedOut, ResultDetails, TotalField
 from hq.dashboard.overview import NotFound, cell_status
 from reconcile.totals import (
     AMOUNT_FIELDS,
@@ -36,7 +36,7 @@ class StoreDayStorage(PartnerAdmin, Admission, Overview, Reconciliations, TradeR
 
 @dataclass(frozen=True)
 class FieldRow:
-    field: str
+    field: TotalField
     expected: str  # as on the wire ("12.50"); "-" when there is no close
     actual: str
     difference: str  # actual - expected, signed ("+1", "-0.01", "0"); "-" when not comparable

@@ -4,12 +4,13 @@ days) and the latest deliveries with every attempt's status code and the next re
 from __future__ import annotations
 
 from core.webhook_ports import WebhookStore
+from core.webhooks import WebhookDelivery
 from hq.dashboard.layout import cells, table, text, when
 
 DELIVERIES_SHOWN = 50
 
 
-def _attempts(delivery) -> str:
+def _attempts(delivery: WebhookDelivery) -> str:
     return " ".join(str(a.status_code) if a.status_code is not None else a.outcome for a in delivery.attempts) or "-"
 
 
