@@ -40,8 +40,8 @@ from ingest.batches import (
 )
 from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
 from ingest.empty_values import empty_value_warnings, warned_empty_values
-from ingest.one_parse import read_batch, validated_once
-from ingest.parsing import parse, raise_if_any
+from ingest.one_parse import read_batch, read_slow_way, validated_once
+from ingest.parsing import raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
 from ingest.record_documents import document_json
@@ -145,7 +145,7 @@ def open_trade_records(storage: TradeRecordsStorage, partner_id: str, body: byte
     places = None if store is None else currency_exponent(store.currency)
     exact = None if places is None or read is None else validated_once(TradeRecordsBatch, body, read, places)
     del read  # a batch the slow way reads no longer needs it
-    batch, unknown = (exact, []) if exact is not None else parse(TradeRecordsBatch, body, readable_problems)
+    batch, unknown = (exact, []) if exact is not None else read_slow_way(TradeRecordsBatch, body, readable_problems)
     require_stores(storage, partner_id, TRADE_RECORDS, batch)
     return OpenedRecords(batch, body, unknown, None if exact is None else places, store)
 
