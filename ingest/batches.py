@@ -4,7 +4,8 @@ Resending a known batch_id answers 200 ALREADY_RECEIVED with the original record
 A resend is never silent about a different body: it carries a warning that the body was ignored.
 Each write looks its batch_id up first (`known_batch_of`, in the prologue of every write:
 ingest/write_flow.py), and again inside the write (`accept`: the marker is created if absent, so a concurrent
-twin that wins the race turns this request into a resend).
+twin that wins the race turns this request into a resend). `accept` hands a new batch back to its write as a
+`NewBatch`, which the write saves with its own storage call and answers from (`NewBatch.saved`): no callback.
 
 The response echoes the batch_id exactly as this request wrote it; markers are keyed by its canonical
 UUID (`WriteBatch.batch_key`), so the same UUID in upper case is the same batch, and the body's digest
@@ -188,32 +189,57 @@ def first_answer_warnings(stored: BatchMarker) -> list[BatchWarning]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class NewBatch:
+    """A batch whose batch_id no marker holds yet (`accept`): the write saves it with `marker`, which carries
+    its answer's warnings (its rows first, the marker last, create-if-absent), then answers with `saved`."""
+
+    marker: BatchMarker
+    sent_batch_id: str  # the batch_id as the request wrote it, which the response echoes
+    warnings: list[BatchWarning]
+
+    def saved(self, existing: BatchMarker | None) -> BatchOutcome:
+        """The answer once saved; existing: the marker a concurrent twin stored first (then it is a resend)."""
+        return _answer(self.marker, existing, self.sent_batch_id, self.warnings, validate_only=False)
+
+
 def accept(
     storage: BatchMarkers,
     marker: BatchMarker,
-    save: Callable[[BatchMarker], BatchMarker | None],
     warnings: list[BatchWarning] | None = None,
     *,
     sent_batch_id: str,
     validate_only: bool = False,
-) -> BatchOutcome:
-    """Answer a known batch_id from its marker; otherwise save (marker last, create-if-absent), or, for a
-    validate-only request, answer VALID without saving. sent_batch_id: the batch_id as the request wrote
-    it, which the response echoes."""
+) -> BatchOutcome | NewBatch:
+    """Answer a known batch_id from its marker, or a validate-only request VALID without saving; otherwise the
+    batch to save (`NewBatch`: the write saves it, then answers with `NewBatch.saved`). sent_batch_id: the
+    batch_id as the request wrote it, which the response echoes."""
     faults.point("batch.validated")
     stored = storage.find_batch(marker.partner_id, marker.batch_id)
     if stored is None and not validate_only:
         # The marker keeps the answer's warnings by code, for HQ's dashboard. A concurrent twin may still
         # win the race: then it is a resend.
         counted = dict(Counter(warning.code for warning in warnings or []))
-        stored = save(replace(marker, warnings=counted, answer=kept(warnings or [])))
+        kept_marker = replace(marker, warnings=counted, answer=kept(warnings or []))
+        return NewBatch(kept_marker, sent_batch_id, list(warnings or []))
+    return _answer(marker, stored, sent_batch_id, list(warnings or []), validate_only=validate_only)
+
+
+def _answer(
+    marker: BatchMarker,
+    stored: BatchMarker | None,
+    sent_batch_id: str,
+    warnings: list[BatchWarning],
+    *,
+    validate_only: bool,
+) -> BatchOutcome:
     faults.point("batch.before_response")
     if stored is not None:
         same = stored.body_digest == marker.body_digest or (
             stored.meaning_digest is not None and stored.meaning_digest == marker.meaning_digest
         )
         return replay(stored, marker.kind, same, sent_batch_id)
-    return BatchOutcome(sent_batch_id, marker.record_count, validate_only=validate_only, warnings=list(warnings or []))
+    return BatchOutcome(sent_batch_id, marker.record_count, validate_only=validate_only, warnings=warnings)
 
 
 def resend_key(body: bytes, key: type[Key], values: dict[str, Any] | None = None) -> Key | None:

@@ -22,7 +22,7 @@ from core import faults, reconcile_messages
 from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconciliations
 from core.queue_ports import DelayedQueue
-from core.records import BatchMarker, ClosedDay, Partner, ReconcileRequest, StoreMaster
+from core.records import ClosedDay, Partner, ReconcileRequest, StoreMaster
 from core.retention import Retention
 from ingest.amounts import money_problems, raw_money_problems
 from ingest.batches import BatchOutcome, accept, new_marker, unknown_member_warnings
@@ -131,18 +131,12 @@ def save(
     )
     request = ReconcileRequest(partner_id, close.store_id, close.business_date, marker.batch_id)
 
-    def save_close(marker: BatchMarker) -> BatchMarker | None:
-        if not storage.close_received(partner_id, close.store_id, close.business_date, marker.batch_id):
-            faults.point("close.before_enqueue")
-            queue.send(reconcile_messages.encode(request), delay_seconds)
-            faults.point("close.enqueued")
-        return storage.save_daily_close(marker, day)  # the marker of a close received before: a resend
-
-    return accept(
-        storage,
-        marker,
-        save_close,  # not called for a validate-only request: nothing stored, nothing enqueued
-        checked.warnings,
-        sent_batch_id=close.batch_id,
-        validate_only=validate_only,
-    )
+    accepted = accept(storage, marker, checked.warnings, sent_batch_id=close.batch_id, validate_only=validate_only)
+    if isinstance(accepted, BatchOutcome):  # a known batch_id, or validate-only: nothing stored, nothing enqueued
+        return accepted
+    if not storage.close_received(partner_id, close.store_id, close.business_date, marker.batch_id):
+        faults.point("close.before_enqueue")
+        queue.send(reconcile_messages.encode(request), delay_seconds)
+        faults.point("close.enqueued")
+    # the marker of a close received before (a resend) comes back from the store-day's own record of it
+    return accepted.saved(storage.save_daily_close(accepted.marker, day))

@@ -20,7 +20,7 @@ from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads, Reconc
 from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import rerun_after_mapping
 from core.records import Partner
-from ingest.batches import BatchOutcome, unknown_member_warnings
+from ingest.batches import BatchOutcome, NewBatch, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, raise_if_any
 from ingest.stored_size import oversized
@@ -144,16 +144,18 @@ def save(
     checked: CheckedMapping,
     validate_only: bool,
 ) -> BatchOutcome:
-    return accept_opened(
+    accepted = accept_opened(
         storage,
         partner_id,
         MAPPINGS,
         opened,
         len(checked.entries),
-        lambda m: storage.replace_mapping(m, checked.entries),
         checked.warnings,
         validate_only,
     )
+    if isinstance(accepted, NewBatch):
+        return accepted.saved(storage.replace_mapping(accepted.marker, checked.entries))
+    return accepted
 
 
 def _after_save(

@@ -31,7 +31,16 @@ from typing import Any, TypeVar
 import msgspec
 from pydantic import BaseModel
 
-from ingest.wire.record_structs import BULK_CHECKS, TIMESTAMP_TEXT, decimal_pattern, decode, within_bounds
+from ingest.parsing import Salvage, parse
+from ingest.problem_words import Location
+from ingest.wire.record_structs import (
+    BULK_CHECKS,
+    TIMESTAMP_TEXT,
+    decimal_pattern,
+    decode,
+    struct_of,
+    within_bounds,
+)
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -67,6 +76,26 @@ def validated_once(model: type[Model], body: bytes, read: Read, exponent: int) -
     # the model's fields are all required (the Struct refuses a body without one): all are set, as pydantic
     # would set them
     return model.model_construct(None, **{name: getattr(read.struct, name) for name in model.model_fields})
+
+
+def read_slow_way(model: type[Model], body: bytes, salvage: Salvage | None = None) -> tuple[Model, list[Location]]:
+    """The batch read the slow way (ingest/parsing.py `parse`: every problem of a refused body), its wire
+    dataclasses copied into the Structs the fast path decodes into, so that code downstream meets one type
+    whichever reader read the body (decision 0020)."""
+    batch, unknown = parse(model, body, salvage)
+    return model.model_construct(
+        None, **{name: as_structs(getattr(batch, name)) for name in model.model_fields}
+    ), unknown
+
+
+def as_structs(value: Any) -> Any:
+    """value with each wire dataclass in it (lists included) copied into its Struct, field for field."""
+    if isinstance(value, list):
+        return [as_structs(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {field.name: as_structs(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        return struct_of(type(value))(**fields)
+    return value
 
 
 def no_repeated_names(body: bytes, colons_kept: int) -> bool:

@@ -14,7 +14,7 @@ from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites, MasterReads
 from core.records import ModifierGroupMaster, Partner, ProductMaster
 from ingest.amounts import money_problems, raw_money_problems
-from ingest.batches import BatchOutcome, unknown_member_warnings
+from ingest.batches import BatchOutcome, NewBatch, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.empty_values import empty_value_warnings, warned_empty_values
 from ingest.parsing import Refused, duplicates, list_member, raise_if_any, readable
@@ -161,16 +161,18 @@ def save(
     checked: CheckedProducts,
     validate_only: bool,
 ) -> BatchOutcome:
-    return accept_opened(
+    accepted = accept_opened(
         storage,
         partner_id,
         PRODUCTS,
         opened,
         len(checked.products),
-        lambda m: storage.save_products(m, checked.products, checked.groups),
         checked.warnings,
         validate_only,
     )
+    if isinstance(accepted, NewBatch):
+        return accepted.saved(storage.save_products(accepted.marker, checked.products, checked.groups))
+    return accepted
 
 
 def _store_currency_problems(products: list[Product], currencies: dict[str, str | None]) -> list[FieldProblem]:

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 from core.errors import FieldProblem
 from core.ports import Admission, BatchMarkers, BatchWrites
 from core.records import Partner, StoreMaster
-from ingest.batches import BatchOutcome, unknown_member_warnings
+from ingest.batches import BatchOutcome, NewBatch, unknown_member_warnings
 from ingest.body_digests import meaning_of_body
 from ingest.parsing import Refused, duplicates, raise_if_any
 from ingest.wire.requests import StoresBatch
@@ -81,13 +81,15 @@ def check(opened: Opened[StoresBatch]) -> CheckedStores:
 def save(
     storage: PutStoresStorage, partner_id: str, opened: Opened[StoresBatch], checked: CheckedStores, validate_only: bool
 ) -> BatchOutcome:
-    return accept_opened(
+    accepted = accept_opened(
         storage,
         partner_id,
         STORES,
         opened,
         len(checked.masters),
-        lambda m: storage.save_stores(m, checked.masters),
         checked.warnings,
         validate_only,
     )
+    if isinstance(accepted, NewBatch):
+        return accepted.saved(storage.save_stores(accepted.marker, checked.masters))
+    return accepted

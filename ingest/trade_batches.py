@@ -15,7 +15,8 @@ from core.queue_ports import DelayedQueue
 from core.reconcile_reruns import reopen_changed_days
 from core.records import TRADE_RECORD_MOVED, BatchMarker, RecordMove, StoreDay
 from ingest.batches import new_marker
-from ingest.parsing import parse, raw_object
+from ingest.one_parse import read_slow_way
+from ingest.parsing import raw_object
 from ingest.record_documents import document_json
 from ingest.wire.requests import TradeRecordsBatch
 from ingest.wire.responses import BatchWarning
@@ -102,7 +103,7 @@ def trade_records_meaning(batch: TradeRecordsBatch) -> str:
 def resent_meaning(body: bytes) -> str | None:
     """What a resent batch of trade records says, read the slow way (only for a resend of other bytes)."""
     try:
-        batch = parse(TradeRecordsBatch, body)[0]
+        batch = read_slow_way(TradeRecordsBatch, body)[0]
     except errors.ApiError:
         return None
     return trade_records_meaning(batch)

@@ -23,7 +23,6 @@ from core.reconcile_reruns import reopen_changed_days
 from core.records import (
     BatchMarker,
     Partner,
-    SavedTradeRecords,
     StoreDay,
     StoreMaster,
     TradeRecordRow,
@@ -41,8 +40,8 @@ from ingest.batches import (
 )
 from ingest.data_protection import may_hold_card_numbers, protection_problems, protection_warnings
 from ingest.empty_values import empty_value_warnings, warned_empty_values
-from ingest.one_parse import read_batch, validated_once
-from ingest.parsing import parse, raise_if_any
+from ingest.one_parse import read_batch, read_slow_way, validated_once
+from ingest.parsing import raise_if_any
 from ingest.payment_ids import batch_payment_ids, reused_payment_ids
 from ingest.record_amounts import read_amounts
 from ingest.record_documents import document_json
@@ -146,7 +145,7 @@ def open_trade_records(storage: TradeRecordsStorage, partner_id: str, body: byte
     places = None if store is None else currency_exponent(store.currency)
     exact = None if places is None or read is None else validated_once(TradeRecordsBatch, body, read, places)
     del read  # a batch the slow way reads no longer needs it
-    batch, unknown = (exact, []) if exact is not None else parse(TradeRecordsBatch, body, readable_problems)
+    batch, unknown = (exact, []) if exact is not None else read_slow_way(TradeRecordsBatch, body, readable_problems)
     require_stores(storage, partner_id, TRADE_RECORDS, batch)
     return OpenedRecords(batch, body, unknown, None if exact is None else places, store)
 
@@ -207,31 +206,39 @@ def save(
     days its records changed. A validate-only request reads what saving would change instead."""
     batch, rows = opened.batch, checked.rows
     marker = trade_records_marker(partner_id, batch, len(rows), opened.body, checked.meaning)
-    saved: list[SavedTradeRecords] = []
-
-    def save_rows(marker: BatchMarker) -> BatchMarker | None:
-        saved.append(storage.save_trade_records(marker, rows))
-        return saved[-1].existing
-
-    outcome = accept(
-        storage, marker, save_rows, checked.warnings, sent_batch_id=batch.batch_id, validate_only=validate_only
-    )
-    if outcome.replayed:  # a concurrent twin was first
-        if validate_only:
-            return outcome
-        twin = storage.find_batch(partner_id, marker.batch_id)
-        return _finish_resend(storage, queue, partner_id, outcome, twin, opened.body, delay_seconds, validate_only)
-    if validate_only:  # what saving would change, read instead of written
+    accepted = accept(storage, marker, checked.warnings, sent_batch_id=batch.batch_id, validate_only=validate_only)
+    if isinstance(accepted, BatchOutcome):  # a known batch_id, or a validate-only request
+        if accepted.replayed:
+            return _finish_twin(storage, queue, marker, accepted, opened.body, delay_seconds, validate_only)
         stored = storage.trade_record_versions(partner_id, [row.trade_record_id for row in rows])
-        outcome.warnings += moved_warnings(batch, record_changes(rows, stored).moves)
-        return outcome
-    changes = saved[-1].changes
-    outcome.warnings += moved_warnings(batch, changes.moves)
+        accepted.warnings += moved_warnings(batch, record_changes(rows, stored).moves)  # what saving would change
+        return accepted
+    saved = storage.save_trade_records(accepted.marker, rows)
+    outcome = accepted.saved(saved.existing)
+    if outcome.replayed:  # a concurrent twin won the race
+        return _finish_twin(storage, queue, marker, outcome, opened.body, delay_seconds, validate_only)
+    outcome.warnings += moved_warnings(batch, saved.changes.moves)
     faults.point("records.saved")
     reopen_changed_days(
-        storage, queue, partner_id, StoreDay(batch.store_id, batch.business_date), changes, delay_seconds
+        storage, queue, partner_id, StoreDay(batch.store_id, batch.business_date), saved.changes, delay_seconds
     )
     return outcome
+
+
+def _finish_twin(
+    storage: TradeRecordsStorage,
+    queue: DelayedQueue,
+    marker: BatchMarker,
+    outcome: BatchOutcome,
+    body: bytes,
+    delay_seconds: int,
+    validate_only: bool,
+) -> BatchOutcome:
+    """A batch whose twin (its batch_id) was stored first: answered, and finished, as its resend."""
+    if validate_only:
+        return outcome
+    twin = storage.find_batch(marker.partner_id, marker.batch_id)
+    return _finish_resend(storage, queue, marker.partner_id, outcome, twin, body, delay_seconds, validate_only)
 
 
 def _finish_resend(

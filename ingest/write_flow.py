@@ -7,7 +7,9 @@ POST /trade-records, POST /daily-close; decision 0082). Each use case reads:
     needs = read_needs(storage, ...)  # every storage read its checks need, in one function
     checked = check(opened, needs)    # pure: no storage; the problems (400) and the warnings
     raise_if_any(checked.problems, body)
-    return save(...)                  # accept (ingest/batches.py, the marker last), then what follows a save
+    return save(...)                  # accept (ingest/batches.py): a known batch_id's answer, or a NewBatch
+                                      # the write saves with one storage call (the marker last) and answers
+                                      # from, then what follows a save
 
 so that a rule is read and tested without storage, and a write's storage calls are in its prologue, its
 reads and its save only. POST /trade-records opens its batch with the one parse (ingest/one_parse.py) from
@@ -22,9 +24,8 @@ from typing import Generic, TypeVar
 
 from core.errors import FieldProblem
 from core.ports import BatchMarkers
-from core.records import BatchMarker
 from ingest import access
-from ingest.batches import BatchOutcome, ResendLookup, accept, known_batch_of, new_marker, resend_key
+from ingest.batches import BatchOutcome, NewBatch, ResendLookup, accept, known_batch_of, new_marker, resend_key
 from ingest.parsing import Salvage, parse
 from ingest.wire.requests import WriteBatch
 from ingest.wire.resend_keys import ResendKey
@@ -97,10 +98,10 @@ def accept_opened(
     write: Write[Batch],
     opened: Opened[Batch],
     record_count: int,
-    store: Callable[[BatchMarker], BatchMarker | None],
     warnings: list[BatchWarning],
     validate_only: bool,
-) -> BatchOutcome:
-    """The save of a batch that needs nothing but its marker (ingest/batches.py `accept`: the marker last)."""
+) -> BatchOutcome | NewBatch:
+    """The marker of a batch that needs nothing but its marker, accepted (ingest/batches.py `accept`): the
+    answer, or the `NewBatch` its write saves (the marker last) and answers from."""
     marker = new_marker(partner_id, opened.batch, write.kind, record_count, opened.body)
-    return accept(storage, marker, store, warnings, sent_batch_id=opened.batch.batch_id, validate_only=validate_only)
+    return accept(storage, marker, warnings, sent_batch_id=opened.batch.batch_id, validate_only=validate_only)

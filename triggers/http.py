@@ -1,6 +1,7 @@
 """Shared HTTP glue for the thin handlers: request ids, keys, rate limit, bodies, problem documents.
 
-Every handler is `handle(req, action)`: the action gets a PartnerCall (the backend, the authenticated
+Every handler is `handle(req, action)`, which admits the request (`admit`: key or token, rate limit) and
+answers it: the action gets a PartnerCall (the backend, the authenticated
 partner, the body) and returns (status, body); `handle(..., authenticated=False)` gives it a Call, which
 has no partner. Errors become RFC 9457 problem documents with the
 specification's `code`; nothing a partner sent (key, member_id, card number) is ever echoed, nor
@@ -162,75 +163,112 @@ def handle(
     *,
     authenticated: bool = True,
 ) -> func.HttpResponse:
-    request_id = _request_id(req)
+    """Admit the request (`admit`), answer it with its action, or with the problem document of what failed;
+    then the partner's quota headers and the request's log line (`_answered`)."""
     started = time.perf_counter()
-    partner_id = key_id = client_id = refused = None
-    quota: access.Quota | None = None
+    caller = Caller(_request_id(req))
     body: object = None
-    error_code = None
     try:
-        partner = None
-        if authenticated:
-            # Before the backend is even opened: a flood of bad keys from one address costs no storage read.
-            address, presented = auth_failures.client_address(req.headers), req.headers.get("x-functions-key")
-            token = bearer_token(req.headers.get("authorization"))
-            auth_failures.limiter().check(address, presented, token)
-        backend = current_backend()
-        if authenticated:
-            owner: KeyOwner | None
-            if token is None:  # the API key alone, as before bearer tokens: nothing more is read or built
-                owner = _authenticate(backend, address, presented)
-                partner, partner_id, key_id = owner.partner, owner.partner.partner_id, owner.key_id
-            else:
-                partner, owner, client_id = _authenticate_token(backend, address, presented, token)
-                partner_id, key_id = partner.partner_id, None if owner is None else owner.key_id
-            limit = access.limit_of(partner, backend.settings.rate_limit_per_minute)
-            quota = access.count_request(backend.storage, partner.partner_id, limit)
-            if quota is not None and quota.exceeded:
-                raise errors.rate_limited(quota.reset_seconds)
-            if owner is not None:
-                access.note_key_use(backend.storage, owner)
-        call = Call(req, backend, request_id) if partner is None else PartnerCall(req, backend, request_id, partner)
+        call = admit(req, caller, authenticated)
         status, body, *extra = action(call)
-        headers = {**(extra[0] if extra else {}), "x-request-id": request_id}
-        response = json_response(status, body, headers)
-    except ApiError as error:
-        error_code = error.code
+        response = json_response(status, body, {**(extra[0] if extra else {}), "x-request-id": caller.request_id})
+    except Exception as error:  # every failure is answered, as a problem document (`_failed`)
+        response = _failed(error, req, context, caller)
+    return _answered(req, context, caller, response, body, started)
+
+
+@dataclass
+class Caller:
+    """What is known of a request's caller as it is admitted: its request id, then (authenticated) its partner,
+    key or token client and quota, kept even when admission refuses it, for its answer's headers and its log."""
+
+    request_id: str
+    partner_id: str | None = None
+    key_id: str | None = None
+    client_id: str | None = None
+    token_refused: str | None = None
+    quota: access.Quota | None = None
+    error_code: str | None = None
+
+
+def admit(req: func.HttpRequest, caller: Caller, authenticated: bool) -> Call:
+    """The call an action gets: unauthenticated, a Call; else the partner's, once its API key or bearer token
+    is checked and the request counted against its rate limit (429 beyond it). The body is read by the
+    action (`Call.json_body`: at most 5 MB of JSON)."""
+    if not authenticated:
+        return Call(req, current_backend(), caller.request_id)
+    # Before the backend is even opened: a flood of bad keys from one address costs no storage read.
+    address, presented = auth_failures.client_address(req.headers), req.headers.get("x-functions-key")
+    token = bearer_token(req.headers.get("authorization"))
+    auth_failures.limiter().check(address, presented, token)
+    backend = current_backend()
+    owner: KeyOwner | None
+    if token is None:  # the API key alone, as before bearer tokens: nothing more is read or built
+        owner = _authenticate(backend, address, presented)
+        partner = owner.partner
+    else:
+        partner, owner, caller.client_id = _authenticate_token(backend, address, presented, token)
+    caller.partner_id, caller.key_id = partner.partner_id, None if owner is None else owner.key_id
+    limit = access.limit_of(partner, backend.settings.rate_limit_per_minute)
+    caller.quota = access.count_request(backend.storage, partner.partner_id, limit)
+    if caller.quota is not None and caller.quota.exceeded:
+        raise errors.rate_limited(caller.quota.reset_seconds)
+    if owner is not None:
+        access.note_key_use(backend.storage, owner)
+    return PartnerCall(req, backend, caller.request_id, partner)
+
+
+def _failed(error: Exception, req: func.HttpRequest, context: func.Context | None, caller: Caller) -> func.HttpResponse:
+    """The problem document of a failure: the ApiError's own, a 503 for a backend that cannot serve now, else
+    a 500 (the last two logged by type, causes and frames only: telemetry.exception_fields)."""
+    if isinstance(error, ApiError):
+        caller.error_code = error.code
         if isinstance(error, TokenRefused):
-            refused, client_id = error.reason, error.client_id
-        response = problem_response(_challenged(error), request_id)
-    except BackendUnavailable as error:
-        # Types, codes and frames only (telemetry.exception_fields): a message could quote the request.
-        telemetry.log_exception(log, "backend unavailable", error, **_error_fields(req, context, request_id))
-        error_code = "SERVICE_UNAVAILABLE"
-        response = problem_response(unavailable_problem(error), request_id)
-    except Exception as error:
-        telemetry.log_exception(log, "unexpected error", error, **_error_fields(req, context, request_id))
-        error_code = "INTERNAL_ERROR"
-        response = problem_response(
-            ApiError(
-                500,
-                "INTERNAL_ERROR",
-                "Unexpected error; nothing is lost if you retry the same request. Quote the request_id to HQ support.",
-            ),
-            request_id,
-        )
-    if quota is not None:  # every answer once the partner is known and counted, 429 included
-        response.headers.update(rate_limit_headers(quota))
+            caller.token_refused, caller.client_id = error.reason, error.client_id
+        return problem_response(_challenged(error), caller.request_id)
+    fields = _error_fields(req, context, caller.request_id)
+    if isinstance(error, BackendUnavailable):
+        telemetry.log_exception(log, "backend unavailable", error, **fields)
+        caller.error_code = "SERVICE_UNAVAILABLE"
+        return problem_response(unavailable_problem(error), caller.request_id)
+    telemetry.log_exception(log, "unexpected error", error, **fields)
+    caller.error_code = "INTERNAL_ERROR"
+    return problem_response(
+        ApiError(
+            500,
+            "INTERNAL_ERROR",
+            "Unexpected error; nothing is lost if you retry the same request. Quote the request_id to HQ support.",
+        ),
+        caller.request_id,
+    )
+
+
+def _answered(
+    req: func.HttpRequest,
+    context: func.Context | None,
+    caller: Caller,
+    response: func.HttpResponse,
+    body: object,
+    started: float,
+) -> func.HttpResponse:
+    """The response with the partner's quota (every answer once the partner is known and counted, 429
+    included), once the request is logged."""
+    if caller.quota is not None:
+        response.headers.update(rate_limit_headers(caller.quota))
     telemetry.record_request(
         function=context.function_name if context else "",
         invocation_id=context.invocation_id if context else "",
-        request_id=request_id,
+        request_id=caller.request_id,
         method=req.method,
         path=_path_of(req.url),
         status=response.status_code,
         duration_ms=(time.perf_counter() - started) * 1000,
-        partner_id=partner_id,
-        key_id=key_id,
-        client_id=client_id,
-        token_refused=refused,
+        partner_id=caller.partner_id,
+        key_id=caller.key_id,
+        client_id=caller.client_id,
+        token_refused=caller.token_refused,
         body=body,
-        error_code=error_code,
+        error_code=caller.error_code,
     )
     return response
 

@@ -239,9 +239,10 @@ class TradeRecord:
     tax_lines: list[TaxLine] = dataclasses.field(default_factory=list)
 
 
-# A batch the one-parse fast path confirms (ingest/one_parse.py) holds, in trade_records, msgspec Structs
-# generated field for field from the dataclasses above (ingest/wire/record_structs.py), not the dataclasses
-# themselves: same names, order, defaults and values; code that reads a record reads its fields by name.
+# A batch of trade records as the use case gets it holds, in trade_records, msgspec Structs generated field for
+# field from the dataclasses above (ingest/wire/record_structs.py), whichever reader read it (ingest/one_parse.py
+# `validated_once`, or `read_slow_way`, which copies the slow way's dataclasses into them): same names, order,
+# defaults and values; code that reads a record reads its fields by name (decision 0020).
 class TradeRecordsBatch(WriteBatch):
     store_id: StoreId
     business_date: dt.date

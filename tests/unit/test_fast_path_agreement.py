@@ -4,7 +4,8 @@
 `ingest.parsing.parse`, then answers) or exactly what the slow way returns for a body it accepts. This
 test does not look at how the fast path works, only at what it returns, so it guards any fast path
 (pydantic-core's or msgspec's): records are compared field by field by name (the wire dataclasses' fields),
-never by type or `==` on objects, and each record's stored document (`document_json`) byte for byte.
+never by type or `==` on objects. Their stored documents and what the batch says follow from those values:
+both readers hand the use case the same Structs (`read_slow_way`), which one encoder writes.
 
 - `test_the_fast_path_confirms_only_what_the_slow_way_accepts`: a valid batch (bench/generate.py's) with one
   mutation (a value of the field's kind or another, a null, an absent, unknown, repeated or escaped member
@@ -36,8 +37,6 @@ from core.errors import ApiError
 from core.money import minor_units
 from ingest.one_parse import read_batch, validated_once
 from ingest.parsing import parse
-from ingest.trade_batches import trade_records_meaning
-from ingest.trade_records import document_json
 from ingest.wire.requests import Payment, TaxLine, TradeItem, TradeModifier, TradeRecord, TradeRecordsBatch
 from ingest.wire.scalars import MAX_NAME_LENGTH, MAX_SAFE_INT, DecimalString, EmptyAsAbsent, Money, Timestamp
 
@@ -85,10 +84,6 @@ def assert_agrees(body: bytes, exponent: int) -> TradeRecordsBatch | None:
     assert fast.model_fields_set == slow.model_fields_set
     for name in TradeRecordsBatch.model_fields:
         assert_same(getattr(fast, name), getattr(slow, name), name)
-    for index, (mine, theirs) in enumerate(zip(fast.trade_records, slow.trade_records, strict=True)):
-        assert document_json(mine) == document_json(theirs), f"trade_records[{index}]: stored document"
-    # what the batch says, which a resend written otherwise is compared by (decision 0029)
-    assert trade_records_meaning(fast) == trade_records_meaning(slow)
     return fast
 
 

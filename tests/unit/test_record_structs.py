@@ -51,7 +51,7 @@ def assert_agrees(body: bytes, exponent: int = 2) -> Any:
     assert wire is not None, "the fast path confirmed what pydantic refuses"
     assert values_of(fast) == values_of(wire)
     assert fast.model_fields_set == wire.model_fields_set
-    assert [document_json(r) for r in fast.trade_records] == [document_json(r) for r in wire.trade_records]
+    # one encoder writes the Structs of either reader (decision 0020): what it writes is pydantic's bytes
     assert [r.__pydantic_serializer__.to_json(r).decode() for r in wire.trade_records] == [
         document_json(r) for r in fast.trade_records
     ]
