@@ -231,7 +231,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = _serve
+    # Every method a function may declare (azure-functions 2.x adds QUERY), served as the host routes them.
+    do_GET = do_PUT = do_POST = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_QUERY = _serve
 
     def log_message(self, *_args) -> None:  # the app logs each request itself
         pass

@@ -123,7 +123,7 @@ def test_a_reconciliation_meeting_429s_is_retried_by_the_queue_and_the_sweep(
     tmp_path, cosmos_emulator, azurite_of_test, throttled_attempts, poisoned
 ):
     """A close is received by a host that is then stopped; a second host on the same data reconciles it,
-    its first `throttled_attempts` attempts meeting a 429 on their first read of the store-day. After
+    its first `throttled_attempts` attempts meeting a 429 on their first read of the store-day (its sums item). After
     five failed attempts the message is in the poison queue, and the sweep sends the close again."""
     database = f"e2e-429-{uuid.uuid4().hex[:8]}"
     receiving = start_throttled_host(
@@ -143,7 +143,7 @@ def test_a_reconciliation_meeting_429s_is_retried_by_the_queue_and_the_sweep(
         cosmos_emulator,
         azurite_of_test,
         database,
-        f"container=trade-records;operation=query_items;calls=1-{throttled_attempts}",
+        f"container=trade-records;operation=read_item;calls=1-{throttled_attempts}",  # the day's sums item (0108)
         AzureFunctionsJobHost__extensions__queues__visibilityTimeout="00:00:01",
         RECONCILE_SWEEP_SCHEDULE="*/2 * * * * *",
         RECONCILE_SWEEP_GRACE_SECONDS="20",
