@@ -162,9 +162,21 @@ def test_an_unsafe_request_id_is_replaced(partner, given):
     assert replaced != given and replaced.isalnum()
     assert response.json()["request_id"] == replaced
     # The host's log is shared with other tests (a hostile path may hold "<script>"): look at request ids.
-    logged = [json.loads(line) for line in partner.host.log().splitlines() if line.startswith("{")]
+    logged = _logged_until(partner, replaced)
     assert [entry["path"] for entry in logged if entry.get("request_id") == replaced] == ["pos/v1/stores"]
     assert not any(given in str(entry.get("request_id")) for entry in logged)
+
+
+def _logged_until(partner, request_id: str, timeout: float = 5.0) -> list[dict]:
+    """The host's complete JSON log lines, once the request's own line is among them: the line is written
+    as the answer leaves, so a read right after the answer may end in a line still being written."""
+    deadline = time.monotonic() + timeout
+    while True:
+        complete = partner.host.log().rsplit("\n", 1)[0].splitlines()
+        logged = [json.loads(line) for line in complete if line.startswith("{")]
+        if any(entry.get("request_id") == request_id for entry in logged) or time.monotonic() > deadline:
+            return logged
+        time.sleep(0.05)
 
 
 def test_problem_details_do_not_echo_what_was_sent(partner):
