@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TYPE_CHECKING
 
 from backends.factory import Backend, open_backend
 from hq.arguments import Subcommands
+from hq.output import progress_lines
 
 if TYPE_CHECKING:
     from backends.cosmos.close_moves import Relayout
@@ -37,17 +37,15 @@ def migrate_index(backend: Backend, args: argparse.Namespace) -> None:
     if backend.settings.backend != "azure" or migrate is None:
         print("Nothing to migrate: the record index is a layout of the Cosmos DB backend (POS_BACKEND=azure).")
         return
-    started = time.monotonic()
     print("Copying the version entries of the earlier layout into the record index ...", file=sys.stderr)
 
-    def progress(done: Migrated) -> None:
-        print(
-            f"  {done.seen:,} entries read: {done.created:,} copied, {done.updated:,} updated, "
-            f"{done.kept:,} already there ({time.monotonic() - started:.0f} s)",
-            file=sys.stderr,
+    def step(done: Migrated) -> str:
+        return (
+            f"{done.seen:,} entries read: {done.created:,} copied, {done.updated:,} updated, "
+            f"{done.kept:,} already there"
         )
 
-    done = migrate(progress)
+    done = migrate(progress_lines(step))
     print(
         f"Record index migrated: {done.seen:,} entries read, {done.created:,} copied, {done.updated:,} updated, "
         f"{done.kept:,} already there. Running it again changes nothing."
@@ -61,17 +59,12 @@ def relayout(backend: Backend, args: argparse.Namespace) -> None:
             "Nothing to move: the partitions of daily-closes are a layout of the Cosmos DB backend (POS_BACKEND=azure)."
         )
         return
-    started = time.monotonic()
     print("Moving closes from partners' partitions of daily-closes to their stores' ...", file=sys.stderr)
 
-    def progress(done: Relayout) -> None:
-        print(
-            f"  {done.seen:,} closes found in the old place: {done.moved:,} moved, {done.left:,} changed meanwhile "
-            f"({time.monotonic() - started:.0f} s)",
-            file=sys.stderr,
-        )
+    def step(done: Relayout) -> str:
+        return f"{done.seen:,} closes found in the old place: {done.moved:,} moved, {done.left:,} changed meanwhile"
 
-    done = move(progress)
+    done = move(progress_lines(step))
     if done.left:
         print(f"{done.moved:,} closes moved; {done.left:,} changed while moved: run it again to move them.")
         return

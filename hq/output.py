@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import time
+from collections.abc import Callable
+from typing import TypeVar
 
 from rich.cells import cell_len
 
@@ -33,3 +37,16 @@ def code_list(codes: list[str], separator: str = ",") -> str:
         json.dumps(code, ensure_ascii=False) if _NEEDS_QUOTES.search(code) or code != code.strip() else code
         for code in codes
     )
+
+
+T = TypeVar("T")
+
+
+def progress_lines(describe: Callable[[T], str]) -> Callable[[T], None]:
+    """A long command's progress callback: each step described on stderr with the seconds since it began."""
+    started = time.monotonic()
+
+    def progress(done: T) -> None:
+        print(f"  {describe(done)} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+
+    return progress

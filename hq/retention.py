@@ -14,6 +14,7 @@ from backends.factory import Backend, open_backend
 from core.clock import utc_now
 from core.retention import HeldDay
 from hq.arguments import Subcommands
+from hq.output import progress_lines
 
 if TYPE_CHECKING:
     from backends.cosmos.ttl_backfill import Backfilled
@@ -109,17 +110,15 @@ def retention_backfill(backend: Backend, args: argparse.Namespace) -> None:
     if days == 0:
         print("Retention is off (TRADE_RECORD_RETENTION_DAYS=0): no item gets a ttl.")
         return
-    started = time.monotonic()
     print(f"Giving items without a ttl the one of their store-day (retention {days} days) ...", file=sys.stderr)
 
-    def progress(done: Backfilled) -> None:
-        print(
-            f"  {done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
-            f"{done.markers:,} markers ({time.monotonic() - started:.0f} s)",
-            file=sys.stderr,
+    def step(done: Backfilled) -> str:
+        return (
+            f"{done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
+            f"{done.markers:,} markers"
         )
 
-    done = backfill(progress)
+    done = backfill(progress_lines(step))
     print(
         f"ttl backfilled: {done.store_days:,} store-days ({done.items:,} items), {done.entries:,} index entries, "
         f"{done.markers:,} batch markers. Stopped or not, running it again continues where it was."
