@@ -95,8 +95,14 @@ def fields_of(record: logging.LogRecord) -> dict[str, Any]:
     return {name: value for name, value in vars(record).items() if name not in _STANDARD}
 
 
+# JSON leaves these unescaped, yet Python's splitlines and many log viewers break a line at them: a path
+# or code holding one must not split an entry in two.
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message and the record's fields."""
+    """One JSON object per line: time, level, logger, message and the record's fields; other scripts are
+    kept readable, only the Unicode line breaks are escaped."""
 
     def format(self, record: logging.LogRecord) -> str:
         entry = {
@@ -109,7 +115,7 @@ class JsonFormatter(logging.Formatter):
         }
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str, ensure_ascii=False)
+        return json.dumps(entry, default=str, ensure_ascii=False).translate(_LINE_BREAKS)
 
 
 # Error codes an exception may carry that name the failure without quoting data (SQLite's result code,

@@ -172,7 +172,7 @@ def _logged_until(partner, request_id: str, timeout: float = 5.0) -> list[dict]:
     as the answer leaves, so a read right after the answer may end in a line still being written."""
     deadline = time.monotonic() + timeout
     while True:
-        complete = partner.host.log().rsplit("\n", 1)[0].splitlines()
+        complete = partner.host.log().rsplit("\n", 1)[0].split("\n")
         logged = [json.loads(line) for line in complete if line.startswith("{")]
         if any(entry.get("request_id") == request_id for entry in logged) or time.monotonic() > deadline:
             return logged

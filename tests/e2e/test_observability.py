@@ -147,6 +147,21 @@ def captured_json_log(logger_name: str):
     return stream, detach
 
 
+def test_a_path_holding_a_unicode_line_break_stays_one_log_line_in_any_reader():
+    """JSON may leave U+0085, U+2028 and U+2029 raw, but splitlines and log viewers break lines there."""
+    import logging
+
+    stream, detach = captured_json_log("pos.api")
+    try:
+        logging.getLogger("pos.api").info("GET pos/v1/reference/a\x85b\u2028c\u2029d 台北")
+    finally:
+        detach()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["message"] == "GET pos/v1/reference/a\x85b\u2028c\u2029d 台北"
+    assert "台北" in lines[0]  # other scripts stay readable
+
+
 def test_an_unexpected_error_is_logged_with_its_type_frames_and_request_id_but_no_message(monkeypatch):
     """Exception messages can quote a partner's input (pydantic quotes input values): the log keeps
     the type, the chain of causes and the frames, and the request id the partner was answered with."""
