@@ -18,6 +18,11 @@ from urllib.parse import urlsplit
 
 from core.retention import MIN_RETENTION_DAYS
 
+# COSMOS_INDEX_PARTITION_MAX_ENTRIES by default. About 600 bytes a stored record index entry (323 of JSON with
+# one payment id, system properties and its indexed terms): 20 million are ~12 GB, a margin of 40 % under the
+# 20 GB of a Cosmos DB logical partition for longer payment id lists (decision 0092).
+DEFAULT_INDEX_PARTITION_MAX_ENTRIES = 20_000_000
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 LOCAL_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json"
 EXAMPLE_SETTINGS_FILE = PROJECT_ROOT / "local.settings.json.example"
@@ -227,8 +232,8 @@ class Settings:
     # store-days are refused and retired (core/retention.py; decision 0086).
     trade_record_retention_days: int = 0
     # The most record index entries one Cosmos DB logical partition holds before the partner's index
-    # spreads further (backends/cosmos/index_layout.py; decision 0092): small only in tests and rehearsals.
-    cosmos_index_partition_max_entries: int = 20_000_000
+    # spreads further (backends/cosmos/index_layout.py; decision 0115): small only in tests and rehearsals.
+    cosmos_index_partition_max_entries: int = DEFAULT_INDEX_PARTITION_MAX_ENTRIES
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -258,5 +263,7 @@ class Settings:
             export_destination=os.environ.get("EXPORT_DESTINATION", "").strip(),
             export_storage_connection=storage_connection_string(os.environ.get("EXPORT_STORAGE_CONNECTION", "")),
             trade_record_retention_days=_retention_days(_int("TRADE_RECORD_RETENTION_DAYS", 0)),
-            cosmos_index_partition_max_entries=_positive("COSMOS_INDEX_PARTITION_MAX_ENTRIES", 20_000_000),
+            cosmos_index_partition_max_entries=_positive(
+                "COSMOS_INDEX_PARTITION_MAX_ENTRIES", DEFAULT_INDEX_PARTITION_MAX_ENTRIES
+            ),
         )

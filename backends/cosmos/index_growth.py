@@ -1,6 +1,6 @@
 """Creating record index entries so that no logical partition ever holds more than
-COSMOS_INDEX_PARTITION_MAX_ENTRIES of them, and closing a full node so that its range continues in two new
-ones (index_layout.py says how the layout grows; decision 0092 why).
+COSMOS_INDEX_PARTITION_MAX_ENTRIES of them, and closing a full node so that its bucket continues in one new
+node (index_layout.py says how the layout grows; decisions 0092 and 0115 why).
 
 Each creation is a transactional batch in the leaf's partition whose first operation replaces the leaf's
 head on its ETag with the count raised by the entries created: the count can never pass the limit, and a
@@ -24,7 +24,7 @@ from azure.cosmos.exceptions import (
 
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, layout_key
+from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, in_partitions, layout_key
 from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
 from backends.cosmos.transactional import MAX_BATCH_BYTES, MAX_OPERATIONS, REFUSED
 from core import faults
@@ -71,14 +71,31 @@ class IndexGrowth:
         return self.reload(partner_id).etag == seen.etag
 
     def _record_closed(self, partner_id: str, node: Node) -> None:
-        """Add a closed node to the layout item (idempotent: a writer that finds a closed head the layout
-        does not list completes a close that stopped between its two writes)."""
+        """List a closed node in the layout: its bucket's leaf moves to the successor (idempotent: a writer
+        that finds a closed head the layout does not list completes a close that stopped between its two
+        writes). The writer that lists it also retires the bucket's oldest closed nodes found empty."""
+        if self.reload(partner_id).chain(node.bucket).leaf > node.generation:
+            return
+        retired = self._empty_oldest(partner_id, node.bucket)
 
         def with_node(current: JsonObject | None) -> JsonObject | None:
             layout = Layout.of_item(current)
-            return None if node in layout.closed else layout.item(partner_id, node)
+            chain = layout.chain(node.bucket)
+            wanted = chain.closed(node.generation).without(retired)
+            return None if wanted == chain else layout.with_chain(partner_id, node.bucket, wanted)
 
         update_item(self._trades, LAYOUT_ID, layout_key(partner_id), with_node)
+
+    def _empty_oldest(self, partner_id: str, bucket: int) -> list[int]:
+        """The bucket's oldest closed generations that hold no entry, up to the first that holds one. A
+        closed node never takes an entry again (creations are in leaves only), so once its entries expired
+        (retention: decision 0086) it stays empty, and look-ups can leave it out for good (decision 0115)."""
+        empty = []
+        for generation in self.layout(partner_id).chain(bucket).live:
+            if self._count(Node(bucket, generation).key(partner_id)):
+                break
+            empty.append(generation)
+        return empty
 
     # -- creating entries -------------------------------------------------------------------------
 
@@ -126,8 +143,7 @@ class IndexGrowth:
         for ids in chunks(sorted(by_id)):
             keys = sorted({node.key(partner_id) for one in ids for node in layout.path(one)[:-1] if node in nodes})
             if keys:
-                names = {f"k{number}": key for number, key in enumerate(keys)}
-                where = "c.pk IN (" + ", ".join(f"@{name}" for name in names) + ")"
+                where, names = in_partitions(partner_id, keys)
                 sql = f"SELECT c.trade_record_id FROM c WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)"
                 found |= {
                     item["trade_record_id"]
@@ -138,8 +154,7 @@ class IndexGrowth:
     def _heads(self, partner_id: str, leaves: list[Node]) -> dict[Node, JsonObject]:
         """The heads of the leaves, one query (routed to those partitions only)."""
         by_key = {leaf.key(partner_id): leaf for leaf in leaves}
-        names = {f"k{number}": key for number, key in enumerate(by_key)}
-        where = "c.pk IN (" + ", ".join(f"@{name}" for name in names) + ")"
+        where, names = in_partitions(partner_id, list(by_key))  # 16 leaves at most: named
         single = next(iter(by_key)) if len(by_key) == 1 else None
         found = query(self._trades, f"SELECT * FROM c WHERE {where} AND c.id = @head", single, head=HEAD_ID, **names)
         return {by_key[head["pk"]]: head for head in found}
@@ -189,8 +204,8 @@ class IndexGrowth:
         return done, left, head
 
     def _count(self, key: str) -> int:
-        """The entries of a partition that has no head yet (one written before decision 0092): counted once,
-        by the creation that writes its head."""
+        """The entries of a partition: one that has no head yet (written before decision 0092), counted once by
+        the creation that writes its head; a full one before it closes; a closed one before it retires."""
         counted = query(
             self._trades, "SELECT COUNT(1) AS n FROM c WHERE c.pk = @pk AND c.id != @head", key, pk=key, head=HEAD_ID
         )

@@ -1,64 +1,64 @@
-"""Where a partner's record index lives, and how it grows (decision 0092).
+"""Where a partner's record index lives, and how it grows (decision 0115, the fence of decision 0092).
 
-Every partner starts with the 16 logical partitions of decision 0056 (nodes at depth 4: CRC-32 of the
-trade_record_id modulo 16). A node holds at most COSMOS_INDEX_PARTITION_MAX_ENTRIES entries: when it is
-full it is *closed* and its hash range continues in its two children (depth + 1: the CRC modulo
-2**(depth + 1)), each a new logical partition. Entries never move: an entry stays in the node where it was
-created, and is replaced there. So a trade record's entry is on its *path*, the closed nodes its CRC
-leads through and the open node (the leaf) at the end, and only the leaf takes new entries.
+Every partner has the 16 buckets of decision 0056 (CRC-32 of the trade_record_id modulo 16). Each bucket is
+a *chain* of nodes, one logical partition each: generation 0 (decision 0056's key, so nothing written before
+moves), then 1, 2, ... A node holds at most COSMOS_INDEX_PARTITION_MAX_ENTRIES entries: when it is full it is
+*closed* and its bucket continues in ONE successor, generation + 1, the bucket's *leaf*. So a partner has
+exactly 16 open nodes at any size, and a batch of new records writes at most 16 transactional batches.
+Entries never move: an entry stays in the node where it was created, and is replaced there. A record's entry
+is in its bucket's closed generations still live or in its leaf, and only the leaf takes new entries.
 
 Why that keeps the version rule exact: an entry is created only in a transactional batch whose first
-operation replaces the leaf's head item (id "head": its count of entries and whether it is closed) on
-its ETag. Closing a node is a replace of the same head on its ETag. So a creation that races a close is
+operation replaces the leaf's head item (id "head": its count of entries and whether it is closed) on its
+ETag. Closing a node is a replace of the same head on its ETag. So a creation that races a close is
 refused, and a writer whose layout is out of date finds out at its first creation and reads it again.
-The per-partner layout item (the closed nodes) is what writers cache; it is written after the head is
-closed and before any creation in the children (a writer that finds a closed head the layout does not
-list writes the layout first).
+The per-partner layout item (per bucket: the leaf's generation and the closed generations still live) is
+what writers cache; it is written after the head is closed and before any creation in the successor (a
+writer that finds a closed head the layout does not list writes the layout first). A closed node never
+takes an entry again, so once its entries have all expired (retention) it stays empty, and the layout
+drops it: look-ups read only the live chain.
 """
 
 from __future__ import annotations
 
-import zlib
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
-from backends.cosmos.keys import compound_key, index_key
+from backends.cosmos.keys import INDEX_BUCKETS, compound_key, index_bucket, index_key
 from core.stored_json import JsonObject
 
-BASE_DEPTH = 4  # 16 nodes: the layout of decision 0056, where every partner's index starts
 HEAD_ID = "head"  # a node's head item (entries' ids all start with "v|")
 LAYOUT_ID = "layout"
-# About 600 bytes a stored entry (323 of JSON with one payment id, system properties and its indexed terms):
-# 20 million are ~12 GB, a margin of 40 % under the 20 GB of a logical partition for longer payment id lists.
-DEFAULT_MAX_ENTRIES = 20_000_000
-
-
-def record_hash(trade_record_id: str) -> int:
-    """CRC-32 of the trade_record_id: stable across processes and versions (keys.index_bucket at depth 4)."""
-    return zlib.crc32(trade_record_id.encode("utf-8"))
 
 
 @dataclass(frozen=True, order=True)
 class Node:
-    depth: int
-    bucket: int  # the CRC modulo 2**depth
+    bucket: int
+    generation: int  # 0: decision 0056's partition; each close of the bucket's leaf adds one
 
     def key(self, partner_id: str) -> str:
-        """Its logical partition; the 16 base nodes keep decision 0056's keys, so no entry written before
-        moves."""
-        if self.depth == BASE_DEPTH:
+        """Its logical partition: generation 0 keeps decision 0056's key, so no entry written before moves;
+        the "g" keeps later ones apart from every other key of the partner."""
+        if self.generation == 0:
             return index_key(partner_id, self.bucket)
-        return compound_key("i", partner_id, str(self.bucket), str(self.depth))
+        return compound_key("i", partner_id, str(self.bucket), f"g{self.generation}")
 
-    def children(self) -> tuple[Node, Node]:
-        return Node(self.depth + 1, self.bucket), Node(self.depth + 1, self.bucket + (1 << self.depth))
+    def successor(self) -> Node:
+        return Node(self.bucket, self.generation + 1)
 
-    def text(self) -> str:
-        return f"{self.depth}.{self.bucket}"
 
-    @classmethod
-    def of_text(cls, text: str) -> Node:
-        depth, bucket = text.split(".")
-        return cls(int(depth), int(bucket))
+# Up to this many partitions a query names them (`c.pk IN (...)`, which Cosmos DB routes to those only);
+# beyond, it selects the partner's index by its keys' prefix (that many parameters would near Cosmos DB's
+# limits on a query).
+NODES_BY_NAME = 256
+
+
+def in_partitions(partner_id: str, keys: list[str]) -> tuple[str, dict[str, str]]:
+    """The WHERE clause selecting these partitions of the partner's index, and its parameters."""
+    if len(keys) > NODES_BY_NAME:  # "|" is escaped inside a key's parts (keys.py): the prefix is the partner's
+        return "STARTSWITH(c.pk, @partner)", {"partner": compound_key("i", partner_id) + "|"}
+    names = {f"k{number}": key for number, key in enumerate(keys)}
+    return "c.pk IN (" + ", ".join(f"@{name}" for name in names) + ")", names
 
 
 def layout_key(partner_id: str) -> str:
@@ -67,40 +67,68 @@ def layout_key(partner_id: str) -> str:
 
 
 @dataclass(frozen=True)
+class Chain:
+    """One bucket: the generation of its leaf, and its closed generations that may still hold entries."""
+
+    leaf: int = 0
+    live: tuple[int, ...] = ()  # ascending, each below `leaf`
+
+    def closed(self, generation: int) -> Chain:
+        """The chain once its node of `generation` closed (nothing when it knows that already)."""
+        if generation < self.leaf:
+            return self
+        return Chain(generation + 1, (*self.live, generation))
+
+    def without(self, retired: Iterable[int]) -> Chain:
+        gone = set(retired)
+        return Chain(self.leaf, tuple(one for one in self.live if one not in gone))
+
+
+@dataclass(frozen=True)
 class Layout:
-    closed: frozenset[Node] = frozenset()
+    chains: Mapping[int, Chain] = field(default_factory=dict)  # buckets whose leaf is past generation 0
     etag: str | None = None  # of the layout item read (None: there is none, no node closed yet)
 
     @classmethod
     def of_item(cls, item: JsonObject | None) -> Layout:
         if item is None:
             return cls()
-        return cls(frozenset(Node.of_text(text) for text in item["closed"]), item["_etag"])
+        chains = {
+            int(bucket): Chain(int(chain["leaf"]), tuple(int(one) for one in chain["live"]))
+            for bucket, chain in item["buckets"].items()
+        }
+        return cls(chains, item["_etag"])
+
+    def chain(self, bucket: int) -> Chain:
+        return self.chains.get(bucket, Chain())
+
+    @property
+    def closed(self) -> frozenset[Node]:
+        """The closed nodes still live, over every bucket."""
+        return frozenset(Node(bucket, one) for bucket, chain in self.chains.items() for one in chain.live)
+
+    def leaf_of(self, bucket: int) -> Node:
+        return Node(bucket, self.chain(bucket).leaf)
 
     def path(self, trade_record_id: str) -> list[Node]:
-        """The nodes a record's entry can be in: the closed ones its hash leads through, then its leaf."""
-        crc = record_hash(trade_record_id)
-        node = Node(BASE_DEPTH, crc % (1 << BASE_DEPTH))
-        nodes = [node]
-        while node in self.closed:
-            node = Node(node.depth + 1, crc % (1 << (node.depth + 1)))
-            nodes.append(node)
-        return nodes
+        """The nodes a record's entry can be in: its bucket's closed nodes still live, then its leaf."""
+        bucket = index_bucket(trade_record_id)
+        chain = self.chain(bucket)
+        return [Node(bucket, one) for one in chain.live] + [Node(bucket, chain.leaf)]
 
     def leaf(self, trade_record_id: str) -> Node:
-        return self.path(trade_record_id)[-1]
+        return self.leaf_of(index_bucket(trade_record_id))
 
     def nodes(self) -> list[Node]:
-        """Every node of the partner's index: the closed ones and the open ones."""
-        open_nodes = [Node(BASE_DEPTH, bucket) for bucket in range(1 << BASE_DEPTH)]
-        open_nodes += [child for node in self.closed for child in node.children()]
-        return sorted(self.closed | {node for node in open_nodes if node not in self.closed})
+        """Every live node of the partner's index: the closed ones and the 16 leaves."""
+        return sorted(self.closed | {self.leaf_of(bucket) for bucket in range(INDEX_BUCKETS)})
 
-    def item(self, partner_id: str, closing: Node) -> JsonObject:
-        """The layout item with `closing` added to the closed nodes."""
+    def with_chain(self, partner_id: str, bucket: int, chain: Chain) -> JsonObject:
+        """The layout item with the chain of `bucket` replaced."""
+        chains = {**self.chains, bucket: chain}
         return {
             "id": LAYOUT_ID,
             "pk": layout_key(partner_id),
             "partner_id": partner_id,
-            "closed": sorted(node.text() for node in self.closed | {closing}),
+            "buckets": {str(one): {"leaf": each.leaf, "live": list(each.live)} for one, each in sorted(chains.items())},
         }

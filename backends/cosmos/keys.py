@@ -89,20 +89,21 @@ def version_key(partner_id: str, trade_record_id: str) -> str:
     return compound_key("v", partner_id, trade_record_id)
 
 
-# The record index (record_index.py): a partner's entries start in this many logical partitions, the base
-# nodes of its layout (index_layout.py BASE_DEPTH), so that a small partner's batch writes them in a few
-# transactional batches; a full node's range continues in new partitions (decision 0092).
+# The record index (record_index.py): a partner's entries are spread over this many buckets, each a chain of
+# logical partitions (index_layout.py), so that a batch writes them in at most this many transactional
+# batches; a full node's bucket continues in a new partition (decisions 0092 and 0115).
 INDEX_BUCKETS = 16
 
 
 def index_bucket(trade_record_id: str) -> int:
-    """The base node of a trade record's entry: CRC-32 of its id, stable across processes and versions."""
+    """The bucket of a trade record's entry: CRC-32 of its id, stable across processes and versions."""
     return zlib.crc32(trade_record_id.encode("utf-8")) % INDEX_BUCKETS
 
 
 @functools.lru_cache(maxsize=4096)  # a batch's records share a partner's base nodes
 def index_key(partner_id: str, bucket: int) -> str:
-    """A base node's partition of a partner's record index in `trade-records` (decision 0056's keys)."""
+    """The first node (generation 0) of a bucket of a partner's record index in `trade-records` (decision
+    0056's keys)."""
     return compound_key("i", partner_id, str(bucket))
 
 

@@ -1,9 +1,9 @@
 """A partner's record index (container `trade-records`): one entry per trade record with its latest version,
 the store-day it lives in, the store-days still to clean after a move, and its payments' payment_ids. It is
 what keeps "the highest version wins" partner-wide and what finds the records that use a payment_id. A
-partner's entries share a few logical partitions (16 to start with, more as it grows: index_layout.py), so
-a batch of new records creates its entries in a few transactional batches, and a look-up reads only the
-partner's own partitions. Decisions 0056 and 0092 say why."""
+partner's entries share a few logical partitions (16 open ones, and the closed ones of their chains once it
+has grown: index_layout.py), so a batch of new records creates its entries in at most 16 transactional
+batches, and a look-up reads only the partner's own partitions. Decisions 0056, 0092 and 0115 say why."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from backends.cosmos.conditional import TRY_AGAIN, Update, _TryAgain, retry_unti
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.index_growth import Created, IndexGrowth, T
-from backends.cosmos.index_layout import Layout
+from backends.cosmos.index_layout import Layout, in_partitions
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
-from backends.cosmos.keys import compound_key, index_entry_id
+from backends.cosmos.keys import index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.stored_json import JsonObject
 from core.versions import Version
@@ -45,17 +45,6 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version,
         "payment_ids": list(row.payment_ids),
     }
     return with_ttl(entry, ttl)
-
-
-# Up to this many nodes the payment-id look-up names the partner's partitions (`c.pk IN (...)`); beyond,
-# it selects them by their keys' prefix (a query of that many parameters would near Cosmos DB's limits).
-NODES_BY_NAME = 256
-
-
-def _in_partitions(keys: list[str]) -> tuple[str, dict[str, str]]:
-    """`c.pk IN (@k0, ...)` and its parameters: a query Cosmos DB routes to those partitions only."""
-    names = {f"k{number}": key for number, key in enumerate(keys)}
-    return "c.pk IN (" + ", ".join(f"@{name}" for name in names) + ")", names
 
 
 class RecordIndex:
@@ -90,7 +79,7 @@ class RecordIndex:
         found: dict[str, JsonObject] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
             nodes = {node for one in ids for node in layout.path(one)}
-            where, keys = _in_partitions(sorted(node.key(partner_id) for node in nodes))
+            where, keys = in_partitions(partner_id, sorted(node.key(partner_id) for node in nodes))
             for entry in query(
                 self._trades,
                 f"SELECT * FROM c WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)",
@@ -146,11 +135,7 @@ class RecordIndex:
                 return users
 
     def _payment_users(self, partner_id: str, payment_ids: Collection[str], layout: Layout) -> dict[str, set[str]]:
-        nodes = layout.nodes()
-        if len(nodes) <= NODES_BY_NAME:
-            where, keys = _in_partitions([node.key(partner_id) for node in nodes])
-        else:  # the partner's own keys by their prefix: "|" is escaped inside a key's parts (keys.py)
-            where, keys = "STARTSWITH(c.pk, @partner)", {"partner": compound_key("i", partner_id) + "|"}
+        where, keys = in_partitions(partner_id, [node.key(partner_id) for node in layout.nodes()])
         users: dict[str, set[str]] = {}
         for ids in chunks(sorted(set(payment_ids))):
             for item in query(

@@ -17,7 +17,6 @@ from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, loa
 from backends.cosmos.day_records import DayRecords
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
-from backends.cosmos.index_layout import DEFAULT_MAX_ENTRIES
 from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
@@ -51,7 +50,7 @@ from core.records import (
     TradeRecordRow,
     UnknownProduct,
 )
-from core.settings import Settings
+from core.settings import DEFAULT_INDEX_PARTITION_MAX_ENTRIES, Settings
 from core.stored_json import JsonObject
 
 
@@ -68,7 +67,7 @@ class CosmosStorage:
         create_containers: bool = False,
         marker_ttl_days: int = DEFAULT_MARKER_TTL_DAYS,
         retention_days: int = 0,
-        index_partition_max_entries: int = DEFAULT_MAX_ENTRIES,
+        index_partition_max_entries: int = DEFAULT_INDEX_PARTITION_MAX_ENTRIES,
         verify_tls: bool | None = None,
         containers_file: Path = CONTAINERS_FILE,
     ) -> None:

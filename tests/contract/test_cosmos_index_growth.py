@@ -1,7 +1,8 @@
-"""The record index's growth on the Cosmos DB emulator (decision 0092), at the adapter: a crash between
-closing a node and listing it in the layout, partitions written before heads existed, and the layout's
-arithmetic. The growth under concurrent HTTP batches, with the day MATCHED, is tests/e2e/test_index_growth.py;
-under SIGKILL, the chaos run (`CHAOS_BACKEND=azure make chaos`)."""
+"""The record index's growth on the Cosmos DB emulator (decisions 0092 and 0115), at the adapter: a crash
+between closing a node and listing it in the layout, partitions written before heads existed, closed nodes
+retired once their entries expired, and the layout's arithmetic. The growth under concurrent HTTP batches,
+with the day MATCHED, is tests/e2e/test_index_growth.py; under SIGKILL, the chaos run (`CHAOS_BACKEND=azure
+make chaos`)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ import orjson
 import pytest
 
 from backends.cosmos.index_growth import IndexGrowth
-from backends.cosmos.index_layout import BASE_DEPTH, HEAD_ID, LAYOUT_ID, Layout, Node, record_hash
+from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Chain, Layout, Node
 from backends.cosmos.items import query
-from backends.cosmos.keys import compound_key, index_bucket
+from backends.cosmos.keys import compound_key, index_bucket, index_key
 from backends.cosmos.storage import CosmosStorage
 from core.records import BatchMarker, TradeRecordRow
 
@@ -132,19 +133,19 @@ def test_partitions_written_before_heads_existed_are_counted_once_and_take_no_mo
     assert sum(entries_by_partition(after, partner_id).values()) == 128
 
 
-def test_a_path_leads_from_the_base_node_through_the_closed_ones_to_its_leaf():
-    crc = record_hash("T-1")
-    base = Node(BASE_DEPTH, crc % 16)
-    assert base.bucket == index_bucket("T-1")  # decision 0056's buckets are the base nodes
-    assert Layout().path("T-1") == [base]
-    low, high = base.children()
-    child = low if crc % 32 == low.bucket else high
-    layout = Layout(frozenset({base, child}))
-    assert layout.path("T-1") == [base, child, Node(BASE_DEPTH + 2, crc % 64)]
+def test_a_path_leads_through_the_buckets_live_closed_nodes_to_its_leaf():
+    bucket = index_bucket("T-1")
+    assert Layout().path("T-1") == [Node(bucket, 0)]
+    assert Node(bucket, 0).key("p") == index_key("p", bucket)  # decision 0056's partitions are generation 0
+    layout = Layout({bucket: Chain(5, (0, 3, 4)), (bucket + 1) % 16: Chain(1, (0,))})
+    assert layout.path("T-1") == [Node(bucket, 0), Node(bucket, 3), Node(bucket, 4), Node(bucket, 5)]
+    assert layout.leaf("T-1") == Node(bucket, 5)
     nodes = layout.nodes()
-    assert len(nodes) == 16 + 1 + 2 + 1  # 15 base nodes open, 2 closed, 3 leaves below them
+    assert len(nodes) == 16 + 3 + 1  # 16 leaves, always; the closed nodes still live
     assert len({node.key("p") for node in nodes}) == len(nodes)
-    assert Node.of_text(child.text()) == child
+    item = {**layout.with_chain("p", bucket, layout.chain(bucket).closed(5).without([0])), "_etag": "e"}
+    assert Layout.of_item(item).chain(bucket) == Chain(6, (3, 4, 5))
+    assert Chain(6, (3, 4, 5)).closed(2) == Chain(6, (3, 4, 5))  # a close already listed changes nothing
 
 
 def test_a_full_node_whose_entries_expired_takes_new_ones_instead_of_closing(database):
@@ -152,7 +153,9 @@ def test_a_full_node_whose_entries_expired_takes_new_ones_instead_of_closing(dat
     partner_id = f"p-{uuid.uuid4().hex[:6]}"
     save(storage, partner_id, [row(f"old {number}") for number in range(64)])
     trades = storage._containers.trade_records
-    full = [key for key, count in entries_by_partition(storage, partner_id).items() if count == 4]
+    heads = {item["pk"]: item for item in index_items(storage, partner_id) if item["id"] == HEAD_ID}
+    held = entries_by_partition(storage, partner_id)
+    full = [key for key, count in held.items() if count == 4 and not heads[key]["closed"]]
     for item in index_items(storage, partner_id):  # as retention's ttl does (the emulator never expires)
         if item["pk"] in full and item["id"] not in (HEAD_ID, LAYOUT_ID):
             trades.delete_item(item["id"], partition_key=item["pk"])
@@ -165,17 +168,75 @@ def test_a_full_node_whose_entries_expired_takes_new_ones_instead_of_closing(dat
     assert storage._trade_records.index.growth.reload(partner_id).closed >= closed_before
 
 
-def test_the_payment_id_look_up_of_a_partner_of_many_nodes_selects_them_by_prefix(database, monkeypatch):
-    from backends.cosmos import record_index
+def test_the_look_ups_of_a_partner_of_many_nodes_select_them_by_prefix(database, monkeypatch):
+    from backends.cosmos import index_layout
 
     storage = database(2)
     partner_id = f"p-{uuid.uuid4().hex[:6]}"
     other = f"{partner_id}x"  # a partner whose id starts with this one's
     save(storage, partner_id, [row(f"T {number}") for number in range(80)])
     save(storage, other, [row(f"T {number}") for number in range(3)])
-    monkeypatch.setattr(record_index, "NODES_BY_NAME", 16)
+    monkeypatch.setattr(index_layout, "NODES_BY_NAME", 16)
+    assert len(storage._trade_records.index.growth.reload(partner_id).closed) > 16
     assert storage.trade_records_by_payment_id(partner_id, ["支払 T 0", "支払 T 79", "支払 T 80"]) == {
         "支払 T 0": {"T 0"},
         "支払 T 79": {"T 79"},
     }
     assert storage.trade_records_by_payment_id(other, ["支払 T 0", "支払 T 79"]) == {"支払 T 0": {"T 0"}}
+    # The entries' look-up and the closed nodes' check before a creation: a resend doubles nothing.
+    ids = [f"T {number}" for number in range(80)]
+    assert storage.trade_record_versions(partner_id, ids).keys() == set(ids)
+    assert save(storage, partner_id, [row(one) for one in ids]).changes.newer == 0
+    assert sum(entries_by_partition(storage, partner_id).values()) == 80
+
+
+def test_closed_nodes_whose_entries_all_expired_leave_the_layout_and_the_chain_never_goes_back(database):
+    storage = database(4)
+    partner_id = f"p-{uuid.uuid4().hex[:6]}"
+    growth = storage._trade_records.index.growth
+    old, new = in_each_bucket("old", 10), in_each_bucket("new", 10)  # 10 a bucket at 4 a node: 2 closes each
+    save(storage, partner_id, [row(one) for one in old])
+    grown = growth.reload(partner_id)
+    assert all(grown.chain(bucket) == Chain(2, (0, 1)) for bucket in range(16))
+    trades = storage._containers.trade_records
+    expired = {node.key(partner_id) for node in grown.closed}
+    for item in index_items(storage, partner_id):  # as retention's ttl does (the emulator never expires)
+        if item["pk"] in expired and item["id"] != HEAD_ID:
+            trades.delete_item(item["id"], partition_key=item["pk"])
+    kept = sorted(_in_leaves(storage, partner_id))
+
+    save(storage, partner_id, [row(one) for one in new])
+    layout = growth.reload(partner_id)
+    for bucket in range(16):
+        # The emptied ones retired when the leaf closed again; the ones closed since hold entries: live.
+        assert layout.chain(bucket) == Chain(4, (2, 3))
+    assert storage.trade_record_versions(partner_id, kept + new).keys() == set(kept + new)
+    assert max(entries_by_partition(storage, partner_id).values()) <= 4
+    # A record whose entry expired comes back as new, in its leaf; one still live keeps its one entry.
+    gone = next(one for one in old if one not in kept)
+    assert save(storage, partner_id, [row(gone, 2), row(kept[0], 2)]).changes.newer == 2
+    ids = [
+        item["trade_record_id"] for item in index_items(storage, partner_id) if item["id"] not in (HEAD_ID, LAYOUT_ID)
+    ]
+    assert ids.count(gone) == 1 and ids.count(kept[0]) == 1
+    assert storage.trade_records_by_payment_id(partner_id, [f"支払 {gone}"]) == {f"支払 {gone}": {gone}}
+
+
+def in_each_bucket(prefix: str, per_bucket: int) -> list[str]:
+    """Trade record ids, `per_bucket` in each of the 16 buckets."""
+    by_bucket: dict[int, list[str]] = {bucket: [] for bucket in range(16)}
+    for number in range(100 * per_bucket):
+        one = f"{prefix} {number}"
+        if len(by_bucket[index_bucket(one)]) < per_bucket:
+            by_bucket[index_bucket(one)].append(one)
+    return [one for ids in by_bucket.values() for one in ids]
+
+
+def _in_leaves(storage: CosmosStorage, partner_id: str) -> set[str]:
+    leaves = {node.key(partner_id) for node in storage._trade_records.index.growth.reload(partner_id).nodes()}
+    leaves -= {node.key(partner_id) for node in storage._trade_records.index.growth.layout(partner_id).closed}
+    return {
+        item["trade_record_id"]
+        for item in index_items(storage, partner_id)
+        if item["pk"] in leaves and item["id"] not in (HEAD_ID, LAYOUT_ID)
+    }

@@ -1,4 +1,4 @@
-"""A partner's record index grows on Cosmos DB (decision 0092), over real HTTP on the emulators: with
+"""A partner's record index grows on Cosmos DB (decisions 0092 and 0115), over real HTTP on the emulators: with
 COSMOS_INDEX_PARTITION_MAX_ENTRIES at 8, a few hundred records close node after node, while batches run
 concurrently and two versions of one record race; no logical partition ever holds more than 8 entries,
 every record has exactly one entry, the payment-id look-up finds records in every node, and the day
@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from backends.cosmos.index_layout import BASE_DEPTH, HEAD_ID, LAYOUT_ID, Node
+from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout
 from backends.cosmos.items import query
 from backends.cosmos.keys import compound_key
 from backends.cosmos.storage import CosmosStorage
@@ -24,7 +24,7 @@ from tests.trade_payloads import Line, daily_close, totals_of, trade_batch
 pytestmark = pytest.mark.filterwarnings("ignore::urllib3.exceptions.InsecureRequestWarning")
 
 MAX_ENTRIES = 8
-BATCHES, PER_BATCH = 8, 60  # 480 records: 30 a base node, where 8 fit
+BATCHES, PER_BATCH = 8, 60  # 480 records: 30 a bucket, where 8 fit a node
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,8 @@ def cosmos(grown_host, cosmos_emulator):
 def index_items(cosmos, partner_id: str) -> list[dict]:
     return query(
         cosmos._containers.trade_records,
-        "SELECT c.id, c.pk, c.trade_record_id, c.version, c.closed, c.entries FROM c WHERE STARTSWITH(c.pk, @prefix)",
+        "SELECT c.id, c.pk, c.trade_record_id, c.version, c.closed, c.entries, c.buckets FROM c "
+        "WHERE STARTSWITH(c.pk, @prefix)",
         prefix=compound_key("i", partner_id) + "|",
     )
 
@@ -110,10 +111,16 @@ def test_the_index_grows_several_times_and_every_rule_stays_exact(grown_host, co
     }
     heads = [item for item in items if item["id"] == HEAD_ID]
     assert all(head["entries"] <= MAX_ENTRIES for head in heads)
-    (layout,) = [item for item in items if item["id"] == LAYOUT_ID]
-    closed = [Node.of_text(text) for text in layout["closed"]]
-    # Grown several times: every base node closed, and many of their children: three generations of nodes.
-    assert len(closed) >= 24 and max(node.depth for node in closed) >= BASE_DEPTH + 1 and len(per_partition) > 64
+    (item,) = [item for item in items if item["id"] == LAYOUT_ID]
+    layout = Layout.of_item({**item, "_etag": ""})
+    # Grown several times: every bucket closed at least twice (16 leaves at most, one a bucket, hold the rest).
+    assert all(layout.chain(bucket).leaf >= 2 for bucket in range(16)) and len(per_partition) > 48
+    open_nodes = {node.key(partner.partner_id) for node in layout.nodes()} - {
+        node.key(partner.partner_id) for node in layout.closed
+    }
+    assert len(open_nodes) == 16 and set(per_partition) <= {
+        node.key(partner.partner_id) for node in layout.nodes()
+    }  # nothing retired here: no entry expired
 
     totals = totals_of(list(latest.values()), {"01"}, DIRECTIONS)
     close = partner.post("daily-close", daily_close("S1", DAY, totals, next(seq) - 1))
