@@ -23,7 +23,7 @@ floor's), each PASS or MISS.
     python -m bench.azure_accept                 # 4 batches of 500: bench/results/azure-accept.json
     python -m bench.azure_accept --quick         # 2 batches of 250: a smoke test (tests/toolchain/test_azure_accept.py)
     python -m bench.azure_accept --index-max-entries 50 --out bench/results/azure-accept-grown.json
-                                                 # into an index grown first with nodes of 50 (decision 0092)
+                                                 # into an index grown first with nodes of 50 (decision 0115)
     python -m bench.run --only azure             # the same, as part of `make bench` (latest.json)
 """
 
@@ -328,7 +328,7 @@ GROW_BATCHES = 6  # of `records` each, written with nodes of `index_max_entries`
 
 
 def _grow_index(azure: HostUnderTest, max_entries: int, records: int, seed: int, store_id: str) -> None:
-    """The partner's record index grown several times before the measured batches (decision 0092): the host
+    """The partner's record index grown several times before the measured batches (decision 0115): the host
     restarted with nodes of `max_entries`, GROW_BATCHES batches sent, then restarted with the default limit,
     so that the measured batches write into the grown layout without closing more nodes (as in Azure,
     where a node closes once per 20 million entries)."""

@@ -263,7 +263,7 @@ def run(
         figures["reconciliations_postponed"] = len(events["postponed_before_commit"])
         figures["closes_swept"] = events["swept"]
         figures["messages_poisoned"] = len(re.findall(r"message \S+ moved to \S+-poison", log))
-        if backend == "azure":  # the record index grew while the host was killed (decision 0092)
+        if backend == "azure":  # the record index grew while the host was killed (decision 0115)
             figures["index_nodes_closed"] = index_nodes_closed(host.env)
             figures["index_growth_due"] = growth_due(figures.get("records_sent", 0), partners, host.env)
         figures["failures"] = _failures(figures, min_kills, controller_error)
