@@ -23,7 +23,8 @@ floor's), each PASS or MISS.
     python -m bench.azure_accept                 # 4 batches of 500: bench/results/azure-accept.json
     python -m bench.azure_accept --quick         # 2 batches of 250: a smoke test (tests/toolchain/test_azure_accept.py)
     python -m bench.azure_accept --index-max-entries 50 --out bench/results/azure-accept-grown.json
-                                                 # into an index grown first with nodes of 50 (decision 0115)
+                                                 # into an index grown first with nodes of 50 (decision 0115);
+                                                 # without the option, to another file: the 16-node baseline
     python -m bench.run --only azure             # the same, as part of `make bench` (latest.json)
 """
 
