@@ -240,3 +240,20 @@ def _in_leaves(storage: CosmosStorage, partner_id: str) -> set[str]:
         for item in index_items(storage, partner_id)
         if item["pk"] in leaves and item["id"] not in (HEAD_ID, LAYOUT_ID)
     }
+
+
+def test_a_bucket_migrated_without_a_head_counts_what_the_migration_wrote_on_its_first_creation(database):
+    from tests.contract.test_cosmos_storage import write_old_layout
+
+    storage = database(4)
+    partner_id = f"p-{uuid.uuid4().hex[:6]}"
+    ids = [one for one in in_each_bucket("M", 6) if index_bucket(one) == 3]
+    for one in ids[:3]:  # `hq cosmos migrate-index` writes generation 0 without its head
+        write_old_layout(storage, partner_id, row(one))
+    assert storage.migrate_record_index(lambda _done: None).created == 3
+    assert save(storage, partner_id, [row(one) for one in ids[3:]]).changes.newer == 3
+    heads = {item["pk"]: item for item in index_items(storage, partner_id) if item["id"] == HEAD_ID}
+    first, second = Node(3, 0).key(partner_id), Node(3, 1).key(partner_id)
+    assert entries_by_partition(storage, partner_id) == {first: 4, second: 2}
+    assert heads[first]["entries"] == 4 and heads[first]["closed"] and heads[second]["entries"] == 2
+    assert storage.trade_record_versions(partner_id, ids).keys() == set(ids)
