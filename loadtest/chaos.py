@@ -342,7 +342,9 @@ def print_report(figures: dict) -> None:
         f"messages poisoned: {figures.get('messages_poisoned')}"
     )
     if "index_nodes_closed" in figures:
-        print(f"  record index nodes closed: {figures['index_nodes_closed']} (growth due: {figures['index_growth_due']})")
+        print(
+            f"  record index nodes closed: {figures['index_nodes_closed']}, growth due: {figures['index_growth_due']}"
+        )
     for line in figures["errors"] + figures.get("stuck", [])[:20] + figures.get("differing", [])[:20]:
         print(f"    {line}")
     print("\nRESULT: " + ("FAIL: " + "; ".join(figures["failures"]) if figures["failures"] else "PASS"), flush=True)
