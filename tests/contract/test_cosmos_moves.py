@@ -54,9 +54,7 @@ def test_a_resend_of_a_finished_move_writes_no_record_and_no_tombstone(storage, 
     container = storage._containers.trade_records
     batches = []
     execute = container.execute_item_batch
-    monkeypatch.setattr(
-        container, "execute_item_batch", lambda operations, **kw: batches.append(operations) or execute(operations, **kw)
-    )
+    monkeypatch.setattr(container, "execute_item_batch", lambda ops, **kw: batches.append(ops) or execute(ops, **kw))
     save_records(storage, partner, moved, seq=2)  # the same version under a new batch_id
     assert len(batches) == 1  # its batch entry (with the day's sums item) only
     assert day_rows(storage, partner, "S2", NEXT_DAY) == {"T1": moved} and day_rows(storage, partner) == {}
