@@ -12,8 +12,9 @@ between is completed by the retry or by the next version."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -129,6 +130,7 @@ class _Known:
     entry: JsonObject  # this version's entry
     stored: JsonObject | None  # the entry as read
     days: list[str]  # the partition keys of its own store-day, then of the stored entry's
+    item_id: str  # of its record (and tombstones) in a store-day
     wanted: JsonObject | None = None  # the entry to write over it
     written: JsonObject | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
@@ -179,7 +181,8 @@ class RecordWrites:
         per store-day (decision 0116). A refused batch's rows go item by item (`save_one`, or `_complete`
         once their entry is written). Results in the order of `rows`."""
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
-        known = [self._known(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
+        day_of = functools.cache(lambda store_id, business_date: day_key(partner_id, store_id, business_date))
+        known = [self._known(partner_id, batch_id, row, stored.get(row.trade_record_id), day_of) for row in rows]
         held = self._held([one for one in known if one.result is None])
         for one in known:
             if one.result is None:
@@ -220,14 +223,22 @@ class RecordWrites:
             one.result = outcome
         return [_result(one) for one in known]
 
-    def _known(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: JsonObject | None) -> _Known:
+    def _known(
+        self,
+        partner_id: str,
+        batch_id: str,
+        row: TradeRecordRow,
+        stored: JsonObject | None,
+        day_of: Callable[[str, str], str],
+    ) -> _Known:
         """The row with its entry; decided at once when a later version (or this one, first received in
         another store-day) is stored: it stays."""
         mine = _version(row)
-        days = [day_key(partner_id, row.store_id, row.business_date.isoformat())]
+        days = [day_of(row.store_id, row.business_date.isoformat())]
         if stored is not None:
-            days.append(day_key(partner_id, *_here(stored)))
-        one = _Known(row, self._entry_of(partner_id, batch_id, row, mine), stored, days)
+            days.append(day_of(*_here(stored)))
+        entry = self._entry_of(partner_id, batch_id, row, mine)
+        one = _Known(row, entry, stored, days, record_id(row.trade_record_id))
         if stored is not None and not trade_record_replaces(mine, stored_version(stored)):
             if stored_version(stored) != mine or not one.was_here:
                 one.result = (0, None)
@@ -237,7 +248,7 @@ class RecordWrites:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
         stored, mine = one.stored, _version(one.row)
-        there = None if one.there is None else held.get(one.there, {}).get(record_id(one.row.trade_record_id))
+        there = None if one.there is None else held.get(one.there, {}).get(one.item_id)
         if stored is None or trade_record_replaces(mine, stored_version(stored)):
             one.wanted = moved_forward(one.entry, mine, stored, stored is not None and buried(stored, there))
             return
@@ -250,7 +261,7 @@ class RecordWrites:
         ids: dict[str, set[str]] = defaultdict(set)
         for one in known:
             for pk in one.days:
-                ids[pk].add(record_id(one.row.trade_record_id))
+                ids[pk].add(one.item_id)
         found = self._writers.each(lambda pk: self._stored_records(pk, sorted(ids[pk])), list(ids))
         return dict(zip(ids, found, strict=True))
 
