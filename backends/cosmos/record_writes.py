@@ -131,6 +131,7 @@ class _Known:
     stored: JsonObject | None  # the entry as read
     days: list[str]  # the partition keys of its own store-day, then of the stored entry's
     item_id: str  # of its record (and tombstones) in a store-day
+    mine: Version  # the row's version
     wanted: JsonObject | None = None  # the entry to write over it
     written: JsonObject | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
@@ -201,7 +202,7 @@ class RecordWrites:
         tombstones = [
             (
                 one,
-                tombstone(partner_id, one.row.trade_record_id, store_id, business_date, _version(one.row)),
+                tombstone(partner_id, one.row.trade_record_id, store_id, business_date, one.mine),
                 self._expiry.ttl(dt.date.fromisoformat(business_date)),
             )
             for one in written
@@ -209,9 +210,7 @@ class RecordWrites:
         ]
         refused = self._write_with_rule(tombstones, held, "cosmos.tombstone")
         records = [
-            (one, self._record_item(partner_id, one.row, _version(one.row)), None)
-            for one in written
-            if one not in refused
+            (one, self._record_item(partner_id, one.row, one.mine), None) for one in written if one not in refused
         ]
         refused |= self._write_with_rule(records, held, "cosmos.record")
         for one in written:
@@ -238,7 +237,7 @@ class RecordWrites:
         if stored is not None:
             days.append(day_of(*_here(stored)))
         entry = self._entry_of(partner_id, batch_id, row, mine)
-        one = _Known(row, entry, stored, days, record_id(row.trade_record_id))
+        one = _Known(row, entry, stored, days, record_id(row.trade_record_id), mine)
         if stored is not None and not trade_record_replaces(mine, stored_version(stored)):
             if stored_version(stored) != mine or not one.was_here:
                 one.result = (0, None)
@@ -247,7 +246,7 @@ class RecordWrites:
     def _decide(self, one: _Known, held: Held, batch_id: str) -> None:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
-        stored, mine = one.stored, _version(one.row)
+        stored, mine = one.stored, one.mine
         there = None if one.there is None else held.get(one.there, {}).get(one.item_id)
         if stored is None or trade_record_replaces(mine, stored_version(stored)):
             one.wanted = moved_forward(one.entry, mine, stored, stored is not None and buried(stored, there))
@@ -292,7 +291,7 @@ class RecordWrites:
                 size, change = stored_bytes(item), DayChange.of_write(item, current, ttl)
                 if current is None:
                     work.append((one, ("create", (item,)), size, change))
-                elif trade_record_replaces(_version(one.row), stored_version(current)):
+                elif trade_record_replaces(one.mine, stored_version(current)):
                     replace = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
                     work.append((one, replace, size, change))
         done = in_day_batches(self._trades, self._writers, work, point)
