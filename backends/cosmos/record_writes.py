@@ -146,8 +146,9 @@ class _Known:
         return None if self.stored is None else self.days[-1]
 
 
-# What the store-days involved hold, read before anything is written: partition key -> item id -> item.
-Held = dict[str, dict[str, JsonObject]]
+# What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
+# or None when the day holds none under that id.
+Held = dict[str, dict[str, JsonObject | None]]
 
 
 class RecordWrites:
@@ -184,7 +185,7 @@ class RecordWrites:
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
         day_of = functools.cache(lambda store_id, business_date: day_key(partner_id, store_id, business_date))
         known = [self._known(partner_id, batch_id, row, stored.get(row.trade_record_id), day_of) for row in rows]
-        held = self._held([one for one in known if one.result is None])
+        held = self._read({}, [(pk, one.item_id) for one in known if one.result is None for pk in one.days])
         for one in known:
             if one.result is None:
                 self._decide(one, held, batch_id)
@@ -255,14 +256,17 @@ class RecordWrites:
         if holds(stored, there) and buried(stored, there):
             one.result = saved(stored, batch_id, one.row)
 
-    def _held(self, known: list[_Known]) -> Held:
-        """What the store-days of `known` hold under their records' ids, a query a day, concurrently."""
+    def _read(self, held: Held, wanted: list[tuple[str, str]]) -> Held:
+        """`held` with the items of `wanted` (partition key, item id) it lacks, a query a day, concurrently."""
         ids: dict[str, set[str]] = defaultdict(set)
-        for one in known:
-            for pk in one.days:
-                ids[pk].add(one.item_id)
+        for pk, item_id in wanted:
+            if item_id not in held.get(pk, {}):
+                ids[pk].add(item_id)
         found = self._writers.each(lambda pk: self._stored_records(pk, sorted(ids[pk])), list(ids))
-        return dict(zip(ids, found, strict=True))
+        read: Held = {pk: dict(items) for pk, items in held.items()}
+        for pk, items in zip(ids, found, strict=True):
+            read.setdefault(pk, {}).update({item_id: items.get(item_id) for item_id in ids[pk]})
+        return read
 
     def _one_by_one(self, partner_id: str, batch_id: str, one: _Known) -> Saved:
         if one.written is None:
@@ -279,11 +283,7 @@ class RecordWrites:
         by_day: dict[str, list[tuple[_Known, JsonObject, int | None]]] = defaultdict(list)
         for one, item, ttl in items:
             by_day[item["pk"]].append((one, item, item.get("ttl") if ttl is None else ttl))
-        unread = [pk for pk in by_day if pk not in held]
-        found = self._writers.each(
-            lambda pk: self._stored_records(pk, [item["id"] for _, item, _ in by_day[pk]]), unread
-        )
-        held = {**held, **dict(zip(unread, found, strict=True))}
+        held = self._read(held, [(item["pk"], item["id"]) for _, item, _ in items])
         work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
         for pk, some in by_day.items():
             for one, item, ttl in some:
