@@ -63,24 +63,21 @@ POINTS: tuple[FaultPoint, ...] = (
     # -- trade records on Cosmos DB: per record, then per batch --
     FaultPoint(
         "cosmos.version_entry",
-        "a record's version entry moved forward; the record is not written",
+        "a record's version entry moved forward; the store-days it left are not buried, the record is not written",
         ("trade-records",),
         "cosmos",
     ),
     FaultPoint(
         "cosmos.record",
-        "the record is written in its store-day; the store-days it left are not buried",
+        "the record is written in its store-day, after the tombstones of the store-days it left",
         ("trade-records",),
         "cosmos",
     ),
     FaultPoint(
         "cosmos.tombstone",
-        "a tombstone is written where the record was; the version entry still lists that store-day to clean",
+        "a tombstone is written where the record was; the record is not written in its new store-day",
         ("trade-records",),
         "cosmos",
-    ),
-    FaultPoint(
-        "cosmos.cleanup", "the version entry's list of store-days to clean is cleared", ("trade-records",), "cosmos"
     ),
     FaultPoint(
         "cosmos.batch_entry",

@@ -27,7 +27,7 @@ from loadtest.host import Host
 RANDOM_MOMENT = "random moment"
 # Points the chaos workload never reaches: it uploads the mapping once at set-up, never moves a record to
 # another day and never corrects a day already closed (loadtest/workload.py).
-UNREACHED = frozenset({"mapping.before_rerun", "records.reopened", "cosmos.tombstone", "cosmos.cleanup"})
+UNREACHED = frozenset({"mapping.before_rerun", "records.reopened", "cosmos.tombstone"})
 # The chance that one hit of a point kills: lower for the points hit many times a request. New records are
 # written in transactional batches (a version entry hit per index bucket, up to 16 a batch; a record hit per
 # batch of up to 100), corrections one by one (both hit per record).

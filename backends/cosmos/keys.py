@@ -35,7 +35,9 @@ def key_part(value: str) -> str:
 
 def compound_key(*parts: str) -> str:
     """A compound id or partition key value, unambiguous and within Cosmos DB's length limit."""
-    joined = "|".join(key_part(part) for part in parts)
+    # Parts all plain (nearly every key): each is its own key_part, checked at once.
+    plain = _PLAIN.fullmatch("".join(parts)) is not None
+    joined = "|".join(parts if plain else (key_part(part) for part in parts))
     if len(joined.encode("utf-8")) > MAX_ID_BYTES:
         return "sha256|" + hashlib.sha256(joined.encode("utf-8")).hexdigest()
     return joined

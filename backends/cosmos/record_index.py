@@ -41,7 +41,7 @@ def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version,
         "business_date": row.business_date.isoformat(),
         "batch_id": batch_id,
         "previous": None,  # the store-day of the version this one replaced
-        "dirty": [],  # store-days this record left that still need a tombstone
+        "dirty": [],  # store-days this record left, buried before its record is written (decision 0116)
         "payment_ids": list(row.payment_ids),
     }
     return with_ttl(entry, ttl)

@@ -4,26 +4,27 @@ batches. trade_records.py decides which rows come here; record_index.py holds th
 
 The rule is the one of decisions 0034 and 0054: an entry only moves forward
 by conditional writes (created when absent, replaced on the ETag read), so of concurrent writers exactly one
-moves it at a time; the record is then written in its store-day with the same rule; a record that moved
-leaves a tombstone where it was, and the store-days still to bury stay listed in the entry ("dirty") until
-that is done, so a crash in between is completed by the retry or by the next version."""
+moves it at a time; a record that moved leaves a tombstone where it was, listed in the entry ("dirty"); the
+record is then written in its store-day with the same rule. The tombstones go first, so the record of the
+entry's version in its day tells that they are done and no write clears the list (decision 0116); a crash in
+between is completed by the retry or by the next version."""
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import orjson
-from azure.core import MatchConditions
 from azure.cosmos import ContainerProxy
-from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosResourceNotFoundError
 
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, in_day_batches
 from backends.cosmos.day_sums import write_if_replaces as write_with_day
 from backends.cosmos.expiry import DayExpiry, with_ttl
-from backends.cosmos.items import chunks, json_safe_int, query, stored_version, without_system_properties
+from backends.cosmos.items import chunks, json_safe_int, query, stored_version
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
 from backends.cosmos.transactional import BatchOperation, in_batches
@@ -35,6 +36,8 @@ from core.versions import Version, trade_record_replaces
 # A tombstone only has to outlive a write already in flight when its record moved (seconds to
 # minutes); a day is far beyond any request or retry.
 TOMBSTONE_TTL_SECONDS = 86_400
+# Set on an entry whose writers bury its "dirty" days before they write its record (decision 0116).
+BURIED_FIRST = "buried_first"
 
 Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
 
@@ -70,17 +73,34 @@ def stored_bytes(item: JsonObject) -> int:
     return len(orjson.dumps(item))
 
 
-def moved_forward(entry: JsonObject, mine: Version, current: JsonObject | None) -> JsonObject | None:
-    """The entry to write over `current` (None: it stays): this version's, with the store-days to bury."""
+def moved_forward(
+    entry: JsonObject, mine: Version, current: JsonObject | None, settled: bool = False
+) -> JsonObject | None:
+    """The entry to write over `current` (None: it stays): this version's, with the store-days to bury.
+    `settled`: current's own days to bury are known done (`buried`), so only the day it leaves is listed."""
     if current is None:
         return entry
     if not trade_record_replaces(mine, stored_version(current)):
         return None
     here = [entry["store_id"], entry["business_date"]]
     there = [current["store_id"], current["business_date"]]
-    dirty = sorted({tuple(day) for day in current["dirty"] + [there] if day != here})
+    earlier = [] if settled else current["dirty"]
+    dirty = [list(day) for day in sorted({tuple(day) for day in earlier + [there] if day != here})]
     # An entry stays in the partition it was created in (decision 0092).
-    return {**entry, "pk": current["pk"], "previous": there, "dirty": [list(day) for day in dirty]}
+    moved = {**entry, "pk": current["pk"], "previous": there, "dirty": dirty}
+    return {**moved, BURIED_FIRST: True} if dirty else moved
+
+
+def holds(entry: JsonObject, item: JsonObject | None) -> bool:
+    """Whether `item` (in the entry's store-day) is the record of the entry's version."""
+    return item is not None and item.get("type") == "record" and stored_version(item) == stored_version(entry)
+
+
+def buried(entry: JsonObject, item: JsonObject | None) -> bool:
+    """Whether the entry's days to bury are done, `item` being what its store-day holds under the record's id:
+    a writer buries them before it writes the record (decision 0116). An entry of the earlier code (no
+    BURIED_FIRST) wrote its record first: its days are buried again, which the version rule makes harmless."""
+    return not entry["dirty"] or (bool(entry.get(BURIED_FIRST)) and holds(entry, item))
 
 
 def _here(entry: JsonObject) -> list[str]:
@@ -109,6 +129,9 @@ class _Known:
     row: TradeRecordRow
     entry: JsonObject  # this version's entry
     stored: JsonObject | None  # the entry as read
+    days: list[str]  # the partition keys of its own store-day, then of the stored entry's
+    item_id: str  # of its record (and tombstones) in a store-day
+    mine: Version  # the row's version
     wanted: JsonObject | None = None  # the entry to write over it
     written: JsonObject | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
@@ -116,6 +139,16 @@ class _Known:
     @property
     def was_here(self) -> bool:
         return self.stored is not None and _here(self.stored) == _here(self.entry)
+
+    @property
+    def there(self) -> str | None:
+        """The store-day of the stored entry (its partition key): where its record is, or was to be written."""
+        return None if self.stored is None else self.days[-1]
+
+
+# What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
+# or None when the day holds none under that id.
+Held = dict[str, dict[str, JsonObject | None]]
 
 
 class RecordWrites:
@@ -144,13 +177,18 @@ class RecordWrites:
         return [row for row, answer in done if answer is None]
 
     def save_known(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
-        """Rows whose entry most likely exists, in transactional batches: the entries read in one query and
-        moved forward per index bucket; then the records written per store-day; then, for records that moved,
-        tombstones in the store-days they left and, last, the entries' lists of days to bury cleared. A
-        refused batch's rows go item by item (`save_one`, or `_complete` once their entry is written).
-        Results in the order of `rows`."""
+        """Rows whose entry most likely exists, in transactional batches: the entries read in one query, and
+        what their store-days hold under the records' ids (a query a day); the entries moved forward per
+        index bucket; then, for records that move, tombstones in the store-days they left; last, the records
+        per store-day (decision 0116). A refused batch's rows go item by item (`save_one`, or `_complete`
+        once their entry is written). Results in the order of `rows`."""
         stored = self._index.entries(partner_id, [row.trade_record_id for row in rows])
-        known = [self._decided(partner_id, batch_id, row, stored.get(row.trade_record_id)) for row in rows]
+        day_of = functools.cache(lambda store_id, business_date: day_key(partner_id, store_id, business_date))
+        known = [self._known(partner_id, batch_id, row, stored.get(row.trade_record_id), day_of) for row in rows]
+        held = self._read({}, [(pk, one.item_id) for one in known if one.result is None for pk in one.days])
+        for one in known:
+            if one.result is None:
+                self._decide(one, held, batch_id)
         to_write = [one for one in known if one.result is None and one.written is None]
         writes: list[tuple[_Known, BatchOperation, int]] = [
             (one, _entry_write(one), len(orjson.dumps(_wanted(one)))) for one in to_write if one.stored is not None
@@ -161,26 +199,23 @@ class RecordWrites:
         for one, answer in answered:
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
                 one.written = {**_wanted(one), "_etag": answer["eTag"]}
-        written = [one for one in known if one.written is not None]
-        by_item = self._write_with_rule(
-            [(one, self._record_item(partner_id, one.row, _version(one.row)), None) for one in written], "cosmos.record"
-        )
-        moved = [one for one in written if one not in by_item and _written(one)["dirty"]]
-        by_item |= self._write_with_rule(
-            [
-                (
-                    one,
-                    tombstone(partner_id, one.row.trade_record_id, store_id, business_date, _version(one.row)),
-                    self._expiry.ttl(dt.date.fromisoformat(business_date)),
-                )
-                for one in moved
-                for store_id, business_date in _written(one)["dirty"]
-            ],
-            "cosmos.tombstone",
-        )
-        self._clear_days_to_bury([one for one in moved if one not in by_item])
+        written = [one for one in known if one.written is not None and one.result is None]
+        tombstones = [
+            (
+                one,
+                tombstone(partner_id, one.row.trade_record_id, store_id, business_date, one.mine),
+                self._expiry.ttl(dt.date.fromisoformat(business_date)),
+            )
+            for one in written
+            for store_id, business_date in _written(one)["dirty"]
+        ]
+        refused = self._write_with_rule(tombstones, held, "cosmos.tombstone")
+        records = [
+            (one, self._record_item(partner_id, one.row, one.mine), None) for one in written if one not in refused
+        ]
+        refused |= self._write_with_rule(records, held, "cosmos.record")
         for one in written:
-            if one not in by_item:
+            if one not in refused:
                 one.result = saved(_written(one), batch_id, one.row)
         rest = [one for one in known if one.result is None]
         outcomes = self._writers.each(lambda one: self._one_by_one(partner_id, batch_id, one), rest)
@@ -188,68 +223,79 @@ class RecordWrites:
             one.result = outcome
         return [_result(one) for one in known]
 
-    def _decided(self, partner_id: str, batch_id: str, row: TradeRecordRow, stored: JsonObject | None) -> _Known:
+    def _known(
+        self,
+        partner_id: str,
+        batch_id: str,
+        row: TradeRecordRow,
+        stored: JsonObject | None,
+        day_of: Callable[[str, str], str],
+    ) -> _Known:
+        """The row with its entry; decided at once when a later version (or this one, first received in
+        another store-day) is stored: it stays."""
         mine = _version(row)
-        one = _Known(row, self._entry_of(partner_id, batch_id, row, mine), stored)
-        one.wanted = moved_forward(one.entry, mine, stored)
-        if one.wanted is not None:
-            return one  # its entry is to be written
-        if stored is not None and stored_version(stored) == mine and one.was_here:
-            one.written = stored  # a resend or a retry: complete what it may have left undone
-        else:
-            one.result = (0, None)  # a later version (or this one, first received elsewhere) stays
+        days = [day_of(row.store_id, row.business_date.isoformat())]
+        if stored is not None:
+            days.append(day_of(*_here(stored)))
+        entry = self._entry_of(partner_id, batch_id, row, mine)
+        one = _Known(row, entry, stored, days, record_id(row.trade_record_id), mine)
+        if stored is not None and not trade_record_replaces(mine, stored_version(stored)):
+            if stored_version(stored) != mine or not one.was_here:
+                one.result = (0, None)
         return one
+
+    def _decide(self, one: _Known, held: Held, batch_id: str) -> None:
+        """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
+        for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
+        stored, mine = one.stored, one.mine
+        there = None if one.there is None else held.get(one.there, {}).get(one.item_id)
+        if stored is None or trade_record_replaces(mine, stored_version(stored)):
+            one.wanted = moved_forward(one.entry, mine, stored, stored is not None and buried(stored, there))
+            return
+        one.written = stored  # a resend or a retry: complete what it may have left undone
+        if holds(stored, there) and buried(stored, there):
+            one.result = saved(stored, batch_id, one.row)
+
+    def _read(self, held: Held, wanted: list[tuple[str, str]]) -> Held:
+        """`held` with the items of `wanted` (partition key, item id) it lacks, a query a day, concurrently."""
+        ids: dict[str, set[str]] = defaultdict(set)
+        for pk, item_id in wanted:
+            if item_id not in held.get(pk, {}):
+                ids[pk].add(item_id)
+        found = self._writers.each(lambda pk: self._stored_records(pk, sorted(ids[pk])), list(ids))
+        read: Held = {pk: dict(items) for pk, items in held.items()}
+        for pk, items in zip(ids, found, strict=True):
+            read.setdefault(pk, {}).update({item_id: items.get(item_id) for item_id in ids[pk]})
+        return read
 
     def _one_by_one(self, partner_id: str, batch_id: str, one: _Known) -> Saved:
         if one.written is None:
             return self.save_one(partner_id, batch_id, one.row)
         return self._complete(partner_id, batch_id, one.row, one.written, one.was_here)
 
-    def _write_with_rule(self, items: list[tuple[_Known, JsonObject, int | None]], point: str) -> set[_Known]:
+    def _write_with_rule(
+        self, items: Sequence[tuple[_Known, JsonObject, int | None]], held: Held, point: str
+    ) -> set[_Known]:
         """Records or tombstones (of a row's version) written in transactional batches per store-day with the
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
-        each batch with its day's sums item (the day's ttl given for a tombstone). Returns the rows of
-        refused batches, for the item-by-item path."""
+        each batch with its day's sums item (the day's ttl given for a tombstone). What a day holds is taken
+        from `held`, else read. Returns the rows of refused batches, for the item-by-item path."""
         by_day: dict[str, list[tuple[_Known, JsonObject, int | None]]] = defaultdict(list)
         for one, item, ttl in items:
             by_day[item["pk"]].append((one, item, item.get("ttl") if ttl is None else ttl))
+        held = self._read(held, [(item["pk"], item["id"]) for _, item, _ in items])
         work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
         for pk, some in by_day.items():
-            stored = self._stored_records(pk, [item["id"] for _, item, _ in some])
             for one, item, ttl in some:
-                current = stored.get(item["id"])
+                current = held[pk].get(item["id"])
                 size, change = stored_bytes(item), DayChange.of_write(item, current, ttl)
                 if current is None:
                     work.append((one, ("create", (item,)), size, change))
-                elif trade_record_replaces(_version(one.row), stored_version(current)):
+                elif trade_record_replaces(one.mine, stored_version(current)):
                     replace = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
                     work.append((one, replace, size, change))
         done = in_day_batches(self._trades, self._writers, work, point)
         return {one for one, answer in done if answer is None}
-
-    def _clear_days_to_bury(self, moved: list[_Known]) -> None:
-        """The entries' lists of store-days to bury emptied, on the ETag written: a newer version that took
-        over in between keeps its own list (a refused batch: each entry tried alone, a refusal ignored)."""
-        work: list[tuple[_Known, BatchOperation, int]] = []
-        for one in moved:
-            entry = _written(one)
-            cleared = {**without_system_properties(entry), "dirty": []}
-            operation = ("replace", (entry["id"], cleared), {"if_match_etag": entry["_etag"]})
-            work.append((one, operation, len(orjson.dumps(cleared))))
-        done = in_batches(self._trades, self._writers, work, "cosmos.cleanup")
-        refused = [one for one, answer in done if answer is None]
-        self._writers.each(lambda one: self._clear_one(_written(one)), refused)
-
-    def _clear_one(self, written: JsonObject) -> None:
-        try:
-            self._trades.replace_item(
-                written["id"],
-                {**without_system_properties(written), "dirty": []},
-                etag=written["_etag"],
-                match_condition=MatchConditions.IfNotModified,
-            )
-        except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
-            pass  # a newer version took over, and with it the days still to bury
 
     def _stored_records(self, pk: str, ids: list[str]) -> dict[str, JsonObject]:
         found: dict[str, JsonObject] = {}
@@ -287,18 +333,13 @@ class RecordWrites:
     def _complete(
         self, partner_id: str, batch_id: str, row: TradeRecordRow, written: JsonObject, was_here: bool
     ) -> Saved:
-        """The record of an entry that holds its version, then the store-days it left buried and the entry's
-        list of them cleared."""
+        """The store-days an entry that holds this version left, buried, then its record (decision 0116)."""
         mine = _version(row)
-        self.put_record(partner_id, row, mine, expected=was_here)
-        faults.point("cosmos.record")
-        dirty = written["dirty"]
-        for store_id, business_date in dirty:
+        for store_id, business_date in written["dirty"]:
             self.bury(partner_id, row.trade_record_id, store_id, business_date, mine)
             faults.point("cosmos.tombstone")
-        if dirty:
-            self._clear_one(written)
-            faults.point("cosmos.cleanup")
+        self.put_record(partner_id, row, mine, expected=was_here)
+        faults.point("cosmos.record")
         return saved(written, batch_id, row)
 
     def put_new_record(self, partner_id: str, row: TradeRecordRow) -> None:

@@ -68,17 +68,11 @@ class StoreDays:
     def batches_with_seq(
         self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
     ) -> list[str]:
-        # Served by the index on /batch_seq within the store-day's partition: it loads the entries with
-        # that batch_seq only (none, usually), not one per batch of the day (decision 0024).
-        pk = day_key(partner_id, store_id, business_date.isoformat())
-        items = query(
-            self._trades,
-            f"SELECT TOP {int(limit)} c.batch_id FROM c WHERE c.pk = @pk AND c.type = 'batch' AND c.batch_seq = @seq",
-            pk,
-            pk=pk,
-            seq=batch_seq,
-        )
-        return [item["batch_id"] for item in items]
+        # From the sums item's batch_seqs by batch_id (decision 0108): one point read, which this batch's writes
+        # into the day then start from (day_sums.py keeps it a few seconds), where a query on /batch_seq was a
+        # request more for a new day or one not written lately (decision 0116).
+        day = read_day(self._trades, day_key(partner_id, store_id, business_date.isoformat()))
+        return sorted(batch_id for batch_id, seq in day["batches"].items() if seq == batch_seq)[:limit]
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         pk = day_key(partner_id, store_id, business_date.isoformat())

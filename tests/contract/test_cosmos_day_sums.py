@@ -29,7 +29,6 @@ WRITE_POINTS = (
     "cosmos.version_entry",
     "cosmos.record",
     "cosmos.tombstone",
-    "cosmos.cleanup",
     "cosmos.batch_entry",
     "cosmos.marker_committed",
 )
