@@ -2,8 +2,9 @@
 the store-day it lives in, the store-days still to clean after a move, and its payments' payment_ids. It is
 what keeps "the highest version wins" partner-wide and what finds the records that use a payment_id. A
 partner's entries share a few logical partitions (16 open ones, and the closed ones of their chains once it
-has grown: index_layout.py), so a batch of new records creates its entries in at most 16 transactional
-batches, and a look-up reads only the partner's own partitions. Decisions 0056, 0092 and 0115 say why."""
+has grown: index_layout.py), so a batch of new records creates its entries in a transactional batch per leaf
+(16 at most for 500 records), and a look-up reads only the partner's own partitions. Decisions 0056, 0092
+and 0115 say why."""
 
 from __future__ import annotations
 
