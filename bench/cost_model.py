@@ -100,15 +100,15 @@ def infra(file: str) -> dict:
     return values
 
 
-@functools.cache  # the app's get_functions() can be called once per process
+@functools.cache
 def scale_groups() -> tuple[str, ...]:
     """Flex Consumption's per-function scale groups of the registered functions: every HTTP function shares
     the `http` group (blob and durable triggers would share theirs; the app has none), every other function
     is a group of its own (`function:NAME`). Read from the app itself, so that a new trigger is counted."""
-    import function_app  # the app's registrations; imported only here (it loads the whole app)
+    from triggers.blueprints import new_app  # imported only here: it loads the whole app
 
     groups = []
-    for function in function_app.app.get_functions():
+    for function in new_app().get_functions():
         trigger = function.get_trigger().type
         group = "http" if trigger == "httpTrigger" else f"function:{function.get_function_name()}"
         if group not in groups:

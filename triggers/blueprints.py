@@ -32,6 +32,17 @@ BLUEPRINTS = (
 BLUEPRINTS = (*BLUEPRINTS, method_not_allowed.blueprint(BLUEPRINTS))
 
 
+def new_app() -> func.FunctionApp:
+    """The Functions app with every blueprint registered: function_app.py's, and a new one for each tool that
+    lists the functions (an app lists its functions once: it registers the names it returns). Keys are
+    checked by the app itself (ingest/access.py): the host does not tell the worker which function key was
+    used, and partners must map to their own identity."""
+    app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
+    for blueprint in BLUEPRINTS:
+        app.register_functions(blueprint)
+    return app
+
+
 def webhook_events() -> JsonObject:
     """What the app sends to partners' endpoints, for the OpenAPI document's `webhooks` (its schemas name the
     components of GET /daily-close's answer); imported when asked, never by the app itself."""

@@ -41,7 +41,7 @@ from ingest.wire.responses import (
 )
 from ingest.wire.scalars import StoreId
 from reference.codes import CODE_TYPES
-from triggers.blueprints import BLUEPRINTS, webhook_events
+from triggers.blueprints import new_app, webhook_events
 from triggers.method_not_allowed import FUNCTION_PREFIX as NOT_ALLOWED
 from triggers.openapi_parameters import TRADE_RECORDS_QUERY, VALIDATE_ONLY_PARAMETER
 from triggers.openapi_refinements import add_links, name_enums
@@ -383,12 +383,8 @@ def render(document: JsonSchemaValue) -> str:
 
 
 def app_functions() -> list[func.Function]:
-    """The functions of an app that registers the triggers' blueprints as function_app.py does (a new
-    app: each app lists its functions once)."""
-    app = func.FunctionApp(http_auth_level=func.AuthLevel.ANONYMOUS)
-    for blueprint in BLUEPRINTS:
-        app.register_functions(blueprint)
-    return app.get_functions()
+    """The functions of an app that registers the triggers' blueprints as function_app.py does."""
+    return new_app().get_functions()
 
 
 def main() -> int:

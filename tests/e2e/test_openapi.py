@@ -3,7 +3,6 @@ identically, and describing what the service really answers."""
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
@@ -11,7 +10,6 @@ import requests
 from openapi_spec_validator import validate
 
 from core.settings import PROJECT_ROOT
-from function_app import app
 from ingest.wire.responses import (
     BatchResponse,
     CodeListResponse,
@@ -24,14 +22,9 @@ from ingest.wire.responses import (
 from tests.e2e.test_business_day import DAY, DIRECTIONS, close_and_wait, push
 from tests.payloads import mapping_batch, store, stores_batch
 from tests.trade_payloads import Line, totals_of, trade_record
-from triggers.openapi import OPERATIONS, build_document, http_functions
+from triggers.openapi import OPERATIONS, app_functions, build_document, http_functions
 
 CHECKED_IN = PROJECT_ROOT / "docs" / "openapi.json"
-
-
-@functools.cache
-def registered() -> tuple:
-    return tuple(app.get_functions())  # the app allows this once per process
 
 
 @pytest.fixture(scope="module")
@@ -48,19 +41,19 @@ def test_the_served_document_is_valid_openapi_3_1(served):
 
 def test_the_checked_in_copy_equals_the_served_one_and_the_code(served):
     assert json.loads(CHECKED_IN.read_text(encoding="utf-8")) == served
-    assert build_document(registered()) == served, "docs/openapi.json is stale: run `make openapi`"
+    assert build_document(app_functions()) == served, "docs/openapi.json is stale: run `make openapi`"
 
 
 def test_every_route_of_the_app_is_documented_and_nothing_else():
-    functions = http_functions(registered())
+    functions = http_functions(app_functions())
     assert {name for name, _, _ in functions} == set(OPERATIONS)
-    document = build_document(registered())
+    document = build_document(app_functions())
     documented = {(path, method) for path, item in document["paths"].items() for method in item}
     assert documented == {(f"/{route}", method) for _, route, methods in functions for method in methods}
 
 
 def test_write_examples_are_valid_requests():
-    document = build_document(registered())
+    document = build_document(app_functions())
     for item in document["paths"].values():
         for operation in item.values():
             body = operation.get("requestBody")
