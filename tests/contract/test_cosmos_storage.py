@@ -647,3 +647,16 @@ def test_large_records_are_split_into_batches_a_request_can_carry(storage, partn
     saved = storage.save_trade_records(batch_of(partner, rows), rows)
     assert saved.changes.newer == 3 and set(day_rows(storage, partner)) == {"BIG-0", "BIG-1", "BIG-2"}
     assert max(sizes) < 2_000_000
+
+
+def test_a_transactional_batch_asked_without_items_answers_their_etags_only(storage):
+    # Emulator fix 7 (devhost/cosmosdb_server_fixes.js): Cosmos DB leaves the items out of a batch's answer
+    # when the SDK asks so (no_response); every adapter's batch reads only each answer's eTag.
+    container, pk = storage._containers.batches, f"fix7|{uuid.uuid4()}"
+    items = [{"id": f"i{n}", "pk": pk, "name": "名前"} for n in range(3)]
+    creates = [("create", (item,)) for item in items[:2]]
+    minimal = container.execute_item_batch(creates, partition_key=pk, no_response=True)
+    assert [sorted(answer) for answer in minimal] == [["eTag", "requestCharge", "statusCode"]] * 2
+    full = container.execute_item_batch([("create", (items[2],))], partition_key=pk)
+    assert full[0]["resourceBody"]["name"] == "名前" and full[0]["eTag"] == full[0]["resourceBody"]["_etag"]
+    assert container.read_item("i1", partition_key=pk)["_etag"] == minimal[1]["eTag"]
