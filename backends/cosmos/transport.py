@@ -61,13 +61,13 @@ def parse_head(raw: bytes) -> tuple[int, str, CaseInsensitiveDict]:
     blocks = raw.decode("latin-1").strip("\r\n").split("\r\n\r\n")
     status_line, *lines = blocks[-1].split("\r\n")
     parts = status_line.split(" ", 2)
-    headers: CaseInsensitiveDict = CaseInsensitiveDict()
+    named: dict[str, tuple[str, str]] = {}  # by the lower-case name: (the name as sent, its value)
     for line in lines:
         name, _, value = line.partition(":")
         value = value.strip()
-        known = headers.get(name)
-        headers[name] = value if known is None else f"{known}, {value}"
-    return int(parts[1]), parts[2] if len(parts) > 2 else "", headers
+        known = named.get(name.lower())
+        named[name.lower()] = (name, value if known is None else f"{known[1]}, {value}")
+    return int(parts[1]), parts[2] if len(parts) > 2 else "", CaseInsensitiveDict(named.values())
 
 
 class CurlTransport(HttpTransport[HttpRequest, HttpResponse]):
@@ -126,9 +126,12 @@ class CurlTransport(HttpTransport[HttpRequest, HttpResponse]):
         else:
             curl.setopt(pycurl.CUSTOMREQUEST, request.method)
             curl.setopt(pycurl.POSTFIELDS, data or b"")
-        headers = [f"{name}: {value}" for name, value in request.headers.items()]
+        sent = request.headers
+        # An azure-core request's headers are a CaseInsensitiveDict: read in one pass (HTTP names are case-blind).
+        pairs = sent.lowerkey_items() if isinstance(sent, CaseInsensitiveDict) else sent.items()
+        headers = [f"{name}: {value}" for name, value in pairs]
         headers.append(_NO_EXPECT)
-        if "accept" not in request.headers and "Accept" not in request.headers:
+        if "accept" not in sent:
             headers.append(_NO_DEFAULT_ACCEPT)
         curl.setopt(pycurl.HTTPHEADER, headers)
         curl.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
