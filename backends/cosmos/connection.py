@@ -9,8 +9,6 @@ import concurrent.futures
 import contextlib
 import ipaddress
 import json
-import re
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,11 +19,10 @@ import requests
 from azure.core.credentials import TokenCredential
 from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExistsError, CosmosResourceNotFoundError
-from urllib3.exceptions import InsecureRequestWarning
 
 from backends.cosmos import sdk_json
 from backends.cosmos.outages import UNREACHABLE
-from backends.cosmos.transport import Urllib3Transport
+from backends.cosmos.transport import CurlTransport
 from core.ports import BackendUnavailable
 from core.settings import PROJECT_ROOT
 from core.stored_json import JsonObject
@@ -90,11 +87,11 @@ def tls_verification(endpoint: str, verify_tls: bool | None) -> bool:
     return verify_tls
 
 
-def _transport(endpoint: str, pool_size: int, verify: bool) -> Urllib3Transport:
-    # One connection per concurrent writer (a smaller pool would reconnect, paying a TLS handshake, whenever
-    # a batch writes with more threads). The proxy variables are read once, for the one endpoint.
+def _transport(endpoint: str, verify: bool) -> CurlTransport:
+    # The proxy variables are read once, for the one endpoint. The transport keeps a connection per concurrent
+    # request (one per writer thread at most), so that none pays a TLS handshake again.
     proxy = requests.utils.get_environ_proxies(endpoint).get(urlsplit(endpoint).scheme or "https")
-    return Urllib3Transport(pool_size=pool_size, verify=verify, proxy_url=proxy)
+    return CurlTransport(verify=verify, proxy_url=proxy)
 
 
 def connect(
@@ -111,19 +108,12 @@ def connect(
     emulator), else `credential`, else the managed identity. TLS is verified unless the endpoint is loopback."""
     verify = tls_verification(endpoint, verify_tls)
     sdk_json.install()
-    host = urlsplit(endpoint).hostname or ""
     if key:
         credential = key
     elif credential is None:
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential()  # managed identity in Azure
-    if not verify:  # the emulator's self-signed certificate: silence that warning for its host only
-        warnings.filterwarnings(
-            "ignore",
-            category=InsecureRequestWarning,
-            message=f"Unverified HTTPS request is being made to host '{re.escape(host)}'",
-        )
     try:
         # The SDK retries throttling (429: up to 9 times, 30 s in all, honouring Retry-After) and
         # transient failures (connection errors, 408/410/449/503) before raising.
@@ -131,7 +121,7 @@ def connect(
             endpoint,
             credential,
             connection_verify=verify,
-            transport=_transport(endpoint, 2 * WRITE_CONCURRENCY, verify),
+            transport=_transport(endpoint, verify),
             user_agent_suffix="pos-ingestion",
             # Item bodies as UTF-8, not with every non-ASCII character escaped (\uXXXX): a name in Japanese
             # or Thai travels in half the bytes.

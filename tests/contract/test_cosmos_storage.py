@@ -10,7 +10,6 @@ import uuid
 
 import orjson
 import pytest
-import urllib3
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
@@ -18,7 +17,7 @@ from backends.cosmos import keys, markers, outages, record_writes, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
-from backends.cosmos.transport import Urllib3Response, Urllib3Transport
+from backends.cosmos.transport import CurlResponse, CurlTransport, parse_head
 from core.ports import BackendUnavailable
 from core.records import BatchMarker
 from core.settings import Settings
@@ -353,25 +352,23 @@ def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
 # -- throttling (429) -----------------------------------------------------------------------------
 
 
-class ThrottlingTransport(Urllib3Transport):
+class ThrottlingTransport(CurlTransport):
     """The adapter's own transport, answering document writes 429 with a retry-after of 1 ms, as an
     account whose partition is out of request units does: the request never reaches the database."""
 
     def __init__(self) -> None:
-        super().__init__(pool_size=4, verify=False)
+        super().__init__(verify=False)
         self.throttled = 0
 
     def send(self, request, **kwargs):
         if request.method == "POST" and request.url.rstrip("/").endswith("/docs"):
             self.throttled += 1
-            answer = urllib3.HTTPResponse(
-                body=b'{"code": "TooManyRequests", "message": "Request rate is large"}',
-                headers={"x-ms-retry-after-ms": "1", "x-ms-substatus": "3200", "Content-Type": "application/json"},
-                status=429,
-                reason="Too Many Requests",
-                preload_content=True,
+            status, reason, headers = parse_head(
+                b"HTTP/1.1 429 Too Many Requests\r\nx-ms-retry-after-ms: 1\r\nx-ms-substatus: 3200\r\n"
+                b"Content-Type: application/json\r\n\r\n"
             )
-            return Urllib3Response(request, answer)
+            body = b'{"code": "TooManyRequests", "message": "Request rate is large"}'
+            return CurlResponse(request, status, reason, headers, body)
         return super().send(request, **kwargs)
 
 
@@ -379,7 +376,7 @@ def test_the_sdk_retries_a_429_nine_times_then_the_adapter_answers_unavailable_w
     storage, cosmos_emulator, database_name, monkeypatch
 ):
     transport = ThrottlingTransport()
-    monkeypatch.setattr(cosmos_connection, "_transport", lambda endpoint, pool_size, verify: transport)
+    monkeypatch.setattr(cosmos_connection, "_transport", lambda endpoint, verify: transport)
     throttled = CosmosStorage(cosmos_emulator.endpoint, database_name, key=cosmos_emulator.key)
     partner_id = new_id()
     with pytest.raises(BackendUnavailable) as raised:
@@ -581,11 +578,10 @@ def test_the_payment_id_look_up_reads_only_the_partners_own_index(storage, partn
 def test_the_proxy_is_read_once_for_the_endpoint(monkeypatch):
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "cosmos.internal")
-    proxied = cosmos_connection._transport("https://account.documents.azure.com:443/", 4, True)
-    assert isinstance(proxied._pool, urllib3.ProxyManager)
-    assert proxied._pool.proxy.host == "proxy.example"
-    direct = cosmos_connection._transport("https://cosmos.internal/", 4, True)
-    assert not isinstance(direct._pool, urllib3.ProxyManager)
+    assert cosmos_connection._transport("https://account.documents.azure.com:443/", True).proxy_url == (
+        "http://proxy.example:3128"
+    )
+    assert cosmos_connection._transport("https://cosmos.internal/", True).proxy_url == ""  # libcurl reads none
 
 
 # -- the layout before the record index (index_migration.py, `hq cosmos migrate-index`) ----------------
@@ -646,3 +642,16 @@ def test_large_records_are_split_into_batches_a_request_can_carry(storage, partn
     saved = storage.save_trade_records(batch_of(partner, rows), rows)
     assert saved.changes.newer == 3 and set(day_rows(storage, partner)) == {"BIG-0", "BIG-1", "BIG-2"}
     assert max(sizes) < 2_000_000
+
+
+def test_a_transactional_batch_asked_without_items_answers_their_etags_only(storage):
+    # Emulator fix 7 (devhost/cosmosdb_server_fixes.js): Cosmos DB leaves the items out of a batch's answer
+    # when the SDK asks so (no_response); every adapter's batch reads only each answer's eTag.
+    container, pk = storage._containers.batches, f"fix7|{uuid.uuid4()}"
+    items = [{"id": f"i{n}", "pk": pk, "name": "名前"} for n in range(3)]
+    creates = [("create", (item,)) for item in items[:2]]
+    minimal = container.execute_item_batch(creates, partition_key=pk, no_response=True)
+    assert [sorted(answer) for answer in minimal] == [["eTag", "requestCharge", "statusCode"]] * 2
+    full = container.execute_item_batch([("create", (items[2],))], partition_key=pk)
+    assert full[0]["resourceBody"]["name"] == "名前" and full[0]["eTag"] == full[0]["resourceBody"]["_etag"]
+    assert container.read_item("i1", partition_key=pk)["_etag"] == minimal[1]["eTag"]
