@@ -20,6 +20,7 @@ from azure.core.exceptions import (
     ServiceResponseTimeoutError,
 )
 from azure.core.pipeline.transport import HttpRequest, HttpResponse, HttpTransport
+from azure.core.utils import CaseInsensitiveDict
 from urllib3.exceptions import (
     ConnectTimeoutError,
     NewConnectionError,
@@ -37,7 +38,10 @@ class Urllib3Response(HttpResponse):
     def __init__(self, request: HttpRequest, answer: urllib3.BaseHTTPResponse) -> None:
         super().__init__(request, answer)
         self.status_code = answer.status
-        self.headers = answer.headers  # case-insensitive, as the SDK reads them
+        # A dict of its own, case-insensitive as the SDK reads it: the SDK writes its throttle counts (ints) into
+        # the last answer's headers, whichever thread's answer that is (items.py), and urllib3's own header dict
+        # then fails to read them (TypeError: a 500 under concurrent requests).
+        self.headers = CaseInsensitiveDict(answer.headers.items())
         self.reason = answer.reason
         self.content_type = answer.headers.get("content-type")
 
