@@ -10,6 +10,7 @@ import uuid
 
 import orjson
 import pytest
+from azure.core.pipeline.transport import HttpRequest
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
@@ -347,6 +348,18 @@ def test_a_conditional_update_gives_up_when_contention_does_not_settle(storage):
         update_item(container, "contended", "contended", meddled)
     assert len(attempts) == ETAG_RETRY_LIMIT
     assert container.read_item("contended", partition_key="contended")["writer"] != "us"
+
+
+def test_an_answers_headers_take_the_counts_the_sdk_writes_from_another_thread():
+    """The SDK writes its throttle counts (ints) into the last answer's headers, which may be another
+    thread's answer still being read: urllib3's header dict failed on them (TypeError: a 500)."""
+    status, reason, headers = parse_head(b"HTTP/1.1 200 OK\r\nx-ms-continuation: c1\r\nETag: e\r\n\r\n")
+    response = CurlResponse(HttpRequest("POST", "https://127.0.0.1/docs"), status, reason, headers, b"[]")
+    response.headers["x-ms-throttle-retry-count"] = 0  # as azure/cosmos/_retry_utility.py does
+    copied: dict = {}
+    copied.update(response.headers)  # as the SDK's query copies them (_cosmos_client_connection.__QueryFeed)
+    assert copied["x-ms-throttle-retry-count"] == 0 and response.headers["etag"] == "e"
+    assert response.headers.get("X-MS-Continuation") == "c1"
 
 
 # -- throttling (429) -----------------------------------------------------------------------------
