@@ -1,11 +1,15 @@
 """A store-day's stored records as the export reads them (decision 0087): the
 pages gathered into Arrow columns in trade_record_id order, the documents parsed by Arrow's JSON reader into
 the columns the datasets take from them, and the two fields the datasets keep as JSON text (a record's
-tax_lines, each item line's modifiers) cut from the documents' text."""
+tax_lines, each item line's modifiers) cut from the documents' text.
+
+Each page is parsed on the export's threads as soon as it is read, while this thread reads the next page and
+cuts the text (decision 0117): Arrow's reader holds no GIL, so reading, cutting and parsing overlap."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import cast
 
@@ -15,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
+from export.pool import EXPORT_THREADS
 from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
 # DocumentsPage's narrow fields as Arrow columns.
@@ -92,17 +97,43 @@ class Documents:
 
 def read_documents(pages: Iterable[DocumentsPage]) -> Documents:
     """The pages of a store-day's records (in any order) as one Documents."""
-    pages = list(pages)
-    narrow = pa.concat_batches([_narrow(page) for page in pages] or [NARROW_NONE])
-    order = pc.sort_indices(narrow.column("trade_record_ids"))
-    every = [document for page in pages for document in page.documents]
-    documents = [every[position] for position in order.to_pylist()]
-    parsed = _parsed(documents)
+    narrow: list[pa.RecordBatch] = []
+    reading: list[Future[tuple[pa.Table, list[list[str] | None]]]] = []
+    documents: list[bytes] = []
+    for page in pages:
+        reading.append(EXPORT_THREADS.submit(_read_page, page))
+        narrow.append(_narrow(page))
+        documents += page.documents
+    parsed = DOCUMENT.empty_table()
+    cut: list[list[str] | None] = []
+    if reading:
+        tables = []
+        for future in reading:
+            table, texts = future.result()
+            tables.append(table)
+            cut += texts
+        parsed = pa.concat_tables(tables)
     lines = pc.list_value_length(parsed.column("items")).fill_null(0).to_pylist()
-    tax_lines, modifiers = json_texts(documents, lines)
+    texts = [
+        texts if texts is not None and len(texts) == count + 1 else _parsed_texts(document)
+        for document, count, texts in zip(documents, lines, cut, strict=True)
+    ]
+    batch = pa.concat_batches(narrow or [NARROW_NONE])
+    order = pc.sort_indices(batch.column("trade_record_ids"))
+    in_order = [texts[position] for position in order.to_pylist()]
     return Documents(
-        len(documents), narrow.take(order), parsed, pa.array(tax_lines, pa.string()), pa.array(modifiers, pa.string())
+        len(documents),
+        batch.take(order),
+        parsed.take(order),
+        pa.array([record[0] for record in in_order], pa.string()),
+        pa.array([text for record in in_order for text in record[1:]], pa.string()),
     )
+
+
+def _read_page(page: DocumentsPage) -> tuple[pa.Table, list[list[str] | None]]:
+    """The page's documents parsed, and the JSON text cut from each (by the lines the record claims, checked
+    against the parsed lines by the caller)."""
+    return _parsed(page.documents), list(map(_cut, page.documents, page.item_rows))
 
 
 def _narrow(page: DocumentsPage) -> pa.RecordBatch:
@@ -111,7 +142,7 @@ def _narrow(page: DocumentsPage) -> pa.RecordBatch:
     )
 
 
-def _parsed(documents: list[bytes]) -> pa.Table:
+def _parsed(documents: Sequence[bytes]) -> pa.Table:
     """The documents' DOCUMENT fields, one row per document, in their order."""
     if not documents:
         return DOCUMENT.empty_table()
@@ -120,10 +151,10 @@ def _parsed(documents: list[bytes]) -> pa.Table:
         explicit_schema=DOCUMENT,
         unexpected_field_behavior="ignore",
         # The service writes documents on one line; one written otherwise is read so too, more slowly.
-        newlines_in_values=any(b"\n" in document for document in documents),
+        newlines_in_values=data.count(b"\n") > len(documents),
     )
-    # A block holds at least one whole document; a day of one block is read on this thread (the pool's
-    # hand-over costs a small day more than it saves).
+    # A block holds at least one whole document; a page of one block is read on this thread (the pool's
+    # hand-over costs a small page more than it saves).
     block = max(BLOCK_BYTES, max(map(len, documents)) + 1)
     reading = pj.ReadOptions(block_size=block, use_threads=len(data) > block)
     return pj.read_json(pa.BufferReader(data), read_options=reading, parse_options=options)
