@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import cast
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
+from export.json_text import page_texts
 from export.pool import EXPORT_THREADS
 from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
@@ -78,10 +77,6 @@ DOCUMENT = pa.schema(
 # The JSON reader's blocks, parsed on the threads of Arrow's pool: 4 MB measured fastest for a day of 24 MB.
 BLOCK_BYTES = 4 << 20
 
-TAX_LINES = b'"tax_lines":'
-MODIFIERS = b'"modifiers":'
-NO_MODIFIERS = b'"modifiers":[]'
-
 
 @dataclass
 class Documents:
@@ -98,42 +93,39 @@ class Documents:
 def read_documents(pages: Iterable[DocumentsPage]) -> Documents:
     """The pages of a store-day's records (in any order) as one Documents."""
     narrow: list[pa.RecordBatch] = []
-    reading: list[Future[tuple[pa.Table, list[list[str] | None]]]] = []
-    documents: list[bytes] = []
+    reading: list[Future[_Page]] = []
     for page in pages:
-        reading.append(EXPORT_THREADS.submit(_read_page, page))
+        reading.append(EXPORT_THREADS.submit(_read_page, page.documents))
         narrow.append(_narrow(page))
-        documents += page.documents
-    parsed = DOCUMENT.empty_table()
-    cut: list[list[str] | None] = []
-    if reading:
-        tables = []
-        for future in reading:
-            table, texts = future.result()
-            tables.append(table)
-            cut += texts
-        parsed = pa.concat_tables(tables)
-    lines = pc.list_value_length(parsed.column("items")).fill_null(0).to_pylist()
-    texts = [
-        texts if texts is not None and len(texts) == count + 1 else _parsed_texts(document)
-        for document, count, texts in zip(documents, lines, cut, strict=True)
-    ]
+    read = [future.result() for future in reading]
     batch = pa.concat_batches(narrow or [NARROW_NONE])
     order = pc.sort_indices(batch.column("trade_record_ids"))
-    in_order = [texts[position] for position in order.to_pylist()]
+    if not read:
+        return Documents(0, batch, DOCUMENT.empty_table(), pa.array([], pa.string()), pa.array([], pa.string()))
+    modifiers = pa.concat_arrays([page.modifiers for page in read]).take(order)
     return Documents(
-        len(documents),
+        batch.num_rows,
         batch.take(order),
-        parsed.take(order),
-        pa.array([record[0] for record in in_order], pa.string()),
-        pa.array([text for record in in_order for text in record[1:]], pa.string()),
+        pa.concat_tables([page.parsed for page in read]).take(order),
+        pa.concat_arrays([page.tax_lines for page in read]).take(order),
+        modifiers.flatten(),
     )
 
 
-def _read_page(page: DocumentsPage) -> tuple[pa.Table, list[list[str] | None]]:
-    """The page's documents parsed, and the JSON text cut from each (by the lines the record claims, checked
-    against the parsed lines by the caller)."""
-    return _parsed(page.documents), list(map(_cut, page.documents, page.item_rows))
+@dataclass
+class _Page:
+    """A page's documents parsed, each one's tax_lines and each one's lines' modifiers."""
+
+    parsed: pa.Table
+    tax_lines: pa.Array
+    modifiers: pa.ListArray
+
+
+def _read_page(documents: Sequence[bytes]) -> _Page:
+    data = b"\n".join([*documents, b""])  # newline-delimited, as the reader reads JSON
+    parsed = _parsed(documents, data)
+    lines = pc.list_value_length(parsed.column("items")).fill_null(0)
+    return _Page(parsed, *page_texts(documents, data, lines))
 
 
 def _narrow(page: DocumentsPage) -> pa.RecordBatch:
@@ -142,11 +134,11 @@ def _narrow(page: DocumentsPage) -> pa.RecordBatch:
     )
 
 
-def _parsed(documents: Sequence[bytes]) -> pa.Table:
-    """The documents' DOCUMENT fields, one row per document, in their order."""
+def _parsed(documents: Sequence[bytes], data: bytes) -> pa.Table:
+    """The documents' DOCUMENT fields, one row per document, in their order; `data`: the documents joined,
+    each followed by a newline."""
     if not documents:
         return DOCUMENT.empty_table()
-    data = b"\n".join([*documents, b""])  # newline-delimited, as the reader reads JSON
     options = pj.ParseOptions(
         explicit_schema=DOCUMENT,
         unexpected_field_behavior="ignore",
@@ -158,50 +150,3 @@ def _parsed(documents: Sequence[bytes]) -> pa.Table:
     block = max(BLOCK_BYTES, max(map(len, documents)) + 1)
     reading = pj.ReadOptions(block_size=block, use_threads=len(data) > block)
     return pj.read_json(pa.BufferReader(data), read_options=reading, parse_options=options)
-
-
-def json_texts(documents: list[bytes], lines: list[int]) -> tuple[list[str], list[str]]:
-    """Each document's tax_lines, and the modifiers of each of its `lines` item lines, as the JSON text orjson
-    writes for them ("[]" for null or absent). Cut from the document's text where it is as the service
-    writes documents (compact, each item line with one "modifiers"): a sixth of the time of parsing them
-    again; parsed again otherwise."""
-    tax_lines: list[str] = []
-    modifiers: list[str] = []
-    for document, count in zip(documents, lines, strict=True):
-        texts = _cut(document, count) or _parsed_texts(document)
-        tax_lines.append(texts[0])
-        modifiers += texts[1:]
-    return tax_lines, modifiers
-
-
-def _cut(document: bytes, lines: int) -> list[str] | None:
-    """The document's tax_lines then its lines' modifiers, cut from its text; None where it cannot tell.
-    A key is found by its quoted name and colon: inside a JSON string a quote is escaped, so that text is
-    a key there, and only records have a "tax_lines", only item lines a "modifiers"."""
-    at = document.rfind(TAX_LINES)
-    texts = [_array_at(document, at + len(TAX_LINES)) if at >= 0 else "[]"]
-    if document.count(NO_MODIFIERS) == lines:  # the usual line: one scan for all the document's lines
-        texts += ["[]"] * lines
-    else:
-        parts = document.split(MODIFIERS)
-        if len(parts) != lines + 1:
-            return None
-        texts += [_array_at(part, 0) for part in parts[1:]]
-    return None if None in texts else cast(list[str], texts)
-
-
-def _array_at(data: bytes, start: int) -> str | None:
-    """The JSON text of the array (or null) at `start`, if it holds no array and its strings no bracket,
-    quote or backslash (a text cut at its first "]"); else None."""
-    if data.startswith(b"[]", start) or data.startswith(b"null", start):
-        return "[]"
-    text = data[start : data.find(b"]", start) + 1]
-    if text[:1] != b"[" or text.count(b"[") != 1 or text.count(b'"') % 2 or b"\\" in text:
-        return None
-    return text.decode()
-
-
-def _parsed_texts(document: bytes) -> list[str]:
-    record = orjson.loads(document)
-    values = [record.get("tax_lines"), *(line.get("modifiers") for line in record.get("items") or [])]
-    return [orjson.dumps(value or []).decode() for value in values]
