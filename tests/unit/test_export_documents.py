@@ -9,8 +9,7 @@ import json
 import orjson
 
 from core.documents_page import DocumentsPage
-from export.documents import read_documents
-from export.json_text import json_texts
+from export.documents import json_texts, read_documents
 
 TRICKY = ["a]b", 'say "hi"', "back\\slash", "[x]", '"modifiers":[1]', "抹茶 ラテ", "{", '"tax_lines":null']
 
@@ -84,9 +83,9 @@ def test_pages_in_any_order_are_read_in_trade_record_id_order():
     assert product_ids == [line["product_id"] for key in order for line in by_id[key].get("items") or []]
 
 
-def test_documents_as_the_service_writes_them_give_the_texts_of_the_cut_in_python():
-    """tax_lines the last key, as the service writes a record: the texts cut by Arrow's expressions (each
-    awkward string in a modifier and a tax line) are those json_texts gives."""
+def test_a_page_read_on_the_export_threads_gives_each_record_its_texts():
+    """Documents as the service writes them (tax_lines the last key), each with an awkward string in a
+    modifier and a tax line: each record and each of its lines gets the text json_texts gives it."""
     modifier = {"option_id": "O1", "quantity": "1", "price_delta": "0.50"}
     tax = {"tax_code": "T", "tax_rate": "0.08", "is_inclusive": False}
     written = [
