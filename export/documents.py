@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
-from export.pool import EXPORT_THREADS
+from export.pool import soon
 from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
 # DocumentsPage's narrow fields as Arrow columns.
@@ -102,7 +102,7 @@ def read_documents(pages: Iterable[DocumentsPage]) -> Documents:
     narrow: list[pa.RecordBatch] = []
     reading: list[Future[_Page]] = []
     for page in pages:
-        reading.append(EXPORT_THREADS.submit(_read_page, page.documents))
+        reading.append(soon(_read_page, page.documents, sum(map(len, page.documents))))
         narrow.append(_narrow(page))
     read = [future.result() for future in reading]
     batch = pa.concat_batches(narrow or [NARROW_NONE])
