@@ -102,7 +102,7 @@ def read_documents(pages: Iterable[DocumentsPage]) -> Documents:
     narrow: list[pa.RecordBatch] = []
     reading: list[Future[_Page]] = []
     for page in pages:
-        reading.append(soon(_read_page, page.documents, sum(map(len, page.documents))))
+        reading.append(soon(_read_page, page.documents, len(page.documents)))
         narrow.append(_narrow(page))
     read = [future.result() for future in reading]
     batch = pa.concat_batches(narrow or [NARROW_NONE])

@@ -13,16 +13,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 EXPORT_THREADS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="export")
-# Below this many bytes of documents (a page) or of Parquet rows' input (a day's tables), no hand-over.
-SMALL_BYTES = 1 << 20
+# Below this many records (a page) or rows (a table), no hand-over.
+SMALL = 500
 
 T = TypeVar("T")
 A = TypeVar("A")
 
 
 def soon(call: Callable[[A], T], argument: A, size: int) -> Future[T]:
-    """call(argument) on the export's threads, or now on this one if `size` bytes is small."""
-    if size >= SMALL_BYTES:
+    """call(argument) on the export's threads, or now on this one if `size` (records or rows) is small."""
+    if size >= SMALL:
         return EXPORT_THREADS.submit(call, argument)
     done: Future[T] = Future()
     done.set_result(call(argument))

@@ -87,7 +87,7 @@ def export_store_day(
         exported.changed.append(day)
         return exported
     # A big day's four files encoded side by side on the export's threads (decision 0117), then written in turn.
-    encoding = [soon(parquet_bytes, table, table.nbytes) for table in tables.values()]
+    encoding = [soon(parquet_bytes, table, table.num_rows) for table in tables.values()]
     for (dataset, table), data in zip(tables.items(), (future.result() for future in encoding), strict=True):
         destination.write(file_path(dataset, partner_id, day.store_id, day.business_date), data)
         exported.files += 1
