@@ -4,7 +4,8 @@ and Parquet writer hold no GIL, so that work runs on the host's cores; two threa
 smallest instance has two.
 
 Small work runs on the caller's thread: a hand-over costs more than it saves there, and on a machine whose
-cores are busy each waits for the scheduler (a month of 20-record days took 3.5x its floor so, 2x without)."""
+cores are busy each waits for the scheduler (a month of 20-record days, every page and file handed over,
+took 3.5x its floor at load 7.5)."""
 
 from __future__ import annotations
 
