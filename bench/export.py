@@ -40,6 +40,15 @@ def _floor(tables_by_day: list[dict]) -> int:
     return sum(len(parquet_bytes(table)) for tables in tables_by_day for table in tables.values())
 
 
+def _floor_side_by_side(tables_by_day: list[dict]) -> int:
+    """The same, each day's four files encoded side by side on the export's threads, as the service does
+    (decision 0117): the writer's floor with the machine's two cores."""
+    from export.pool import EXPORT_THREADS
+    from export.tables import parquet_bytes
+
+    return sum(sum(map(len, EXPORT_THREADS.map(parquet_bytes, tables.values()))) for tables in tables_by_day)
+
+
 def _tables(service: harness.Service, days: list) -> list[dict]:
     from export.store_days import resolution_of
     from export.tables import store_day_tables
@@ -78,7 +87,14 @@ def _measure(
     from export.store_days import export_days
 
     tables = _tables(service, days)
-    samples: dict[str, list[float]] = {"service": [], "floor": [], "read": [], "tables": [], "read_floor": []}
+    samples: dict[str, list[float]] = {
+        "service": [],
+        "floor": [],
+        "floor_side_by_side": [],
+        "read": [],
+        "tables": [],
+        "read_floor": [],
+    }
     exported = None
     for index in range(cfg.repeat + 1):
         fresh()
@@ -86,6 +102,9 @@ def _measure(
         fresh()
         floor_s, _ = timed(partial(_floor, tables))
         parts = _stages(service, days) if stages else {}
+        if stages:
+            fresh()
+            parts["floor_side_by_side"] = timed(partial(_floor_side_by_side, tables))[0]
         if read_floor is not None:
             fresh()
             parts["read_floor"] = timed(read_floor)[0]
@@ -104,8 +123,16 @@ def _measure(
         "service": service_summary,
         "floor": floor_summary,
         "ratio": ratio(service_summary["median_ms"], floor_summary["median_ms"]),
+        **(_against_side_by_side(service_summary, summary(samples["floor_side_by_side"])) if stages else {}),
         **({"stages": {name: summary(samples[name]) for name in ("read", "tables")}} if stages else {}),
         **(_against_read_floor(service_summary, summary(samples["read_floor"])) if read_floor is not None else {}),
+    }
+
+
+def _against_side_by_side(service: dict, side_by_side: dict) -> dict:
+    return {
+        "floor_side_by_side": side_by_side,
+        "ratio_to_side_by_side": ratio(service["median_ms"], side_by_side["median_ms"]),
     }
 
 

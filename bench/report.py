@@ -272,6 +272,7 @@ def table_rows(results: dict, cfg: Config) -> list[dict]:
             day["ratio"] <= target,
         )
         add_export_stages(add, day)
+        add_side_by_side(add, day)
         add(
             f"export of {month['stores']} stores x {month['days']} days "
             f"({month['records_per_day']} records a day, {month['files']:,} files), median",
@@ -313,6 +314,17 @@ def add_export_stages(add, day: dict) -> None:
     for stage, label in (("read", "read the pages"), ("tables", "build the tables")):
         median = day["stages"][stage]["median_ms"]
         add(f"  stage: {label}", fmt_ms(median), fmt_ms(floor), fmt_x(ratio(median, floor)))
+
+
+def add_side_by_side(add, day: dict) -> None:
+    """The store-day against the writer encoding the four files side by side, as the service does."""
+    if "floor_side_by_side" in day:
+        add(
+            "  against the files encoded side by side (two threads)",
+            fmt_ms(day["service"]["median_ms"]),
+            fmt_ms(day["floor_side_by_side"]["median_ms"]),
+            fmt_x(day["ratio_to_side_by_side"]),
+        )
 
 
 def render_table(rows: list[dict], markdown: bool = False) -> str:

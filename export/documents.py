@@ -1,12 +1,17 @@
 """A store-day's stored records as the export reads them (decision 0087): the
 pages gathered into Arrow columns in trade_record_id order, the documents parsed by Arrow's JSON reader into
 the columns the datasets take from them, and the two fields the datasets keep as JSON text (a record's
-tax_lines, each item line's modifiers) cut from the documents' text."""
+tax_lines, each item line's modifiers) cut from the documents' text.
+
+Each page is parsed and its text cut on one of the export's threads as soon as it is read, while this thread
+reads the next (decision 0117): Arrow's JSON reader holds no GIL, so the parse of a page runs beside the reads."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import cast
 
 import orjson
@@ -15,6 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
+from export.pool import soon
 from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
 # DocumentsPage's narrow fields as Arrow columns.
@@ -70,7 +76,8 @@ DOCUMENT = pa.schema(
         ("payments", pa.list_(pa.struct(_as_read(PAYMENTS, NOT_PARSED["payments"])))),
     ]
 )
-# The JSON reader's blocks, parsed on the threads of Arrow's pool: 4 MB measured fastest for a day of 24 MB.
+# The JSON reader's blocks: a page bigger than this is parsed on the threads of Arrow's pool (4 MB measured
+# fastest for a day of 24 MB read as one page).
 BLOCK_BYTES = 4 << 20
 
 TAX_LINES = b'"tax_lines":'
@@ -92,17 +99,43 @@ class Documents:
 
 def read_documents(pages: Iterable[DocumentsPage]) -> Documents:
     """The pages of a store-day's records (in any order) as one Documents."""
-    pages = list(pages)
-    narrow = pa.concat_batches([_narrow(page) for page in pages] or [NARROW_NONE])
-    order = pc.sort_indices(narrow.column("trade_record_ids"))
-    every = [document for page in pages for document in page.documents]
-    documents = [every[position] for position in order.to_pylist()]
+    narrow: list[pa.RecordBatch] = []
+    reading: list[Future[_Page]] = []
+    for page in pages:
+        reading.append(soon(_read_page, page.documents, len(page.documents)))
+        narrow.append(_narrow(page))
+    read = [future.result() for future in reading]
+    batch = pa.concat_batches(narrow or [NARROW_NONE])
+    order = pc.sort_indices(batch.column("trade_record_ids"))
+    if not read:
+        return Documents(0, batch, DOCUMENT.empty_table(), pa.array([], pa.string()), pa.array([], pa.string()))
+    modifiers = pa.concat_arrays([page.modifiers for page in read]).take(order)
+    return Documents(
+        batch.num_rows,
+        batch.take(order),
+        pa.concat_tables([page.parsed for page in read]).take(order),
+        pa.concat_arrays([page.tax_lines for page in read]).take(order),
+        modifiers.flatten(),
+    )
+
+
+@dataclass
+class _Page:
+    """A page's documents parsed, each one's tax_lines and each one's lines' modifiers."""
+
+    parsed: pa.Table
+    tax_lines: pa.Array
+    modifiers: pa.ListArray
+
+
+def _read_page(documents: Sequence[bytes]) -> _Page:
     parsed = _parsed(documents)
     lines = pc.list_value_length(parsed.column("items")).fill_null(0).to_pylist()
     tax_lines, modifiers = json_texts(documents, lines)
-    return Documents(
-        len(documents), narrow.take(order), parsed, pa.array(tax_lines, pa.string()), pa.array(modifiers, pa.string())
+    by_record = pa.ListArray.from_arrays(
+        pa.array([0, *accumulate(lines)], pa.int32()), pa.array(modifiers, pa.string())
     )
+    return _Page(parsed, pa.array(tax_lines, pa.string()), by_record)
 
 
 def _narrow(page: DocumentsPage) -> pa.RecordBatch:
@@ -111,7 +144,7 @@ def _narrow(page: DocumentsPage) -> pa.RecordBatch:
     )
 
 
-def _parsed(documents: list[bytes]) -> pa.Table:
+def _parsed(documents: Sequence[bytes]) -> pa.Table:
     """The documents' DOCUMENT fields, one row per document, in their order."""
     if not documents:
         return DOCUMENT.empty_table()
@@ -120,16 +153,16 @@ def _parsed(documents: list[bytes]) -> pa.Table:
         explicit_schema=DOCUMENT,
         unexpected_field_behavior="ignore",
         # The service writes documents on one line; one written otherwise is read so too, more slowly.
-        newlines_in_values=any(b"\n" in document for document in documents),
+        newlines_in_values=data.count(b"\n") > len(documents),
     )
-    # A block holds at least one whole document; a day of one block is read on this thread (the pool's
-    # hand-over costs a small day more than it saves).
+    # A block holds at least one whole document; a page of one block is read on this thread (the pool's
+    # hand-over costs a small page more than it saves).
     block = max(BLOCK_BYTES, max(map(len, documents)) + 1)
     reading = pj.ReadOptions(block_size=block, use_threads=len(data) > block)
     return pj.read_json(pa.BufferReader(data), read_options=reading, parse_options=options)
 
 
-def json_texts(documents: list[bytes], lines: list[int]) -> tuple[list[str], list[str]]:
+def json_texts(documents: Sequence[bytes], lines: list[int]) -> tuple[list[str], list[str]]:
     """Each document's tax_lines, and the modifiers of each of its `lines` item lines, as the JSON text orjson
     writes for them ("[]" for null or absent). Cut from the document's text where it is as the service
     writes documents (compact, each item line with one "modifiers"): a sixth of the time of parsing them

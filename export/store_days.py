@@ -16,6 +16,7 @@ from typing import Protocol
 from core.ports import ExportDestination, ExportReads, MasterReads, Overview, Reconciliations
 from core.records import ClosedDay, StoreDay
 from export.layout import file_path
+from export.pool import soon
 from export.tables import Resolution, parquet_bytes, store_day_tables
 from reference.codes import payment_directions_in_effect
 
@@ -85,8 +86,9 @@ def export_store_day(
     if not _same_result(close, storage.get_closed_day(partner_id, day.store_id, day.business_date)):
         exported.changed.append(day)
         return exported
-    for dataset, table in tables.items():
-        data = parquet_bytes(table)
+    # A big day's four files encoded side by side on the export's threads (decision 0117), then written in turn.
+    encoding = [soon(parquet_bytes, table, table.num_rows) for table in tables.values()]
+    for (dataset, table), data in zip(tables.items(), (future.result() for future in encoding), strict=True):
         destination.write(file_path(dataset, partner_id, day.store_id, day.business_date), data)
         exported.files += 1
         exported.rows += table.num_rows

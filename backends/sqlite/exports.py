@@ -46,7 +46,9 @@ class SqliteExportReads:
         last = ("", "")  # before every (source_type, trade_record_id): both are non-empty codes
         while True:
             with self.db.read() as db:
-                rows = db.execute(
+                cursor = db.cursor()
+                cursor.row_factory = None  # plain tuples: a sqlite3.Row each cost a tenth of the read (decision 0117)
+                rows = cursor.execute(
                     DAY_DOCUMENTS, (partner_id, store_id, business_date.isoformat(), *last, DOCUMENTS_PER_PAGE)
                 ).fetchall()
             if rows:

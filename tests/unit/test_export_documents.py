@@ -81,3 +81,25 @@ def test_pages_in_any_order_are_read_in_trade_record_id_order():
     assert read.modifiers.to_pylist() == [text for key in order for text in expected_texts(by_id[key])[1:]]
     product_ids = [line["product_id"] for line in read.parsed.column("items").combine_chunks().flatten().to_pylist()]
     assert product_ids == [line["product_id"] for key in order for line in by_id[key].get("items") or []]
+
+
+def test_a_page_read_on_the_export_threads_gives_each_record_its_texts():
+    """Documents as the service writes them (tax_lines the last key), each with an awkward string in a
+    modifier and a tax line: each record and each of its lines gets the text json_texts gives it."""
+    modifier = {"option_id": "O1", "quantity": "1", "price_delta": "0.50"}
+    tax = {"tax_code": "T", "tax_rate": "0.08", "is_inclusive": False}
+    written = [
+        orjson.dumps(
+            {
+                "trade_record_id": f"R{n}",
+                "currency": "USD",
+                "items": [{"line_no": 1, "modifiers": [{**modifier, "option_name": text}]}, {"modifiers": None}],
+                "tax_lines": [{**tax, "tax_code": text}] if n % 2 else None,
+            }
+        )
+        for n, text in enumerate([*TRICKY, "plain", "with space"])
+    ]
+    read = read_documents([page(written)])
+    tax_lines, modifiers = json_texts(written, [2] * len(written))
+    assert read.tax_lines.to_pylist() == tax_lines
+    assert read.modifiers.to_pylist() == modifiers
