@@ -18,22 +18,9 @@ from azure.core.exceptions import (
 from azure.core.pipeline.transport import HttpRequest
 
 from backends.cosmos.transport import CurlTransport, parse_head
+from tests.raw_http import read_request
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nx-ms-item: 1\r\nX-MS-Item: 2\r\nContent-Length: 2\r\n\r\n{}"
-
-
-def read_request(connection: socket.socket) -> bytes:
-    """One request whole: its head, then as many bytes as its Content-Length says."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += connection.recv(65536)
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
-    )
-    while len(body) < length:
-        body += connection.recv(65536)
-    return head + b"\r\n\r\n" + body
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from pos_partner_client import MAX_BATCH_BYTES, PosApiError, PosClient, RetryPol
 from tests.conftest import make_partner, start_azure_host, start_host
 from tests.e2e.test_business_day import DIRECTIONS
 from tests.payloads import store
+from tests.raw_http import read_request
 from tests.trade_payloads import Line, totals_of, trade_record
 
 DAY = "2026-11-20"
@@ -258,19 +259,6 @@ class CuttingProxy:
 
     def close(self) -> None:
         self.listener.close()
-
-
-def read_request(connection: socket.socket) -> bytes:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += connection.recv(65536)
-    head, _, body = data.partition(b"\r\n\r\n")
-    length = next(
-        (int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")), 0
-    )
-    while len(body) < length:
-        body += connection.recv(65536)
-    return head + b"\r\n\r\n" + body
 
 
 def test_a_connection_cut_after_the_send_is_retried_to_already_received(host):
