@@ -24,7 +24,7 @@ import datetime as dt
 import functools
 import operator
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from itertools import chain
 from typing import Any, TypeVar
 
@@ -135,8 +135,8 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
             colons += "\n".join(filter(None, texts)).count(":")  # "" and None have none
             if checks.empties and "" in texts:  # an optional field sent as "": absent (ingest/wire/scalars.py)
                 _empty_as_absent(objects, checks.empties)
-            amounts.update(_values(objects, checks.money))
-            decimals.update(_values(objects, checks.decimals))
+            amounts.update(_each_value(objects, checks.money))  # no list between: 0.4 ms of 2.7 (decision 0120)
+            decimals.update(_each_value(objects, checks.decimals))
             timestamps += [(objects, name) for name in checks.timestamps]
             for name, validator in checks.validated:
                 if not _all_valid(validator, set(_values(objects, [name])) - {None}):
@@ -168,9 +168,14 @@ def _values(objects: list[msgspec.Struct], names: list[str]) -> list[Any]:
     """The values of the fields names of objects, None for an optional field not sent included, read with
     attrgetter and map: no Python call per value (a batch of 500 records has about 20,000 of them; leaving
     the Nones to the caller's set, which drops them once, saved ~1.3 ms of ~6.5 against a filter)."""
+    return list(_each_value(objects, names))
+
+
+def _each_value(objects: list[msgspec.Struct], names: list[str]) -> Iterator[Any]:
+    """`_values` as they are read, for a caller that keeps no list of them."""
     if len(names) > 1:
-        return list(chain.from_iterable(map(operator.attrgetter(*names), objects)))
-    return list(map(operator.attrgetter(*names), objects)) if names else []
+        return chain.from_iterable(map(operator.attrgetter(*names), objects))
+    return map(operator.attrgetter(*names), objects) if names else iter(())
 
 
 def _timestamps_read(fields: list[tuple[list[msgspec.Struct], str]]) -> int | None:
@@ -179,17 +184,21 @@ def _timestamps_read(fields: list[tuple[list[msgspec.Struct], str]]) -> int | No
     the fast path's own, seen by no one yet)."""
     texts = [list(map(operator.attrgetter(name), objects)) for objects, name in fields]
     present = [text for group in texts for text in group if text is not None]
-    if not _all_match(_timestamp_lines(), present):
+    joined = "\n".join(present)  # once, for the pattern and the case (decision 0120)
+    if not _all_lines_match(_timestamp_lines(), joined, len(present)):
         return None
     # fromisoformat wants "T" and "Z" in upper case, which pydantic reads in either
-    joined = "\n".join(present)
     read = _upper_case_read if "t" in joined or "z" in joined else dt.datetime.fromisoformat
     # the text starts with its 4-digit year: when the least and greatest years are 0003-9997, every
     # timestamp is within the bounds whatever its offset, and none needs the comparison of datetimes
     years_inside = bool(present) and min(present)[:4] >= "0003" and max(present)[:4] <= "9997"
     try:
         for (objects, name), group in zip(fields, texts, strict=True):
-            read_group = [None if text is None else read(text) for text in group]
+            # a required timestamp has no None: map, without a test per value
+            if None in group:
+                read_group = [None if text is None else read(text) for text in group]
+            else:
+                read_group = list(map(read, group))
             if not years_inside and not all(within_bounds(t) for t in read_group if t is not None):
                 return None
             for item, timestamp in zip(objects, read_group, strict=True):
@@ -216,8 +225,13 @@ def _all_match(pattern: re.Pattern[str], values: Collection[str]) -> bool:
     """Whether every value matches the line pattern: one match over all of them, each followed by a newline
     (about 3.5 ms for a batch's 13,800 amounts, where a pattern per value in msgspec costs 15 ms more). A
     value with a newline of its own would read as two lines: the count of newlines refuses it."""
-    text = "\n".join(values) + "\n" if values else ""
-    return text.count("\n") == len(values) and pattern.fullmatch(text) is not None
+    return _all_lines_match(pattern, "\n".join(values), len(values))
+
+
+def _all_lines_match(pattern: re.Pattern[str], joined: str, count: int) -> bool:
+    """`_all_match` of `count` values already joined with newlines."""
+    text = joined + "\n" if count else ""
+    return text.count("\n") == count and pattern.fullmatch(text) is not None
 
 
 def exact_money_pattern(exponent: int) -> str:

@@ -1,7 +1,7 @@
 """Checkpoints off the request path (backends/sqlite/database.py `_Checkpointer`): after a write, a thread of
 its own copies the write-ahead log into the database file, with no other connection asking for it; the
 commit itself no longer does it below AUTOCHECKPOINT_PAGES; the thread ends when writes stop, and a
-later write starts it again."""
+later write starts it again. And the page size: a new file's is PAGE_BYTES, an older file keeps its own."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_the_commit_itself_does_not_checkpoint_below_its_limit(tmp_path, monkeyp
     monkeypatch.setattr(database._Checkpointer, "written", lambda self: None)
     db = SqliteDatabase(tmp_path / "db.sqlite3", SCHEMA)
     before = (tmp_path / "db.sqlite3").stat().st_size
-    write_rows(db, 10_000)  # ~5 MB: over 1,000 pages, under AUTOCHECKPOINT_PAGES
+    write_rows(db, 40_000)  # ~20 MB: over 1,000 pages of PAGE_BYTES, under AUTOCHECKPOINT_PAGES
     assert (tmp_path / "db.sqlite3").stat().st_size == before
     probe = sqlite3.connect(tmp_path / "db.sqlite3")
     busy, log_pages, copied = probe.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
@@ -69,3 +69,20 @@ def test_the_thread_ends_when_writes_stop_and_a_write_starts_it_again(tmp_path, 
     assert wait_for(lambda: db._checkpointer._thread is None)
     with db.read() as connection:
         assert connection.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 20
+
+
+def test_a_new_database_takes_the_page_size_and_an_older_one_keeps_its_own(tmp_path):
+    older = sqlite3.connect(tmp_path / "older.sqlite3")  # made as SQLite makes it, in WAL mode
+    older.execute("PRAGMA journal_mode=WAL")
+    older.executescript(SCHEMA + "INSERT INTO rows VALUES (-1, 'before');")
+    default_size = older.execute("PRAGMA page_size").fetchone()[0]
+    older.close()
+    assert default_size != database.PAGE_BYTES
+    new, reopened = SqliteDatabase(tmp_path / "new.sqlite3", SCHEMA), SqliteDatabase(tmp_path / "older.sqlite3", SCHEMA)
+    for db in (new, reopened):
+        write_rows(db, 100)
+    with new.read() as connection:
+        assert connection.execute("PRAGMA page_size").fetchone()[0] == database.PAGE_BYTES
+    with reopened.read() as connection:
+        assert connection.execute("PRAGMA page_size").fetchone()[0] == default_size
+        assert connection.execute("SELECT COUNT(*) FROM rows").fetchone()[0] == 101
