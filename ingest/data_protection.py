@@ -27,6 +27,7 @@ import functools
 import operator
 import types
 import typing
+from collections.abc import Iterable
 from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
@@ -104,8 +105,15 @@ def personal_data_kind(value: str, country_code: str | None) -> str | None:
 def may_hold_card_numbers(records: list[TradeRecord]) -> bool:
     """Whether the free text of any of records holds a card number candidate: one quick search of a whole
     batch rules out nearly every batch, and card_number_problems is then skipped."""
+    return any_card_number_candidate(free_texts_of_models(TradeRecord, records))
+
+
+def any_card_number_candidate(texts: Iterable[str | None]) -> bool:
+    """Whether any of texts (None: a field not sent) holds a card number candidate."""
     # each distinct text once: a batch's 4,000 texts hold ~200 distinct ones (names, payment types)
-    return any(map(_may_hold_card_number, set(free_texts_of_models(TradeRecord, records))))
+    distinct = set(texts)
+    distinct.discard(None)
+    return any(map(_may_hold_card_number, distinct))
 
 
 def card_number_problems(path: str, record: TradeRecord) -> list[FieldProblem]:
@@ -275,6 +283,18 @@ def _walk_plan(model: type) -> tuple[tuple[operator.attrgetter[Any], str, bool, 
         else:
             plan.append((field, _OTHER, is_text, None))
     return tuple(plan)
+
+
+@functools.cache
+def plain_free_text_fields(model: type) -> list[str] | None:
+    """The names of model's fields that are free text as a plain string, when model holds free text
+    nowhere else but in lists of models (whose own fields say theirs); None when it does (a list or a dict of
+    strings, a model not in a list). ingest/one_parse.py reads these fields' values for a whole batch in
+    its bulk checks, in place of `may_hold_card_numbers`' walk (decision 0120)."""
+    plan = _walk_plan(model)
+    if any(shape is _OTHER for _, shape, _, _ in plan):
+        return None
+    return [name for name, is_text in _scanned_fields(model) if is_text]
 
 
 def _without_annotations(annotation: Any) -> Any:

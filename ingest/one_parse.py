@@ -26,16 +26,18 @@ import operator
 import re
 from collections.abc import Collection, Iterable, Iterator
 from itertools import chain
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 from pydantic import BaseModel
 
+from ingest.data_protection import any_card_number_candidate, plain_free_text_fields
 from ingest.parsing import Salvage, parse
 from ingest.problem_words import Location
 from ingest.wire.record_structs import (
     BULK_CHECKS,
     TIMESTAMP_TEXT,
+    WIRE_CLASS_OF,
     decimal_pattern,
     decode,
     struct_of,
@@ -45,12 +47,15 @@ from ingest.wire.record_structs import (
 Model = TypeVar("Model", bound=BaseModel)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(slots=True)
 class Read:
     """A body decoded into the Structs of a wire model, not yet confirmed (`validated_once`)."""
 
     struct: Any  # a msgspec.Struct of ingest/wire/record_structs.py
     left_out: int  # how many fields of its objects the body left out (each has its default)
+    # Set by `validated_once`: whether a free text of the objects the batch holds (its records...) may hold
+    # a card number (ingest/data_protection.py `may_hold_card_numbers`); None: not known, search them.
+    card_number_candidates: bool | None = None
 
     def values(self, names: Iterable[str]) -> dict[str, Any]:
         """Its top-level values of those names (the resend key's, ingest/batches.py `resend_key`)."""
@@ -70,9 +75,10 @@ def validated_once(model: type[Model], body: bytes, read: Read, exponent: int) -
     """The batch read from body as model when every amount has exactly `exponent` places and at most 15
     digits, every other bulk check passes and no member name repeats (I-JSON); None when anything is not
     confirmed. The model's fields hold msgspec Structs (ingest/wire/record_structs.py)."""
-    colons = bulk_checks(read.struct, exponent)
-    if colons is None or not no_repeated_names(body, colons - read.left_out):
+    checked = bulk_checks(read.struct, exponent)
+    if checked is None or not no_repeated_names(body, checked.colons - read.left_out):
         return None
+    read.card_number_candidates = checked.card_number_candidates
     # the model's fields are all required (the Struct refuses a body without one): all are set, as pydantic
     # would set them
     return model.model_construct(None, **{name: getattr(read.struct, name) for name in model.model_fields})
@@ -111,13 +117,21 @@ def no_repeated_names(body: bytes, colons_kept: int) -> bool:
     return body.count(b":") + escaped_colons == colons_kept
 
 
-def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
+class BulkChecked(NamedTuple):
+    """What the bulk checks found of a batch that passed them (`bulk_checks`)."""
+
+    colons: int
+    card_number_candidates: bool | None  # None: some free text is in a shape the checks do not read
+
+
+def bulk_checks(read: msgspec.Struct, exponent: int) -> BulkChecked | None:
     """None unless the checks the Structs leave to the whole batch pass (record_structs.BulkChecks): every
     amount at exactly `exponent` places and at most 15 digits, every other decimal string a decimal, each
     after-validator (once per distinct value), and every timestamp, which is then replaced by its datetime.
     When they pass: the colons of the batch as the body would write it, one per member (every field of every
     Struct, the left out ones included: the caller takes those away) and those of its strings (the amounts'
-    and decimals' have none: they matched the decimal patterns). The Structs are visited class by class, all
+    and decimals' have none: they matched the decimal patterns); and whether the free texts of the objects
+    it holds may hold a card number, read from the same texts. The Structs are visited class by class, all
     the records, then all their items..., as ingest/data_protection.py walks them."""
     # distinct: a batch of 500 records has about 900 amounts in 10,000 (menu prices, zeros); with the None of
     # each optional one not sent until the end
@@ -125,6 +139,9 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
     decimals: set[Any] = set()
     timestamps: list[tuple[list[msgspec.Struct], str]] = []  # (the Structs, the name of one of their timestamps)
     colons = 0
+    # the free texts data protection searches, sliced out of each class's texts (the batch's own have none
+    # it searches): about 4,000, in place of a walk of their own (decision 0120)
+    free_texts: list[str | None] | None = []
     level: list[tuple[type[msgspec.Struct], list[msgspec.Struct]]] = [(type(read), [read])]
     while level:
         held_level = []
@@ -133,6 +150,13 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
             colons += len(objects) * len(struct.__struct_fields__)
             texts = _values(objects, checks.texts)
             colons += "\n".join(filter(None, texts)).count(":")  # "" and None have none
+            if free_texts is not None and struct is not type(read):
+                slots = _free_text_slots(struct)
+                if slots is None:
+                    free_texts = None
+                else:
+                    for slot in slots:  # texts holds each object's text fields in turn
+                        free_texts += texts[slot :: len(checks.texts)]
             if checks.empties and "" in texts:  # an optional field sent as "": absent (ingest/wire/scalars.py)
                 _empty_as_absent(objects, checks.empties)
             amounts.update(_each_value(objects, checks.money))  # no list between: 0.4 ms of 2.7 (decision 0120)
@@ -150,7 +174,19 @@ def bulk_checks(read: msgspec.Struct, exponent: int) -> int | None:
     if not _all_match(_exact_money(exponent), amounts) or not _all_match(_decimal(), decimals):
         return None
     timestamp_colons = _timestamps_read(timestamps)
-    return None if timestamp_colons is None else colons + timestamp_colons
+    if timestamp_colons is None:
+        return None
+    return BulkChecked(colons + timestamp_colons, None if free_texts is None else any_card_number_candidate(free_texts))
+
+
+@functools.cache
+def _free_text_slots(struct: type[msgspec.Struct]) -> tuple[int, ...] | None:
+    """Where the free texts data protection searches are among the struct's text fields (BulkChecks.texts);
+    None when it holds free text in another shape (ingest/data_protection.py `plain_free_text_fields`)."""
+    names, texts = plain_free_text_fields(WIRE_CLASS_OF[struct]), BULK_CHECKS[struct].texts
+    if names is None or not set(names) <= set(texts):
+        return None
+    return tuple(texts.index(name) for name in names)
 
 
 _is_value = functools.partial(operator.is_not, None)

@@ -92,6 +92,8 @@ class OpenedRecords(Opened[TradeRecordsBatch]):
 
     places: int | None  # the places of every amount, when the one parse confirmed them; None: read the slow way
     store: StoreMaster | None  # its store's master data, read for the one parse (None: not read, or not sent)
+    # whether its records' free texts may hold a card number, when the one parse's bulk checks read them
+    card_number_candidates: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +146,11 @@ def open_trade_records(storage: TradeRecordsStorage, partner_id: str, body: byte
     store = None if key is None else storage.get_store(partner_id, key.store_id)
     places = None if store is None else currency_exponent(store.currency)
     exact = None if places is None or read is None else validated_once(TradeRecordsBatch, body, read, places)
+    card_candidates = None if exact is None or read is None else read.card_number_candidates
     del read  # a batch the slow way reads no longer needs it
     batch, unknown = (exact, []) if exact is not None else read_slow_way(TradeRecordsBatch, body, readable_problems)
     require_stores(storage, partner_id, TRADE_RECORDS, batch)
-    return OpenedRecords(batch, body, unknown, None if exact is None else places, store)
+    return OpenedRecords(batch, body, unknown, None if exact is None else places, store, card_candidates)
 
 
 def read_needs(storage: TradeRecordsStorage, partner_id: str, opened: OpenedRecords) -> RecordsNeeds:
@@ -176,7 +179,7 @@ def check(opened: OpenedRecords, needs: RecordsNeeds) -> CheckedRecords:
     batch, store = opened.batch, needs.store
     if store is None:
         return CheckedRecords(no_store_master(batch.store_id))
-    problems, amounts = record_problems(batch, store, opened.places)
+    problems, amounts = record_problems(batch, store, opened.places, opened.card_number_candidates)
     problems += needs.held.problems(batch.business_date)
     if problems:
         return CheckedRecords(problems)
@@ -264,16 +267,16 @@ def _finish_resend(
 
 
 def record_problems(
-    batch: TradeRecordsBatch, store: StoreMaster, places: int | None
+    batch: TradeRecordsBatch, store: StoreMaster, places: int | None, card_candidates: bool | None = None
 ) -> tuple[list[FieldProblem], list[RecordAmounts]]:
     """The problems of every record of a parsed batch and their amounts, in one pass over the records:
     its structure (`structure_problems`), its currency against the store's, its amounts (places: those the
     one parse confirmed, see MoneyReader) and data protection (the card number check of every record only
-    when the quick search of the whole batch's free text finds a candidate). raise_if_any puts the problems
-    in the body's order."""
+    when the quick search of the whole batch's free text finds a candidate; card_candidates: its answer,
+    when the one parse's bulk checks searched). raise_if_any puts the problems in the body's order."""
     problems: list[FieldProblem] = []  # only extended in place: the readers note their problems into it
     amounts: list[RecordAmounts] = []
-    card_numbers = may_hold_card_numbers(batch.trade_records)
+    card_numbers = may_hold_card_numbers(batch.trade_records) if card_candidates is None else card_candidates
     readers: dict[str, MoneyReader] = {}  # one per currency (nearly always the store's), not one per record
     for index, record in enumerate(batch.trade_records):
         path = f"trade_records[{index}]"

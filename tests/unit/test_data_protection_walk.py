@@ -19,6 +19,8 @@ from ingest.data_protection import (
     may_hold_card_numbers,
     text_fields,
 )
+from ingest.one_parse import _free_text_slots, read_batch, validated_once
+from ingest.wire.record_structs import BULK_CHECKS
 from ingest.wire.requests import Product, TradeRecord, TradeRecordsBatch, record_part
 from ingest.wire.scalars import Code, FreeString50, LocalizedText, Text
 from tests.trade_payloads import Line, trade_record
@@ -58,6 +60,10 @@ FREE_TEXT_FIELDS = [
 
 
 def record_with(dotted: str, value: str) -> TradeRecord:
+    return TypeAdapter(TradeRecord).validate_json(orjson.dumps(record_body_with(dotted, value)))
+
+
+def record_body_with(dotted: str, value: str) -> dict:
     modifier = {"group_id": "G1", "option_id": "O1", "option_name": "Cheddar", "quantity": "1", "price_delta": "0.00"}
     body = trade_record("S1", "2026-11-20", [Line("P-1", 1, 550, modifiers=[modifier]), Line("P-2", 2, 100)])
     target = body
@@ -65,7 +71,7 @@ def record_with(dotted: str, value: str) -> TradeRecord:
     for part in parents:
         target = target[int(part)] if part.isdigit() else target[part]
     target[last] = value
-    return TypeAdapter(TradeRecord).validate_json(orjson.dumps(body))
+    return body
 
 
 # Shapes a model may declare: text in dicts (LocalizedText), lists of text, a model in a single field, lists
@@ -115,6 +121,39 @@ def test_the_quick_search_of_a_batch_finds_every_record_the_precise_check_refuse
     # the forms that are not card numbers hold no candidate either: the batch's search tells both apart
     assert may_hold_card_numbers(records) == bool(precise)
     assert not may_hold_card_numbers(batch.trade_records)
+
+
+@pytest.mark.parametrize("form", WRITTEN_FORMS)
+@pytest.mark.parametrize("field", FREE_TEXT_FIELDS)
+def test_the_bulk_checks_of_the_one_parse_answer_as_the_quick_search_of_the_batch(field, form):
+    # they slice the same free texts out of the texts they read (decision 0120)
+    document = orjson.loads(generate.batch_bodies(1, 20, seed=5, tag="C")[0])
+    document["trade_records"].insert(7, record_body_with(field, WRITTEN_FORMS[form]))
+    body = orjson.dumps(document)
+    read = read_batch(TradeRecordsBatch, body)
+    assert read is not None
+    batch = validated_once(TradeRecordsBatch, body, read, 2)
+    assert batch is not None
+    assert read.card_number_candidates is may_hold_card_numbers(batch.trade_records)
+    assert read.card_number_candidates is (form not in ("dots", "double spaces", "12 digits"))
+
+
+def test_the_bulk_checks_read_the_free_texts_of_the_walk():
+    body = generate.batch_bodies(1, 60, seed=11, tag="W")[0]
+    read = read_batch(TradeRecordsBatch, body)
+    assert read is not None and validated_once(TradeRecordsBatch, body, read, 2) is not None
+    assert read.card_number_candidates is False
+    records, sliced = read.struct.trade_records, []
+    level = [(type(records[0]), records)]
+    while level:  # the classes below the batch, as bulk_checks visits them
+        struct, objects = level.pop()
+        checks = BULK_CHECKS[struct]
+        texts = [getattr(item, name) for item in objects for name in checks.texts]
+        sliced += [text for slot in _free_text_slots(struct) for text in texts[slot :: len(checks.texts)]]
+        for name, held, is_list in checks.held:
+            values = [getattr(item, name) for item in objects if getattr(item, name) is not None]
+            level.append((held, [element for value in values for element in value] if is_list else values))
+    assert sorted(filter(None, sliced)) == sorted(free_texts_of_models(TradeRecord, records))
 
 
 def test_free_texts_walk_every_shape_a_model_may_declare():
