@@ -210,12 +210,15 @@ def accept(
     *,
     sent_batch_id: str,
     validate_only: bool = False,
+    looked_up: bool = False,
 ) -> BatchOutcome | NewBatch:
     """Answer a known batch_id from its marker, or a validate-only request VALID without saving; otherwise the
     batch to save (`NewBatch`: the write saves it, then answers with `NewBatch.saved`). sent_batch_id: the
-    batch_id as the request wrote it, which the response echoes."""
+    batch_id as the request wrote it, which the response echoes. looked_up: the prologue found no marker
+    (`known_batch_of`), so it is not looked up again: the save's create-if-absent answers a twin stored since
+    (decision 0121)."""
     faults.point("batch.validated")
-    stored = storage.find_batch(marker.partner_id, marker.batch_id)
+    stored = None if looked_up else storage.find_batch(marker.partner_id, marker.batch_id)
     if stored is None and not validate_only:
         # The marker keeps the answer's warnings by code, for HQ's dashboard. A concurrent twin may still
         # win the race: then it is a resend.

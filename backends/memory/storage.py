@@ -23,6 +23,7 @@ from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
 from backends.memory.retirement import MemoryRetirement
+from core.trade_inputs import TradeInputs, read_separately
 
 if TYPE_CHECKING:
     from core.ports import Retirement, Storage
@@ -39,6 +40,9 @@ class MemoryStorage(
     MemoryDayRecords,
 ):
     """Every part over one set of tables (MemoryState.__init__)."""
+
+    def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
+        return read_separately(self, partner_id, store_id)
 
 
 if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others

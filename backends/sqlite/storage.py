@@ -20,6 +20,7 @@ from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
 from backends.sqlite.retirement import SqliteRetirement
 from backends.sqlite.schema import open_database
+from core.trade_inputs import TradeInputs, read_separately
 
 
 class SqliteStorage(
@@ -36,3 +37,6 @@ class SqliteStorage(
     def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)
         self.retention_days = retention_days  # core/retention.py: the store-days this store keeps
+
+    def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
+        return read_separately(self, partner_id, store_id)  # four indexed reads of one file: nothing to save
