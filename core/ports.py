@@ -270,6 +270,17 @@ class Reconciliations(Retention, Protocol):
         (already due), or checked later. One conditional write: of concurrent calls one reopens."""
         ...
 
+    def reopen_days(
+        self,
+        partner_id: str,
+        days: list[tuple[StoreDay, list[RecordMove]]],
+        due_at: dt.datetime,
+        checked_before: dt.datetime | None = None,
+    ) -> list[ClosedDay | None]:
+        """`reopen_day` for each day and the records that moved out of it, in order; an adapter may read the
+        closes of one store's days together (Cosmos DB: a move's two days in one request, decision 0121)."""
+        ...
+
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
 
 

@@ -343,6 +343,16 @@ class CosmosStorage(OneOffMigrations):
         return self._closes.reopen(partner_id, day, due_at, moved_out, checked_before)
 
     @outage_as_unavailable
+    def reopen_days(
+        self,
+        partner_id: str,
+        days: list[tuple[StoreDay, list[RecordMove]]],
+        due_at: dt.datetime,
+        checked_before: dt.datetime | None = None,
+    ) -> list[ClosedDay | None]:
+        return self._closes.reopen_all(partner_id, days, due_at, checked_before)
+
+    @outage_as_unavailable
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
         self._closes.postpone(partner_id, store_id, business_date, due_at)
 
