@@ -245,29 +245,47 @@ class DayWriter:
         return outcome if isinstance(outcome, list) else None
 
 
+@dataclass
+class Rider:
+    """One more write into a store-day, taken by the last transactional batch of the writes into that day, when
+    there are any (`written` then says whether it was done): a batch entry goes with its day's records, a
+    request less (decision 0121)."""
+
+    operation: BatchOperation
+    size: int
+    change: DayChange
+    written: bool = False
+
+
 def in_day_batches(
     container: ContainerProxy,
     writers: WriterPool,
     work: Sequence[tuple[T, BatchOperation, int, DayChange]],
     point: str,
+    rider: Rider | None = None,
 ) -> list[tuple[T, JsonObject | None]]:
     """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
     batches of one store-day go one after the other (store-days concurrently). Each `what` with its
     operation's answer, or None when its batch was refused (for the item-by-item path)."""
-    by_pk: dict[str, list[tuple[T, BatchOperation, int, DayChange]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, DayChange]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
+    if rider is not None and (pk := rider.operation[1][-1]["pk"]) in by_pk:
+        by_pk[pk].append((None, rider.operation, rider.size, rider.change))  # last: after the day's records
 
-    def day_of(pk: str) -> list[tuple[T, JsonObject | None]]:
+    def day_of(pk: str) -> list[tuple[T | None, JsonObject | None]]:
         writer = DayWriter(container, pk)
-        done: list[tuple[T, JsonObject | None]] = []
+        done: list[tuple[T | None, JsonObject | None]] = []
         for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
             change = DayChange.of_all([one for _, _, _, one in run])
             answers = writer.execute([operation for _, operation, _, _ in run], change, point)
             done += [(entry[0], None if answers is None else answers[number]) for number, entry in enumerate(run)]
         return done
 
-    return [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
+    pairs = [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
+    if rider is not None:
+        rider.written = any(what is None and answer is not None for what, answer in pairs)
+    return [(what, answer) for what, answer in pairs if what is not None]
 
 
 def write_if_replaces(

@@ -14,7 +14,7 @@ from azure.core.pipeline.transport import HttpRequest
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
-from backends.cosmos import keys, markers, outages, record_writes, trade_records
+from backends.cosmos import keys, markers, outages, record_items, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
@@ -603,7 +603,7 @@ def test_the_proxy_is_read_once_for_the_endpoint(monkeypatch):
 def write_old_layout(storage, partner: str, row) -> None:
     """A record and its version entry as the adapter wrote them before the record index."""
     mine = Version.of(row.version, row.last_modified_at)
-    item = record_writes.record_item(partner, row, mine)
+    item = record_items.record_item(partner, row, mine)
     storage._containers.trade_records.create_item({**item, "document": {"payments": [{"payment_id": "PAY-1"}]}})
     storage._containers.trade_records.create_item(
         {
