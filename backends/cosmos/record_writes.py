@@ -39,6 +39,7 @@ BURIED_FIRST = "buried_first"
 DAYS_PER_QUERY = 16  # store-days one read of records names: a move's two in one request (decision 0121)
 
 Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
+RiderOf = Callable[[int], Rider]  # the batch entry's rider (day_sums.py), counting this many moved records
 
 
 def moved_forward(
@@ -148,7 +149,7 @@ class RecordWrites:
         return [row for row, answer in done if answer is None]
 
     def save_known(
-        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: Rider | None = None
+        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: RiderOf | None = None
     ) -> list[Saved]:
         """Rows whose entry most likely exists, in transactional batches: the entries read in one query, and
         what their store-days hold under the records' ids (a query a day); the entries moved forward per
@@ -186,7 +187,9 @@ class RecordWrites:
         records = [
             (one, self._record_item(partner_id, one.row, one.mine), None) for one in written if one not in refused
         ]
-        refused |= self._write_with_rule(records, held, "cosmos.record", rider)
+        moved = None if rider is None else _moves_told(known, batch_id)  # what the rider's batch entry counts
+        ridden = None if rider is None or moved is None else rider(moved)
+        refused |= self._write_with_rule(records, held, "cosmos.record", ridden)
         for one in written:
             if one not in refused:
                 one.result = saved(_written(one), batch_id, one.row)
@@ -337,6 +340,13 @@ class RecordWrites:
 def _result(one: _Known) -> Saved:
     assert one.result is not None  # every row is decided by the batches or item by item
     return one.result
+
+
+def _moves_told(known: list[_Known], batch_id: str) -> int | None:
+    """How many rows moved, once each is decided or its entry written (which tells it); else None."""
+    if any(one.result is None and one.written is None for one in known):
+        return None
+    return sum((one.result or saved(_written(one), batch_id, one.row))[1] is not None for one in known)
 
 
 def _written(one: _Known) -> JsonObject:

@@ -17,7 +17,7 @@ from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
 from backends.cosmos.record_items import stored_bytes
-from backends.cosmos.record_writes import RecordWrites, Saved
+from backends.cosmos.record_writes import RecordWrites, RiderOf, Saved
 from backends.cosmos.transactional import BatchOperation
 from core import faults
 from core.clock import to_utc_text
@@ -90,16 +90,24 @@ class TradeRecords:
         return batch_entry(marker, None if marker.business_date is None else self._expiry.ttl(marker.business_date))
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        # The batch entry (which holds nothing of what changed) goes with the last transactional batch of its
-        # day's records, else on its own after them (decision 0121).
-        received = self._batch_entry(marker)
-        rider = None if received is None else Rider(("upsert", (received,)), stored_bytes(received), _entered(received))
-        saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows), rider)
+        # The batch entry goes with the last transactional batch of its day's records once the records that
+        # moved are known (its warnings count them), else on its own after them (decision 0121).
+        riders: list[Rider] = []
+
+        def rider_of(moved: int) -> Rider:
+            entry = self._batch_entry(marker.with_moves(moved))
+            assert entry is not None  # only asked for a batch that has a store-day
+            riders.append(Rider(("upsert", (entry,)), stored_bytes(entry), _entered(entry)))
+            return riders[-1]
+
+        has_day = marker.store_id is not None and marker.business_date is not None
+        saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows), rider_of if has_day else None)
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
         marker = marker.with_changes(changes)
+        received = self._batch_entry(marker)
         if received is not None:
-            if rider is not None and not rider.written:
+            if not any(rider.written and rider.operation[1][0] == received for rider in riders):
                 _write_batch_entry(self._trades, ("upsert", (received,)), received)
             faults.point("cosmos.batch_entry")
         stored = self._markers.commit(marker)
@@ -111,7 +119,7 @@ class TradeRecords:
         return self.index.versions(partner_id, trade_record_ids)
 
     def _save_rows(
-        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: Rider | None = None
+        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: RiderOf | None = None
     ) -> list[Saved]:
         """What each row changed: (1, its move or None) when it is newer than the version stored, else (0, None).
 
@@ -127,7 +135,7 @@ class TradeRecords:
         left = {id(row) for row in refused}
         created = [row for row in firsts if id(row) not in left]
         known = refused + [row for row in rows if row.version != 1]
-        refused_records = self.writes.create_records(partner_id, created, None if known else rider)
+        refused_records = self.writes.create_records(partner_id, created, None if known or not rider else rider(0))
         self._writers.each(lambda row: self.writes.put_new_record(partner_id, row), refused_records)
         later = self.writes.save_known(partner_id, batch_id, known, rider) if known else []
         return [(1, None)] * len(created) + later
