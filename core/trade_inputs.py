@@ -6,10 +6,12 @@ mapping rules apply to the next batch."""
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.records import Mapping, StoreMaster
+from core.records import Mapping, StoreDay, StoreMaster
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,14 +23,33 @@ class TradeInputs:
     payment_directions: dict[str, int]
 
 
+@dataclass(frozen=True, slots=True)
+class StoredForChecks:
+    """What the checks of a batch of trade records read of the stored records."""
+
+    payment_id_users: dict[str, set[str]]  # the stored trade records using each of the batch's payment_ids
+    batch_seq_twins: list[str]  # the batch_ids of the store-day's batches with the batch's batch_seq
+
+
 class TradeInputReads(Protocol):
     def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
         """What `TradeInputs` holds, for one store of the partner, as stored now."""
         ...
 
+    def stored_for_checks(
+        self, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
+    ) -> StoredForChecks:
+        """`trade_records_by_payment_id` and `batches_with_seq` (at most `limit`) in one call (Cosmos DB: the
+        day's sums item read with the look-up's layout check, one request; decision 0121)."""
+        ...
+
 
 class _SeparateReads(Protocol):
     def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
+    def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]: ...
+    def batches_with_seq(
+        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
+    ) -> list[str]: ...
     def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None: ...
     def get_mapping(self, partner_id: str) -> Mapping: ...
     def payment_directions(self, partner_id: str) -> dict[str, int]: ...
@@ -42,4 +63,14 @@ def read_separately(storage: _SeparateReads, partner_id: str, store_id: str) -> 
         storage.get_store(partner_id, store_id),
         storage.get_mapping(partner_id),
         storage.payment_directions(partner_id),
+    )
+
+
+def stored_separately(
+    storage: _SeparateReads, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
+) -> StoredForChecks:
+    """`StoredForChecks` by its two reads (SQLite, memory)."""
+    return StoredForChecks(
+        storage.trade_records_by_payment_id(partner_id, payment_ids),
+        storage.batches_with_seq(partner_id, day.store_id, day.business_date, batch_seq, limit),
     )

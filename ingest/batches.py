@@ -20,7 +20,6 @@ The warnings that no single use case owns are built here too: members the servic
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -348,19 +347,11 @@ def is_field_name(name: str) -> bool:
 MAX_SEQ_TWINS_COUNTED = 100
 
 
-def batch_seq_twins(
-    storage: BatchMarkers, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int
-) -> list[str]:
-    """The batch_ids of the store-day's batches of trade records with this batch_seq (at most one more than
-    `repeated_batch_seq` counts), for its warning."""
-    return storage.batches_with_seq(partner_id, store_id, business_date, batch_seq, MAX_SEQ_TWINS_COUNTED + 1)
-
-
 def repeated_batch_seq(batch_key: str, batch_seq: int, twins: list[str]) -> list[BatchWarning]:
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
-    batch_seq (`batch_seq_twins`; a retry of this very batch, batch_key, whose entry a crash may have left,
-    is not another). Like RESEND_BODY_IGNORED it is about the request (path "$"), with the field
-    concerned, batch_seq."""
+    batch_seq (`twins`: read by `stored_for_checks`, core/trade_inputs.py; a retry of this very batch,
+    batch_key, whose entry a crash may have left, is not another). Like RESEND_BODY_IGNORED it is about the
+    request (path "$"), with the field concerned, batch_seq."""
     others = [batch_id for batch_id in twins if batch_id != batch_key][:MAX_SEQ_TWINS_COUNTED]
     if not others:
         return []

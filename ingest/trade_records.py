@@ -33,9 +33,9 @@ from core.trade_inputs import TradeInputReads, TradeInputs
 from ingest.access import refuse_unregistered
 from ingest.amounts import MoneyReader
 from ingest.batches import (
+    MAX_SEQ_TWINS_COUNTED,
     BatchOutcome,
     accept,
-    batch_seq_twins,
     repeated_batch_seq,
     resend_key,
     unknown_member_warnings,
@@ -175,12 +175,14 @@ def read_needs(storage: TradeRecordsStorage, partner_id: str, opened: OpenedReco
     batch, inputs = opened.batch, opened.inputs
     if inputs is None or inputs.store_id != batch.store_id:
         inputs = storage.trade_inputs(partner_id, batch.store_id)
+    day, payment_ids = StoreDay(batch.store_id, batch.business_date), batch_payment_ids(batch.trade_records)
+    stored = storage.stored_for_checks(partner_id, day, batch.batch_seq, payment_ids, MAX_SEQ_TWINS_COUNTED + 1)
     return RecordsNeeds(
         inputs.store,
         inputs.mapping.standard_code_of(),
         set(payment_directions_in_effect(inputs.payment_directions)),
-        storage.trade_records_by_payment_id(partner_id, batch_payment_ids(batch.trade_records)),
-        batch_seq_twins(storage, partner_id, batch.store_id, batch.business_date, batch.batch_seq),
+        stored.payment_id_users,
+        stored.batch_seq_twins,
         held_days(storage),
     )
 

@@ -187,9 +187,19 @@ _recent = _RecentDays()
 
 def read_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day's sums item as stored, or summed from the partition when it has none (not written)."""
-    day = read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
+    return day_as_read(container, pk, read_or_none(container, DAY_ITEM_ID, pk))
+
+
+def day_as_read(container: ContainerProxy, pk: str, item: JsonObject | None) -> JsonObject:
+    """`read_day` of the sums item just read (None: absent), however it was read."""
+    day = item or summed_day(container, pk)
     _recent.remember(container, pk, day)
     return day
+
+
+def batches_with(day: JsonObject, batch_seq: int, limit: int) -> list[str]:
+    """The batch_ids of the day item's batches that had batch_seq, at most `limit` of them."""
+    return sorted(batch_id for batch_id, seq in day["batches"].items() if seq == batch_seq)[:limit]
 
 
 class DayWriter:

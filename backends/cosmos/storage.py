@@ -24,6 +24,7 @@ from backends.cosmos.outages import outage_as_unavailable, outages_while_read
 from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
+from backends.cosmos.trade_inputs import TradeInputsRead
 from backends.cosmos.trade_records import TradeRecords
 from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.day_records import DayRecordsPage
@@ -50,10 +51,9 @@ from core.records import (
 )
 from core.settings import DEFAULT_INDEX_PARTITION_MAX_ENTRIES, Settings
 from core.stored_json import JsonObject
-from core.trade_inputs import TradeInputs
 
 
-class CosmosStorage(OneOffMigrations):
+class CosmosStorage(TradeInputsRead, OneOffMigrations):
     """The Storage port on Cosmos DB. One instance per process; it is thread-safe."""
 
     def __init__(
@@ -263,10 +263,6 @@ class CosmosStorage(OneOffMigrations):
     @outage_as_unavailable
     def get_mapping(self, partner_id: str) -> Mapping:
         return self._masters.get_mapping(partner_id)
-
-    @outage_as_unavailable
-    def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
-        return self._masters.trade_inputs(partner_id, store_id)
 
     @outage_as_unavailable
     def get_closed_day(self, partner_id: str, store_id: str, business_date: dt.date) -> ClosedDay | None:

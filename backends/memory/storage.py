@@ -13,6 +13,7 @@ and nothing is shared between instances.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from backends.memory.administration import MemoryAdministration
@@ -23,7 +24,8 @@ from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
 from backends.memory.retirement import MemoryRetirement
-from core.trade_inputs import TradeInputs, read_separately
+from core.records import StoreDay
+from core.trade_inputs import StoredForChecks, TradeInputs, read_separately, stored_separately
 
 if TYPE_CHECKING:
     from core.ports import Retirement, Storage
@@ -43,6 +45,11 @@ class MemoryStorage(
 
     def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
         return read_separately(self, partner_id, store_id)
+
+    def stored_for_checks(
+        self, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
+    ) -> StoredForChecks:
+        return stored_separately(self, partner_id, day, batch_seq, payment_ids, limit)
 
 
 if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others

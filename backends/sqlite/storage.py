@@ -8,6 +8,7 @@ reads (overview.py) and the export's reads (exports.py), over the database that 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 
 from backends.sqlite.administration import SqliteAdministration
@@ -20,7 +21,8 @@ from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
 from backends.sqlite.retirement import SqliteRetirement
 from backends.sqlite.schema import open_database
-from core.trade_inputs import TradeInputs, read_separately
+from core.records import StoreDay
+from core.trade_inputs import StoredForChecks, TradeInputs, read_separately, stored_separately
 
 
 class SqliteStorage(
@@ -40,3 +42,8 @@ class SqliteStorage(
 
     def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
         return read_separately(self, partner_id, store_id)  # four indexed reads of one file: nothing to save
+
+    def stored_for_checks(
+        self, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
+    ) -> StoredForChecks:
+        return stored_separately(self, partner_id, day, batch_seq, payment_ids, limit)

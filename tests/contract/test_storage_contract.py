@@ -403,6 +403,23 @@ def test_a_batch_of_trade_records_reads_its_stores_master_data_together_as_store
     )
 
 
+def test_what_the_checks_read_of_stored_records_is_read_together_as_alone(storage, partner):
+    from core.trade_inputs import StoredForChecks
+
+    first = save_records(storage, partner, record("T1", payment_ids=("P/1", "P 2")), seq=3)
+    save_records(storage, partner, record("T2", payment_ids=("P 2",)), seq=3)
+    assert first is None
+    day = StoreDay("S1", DAY)
+    stored = storage.stored_for_checks(partner, day, 3, ["P 2", "P/1", "P9"], 10)
+    assert stored == StoredForChecks(
+        storage.trade_records_by_payment_id(partner, ["P 2", "P/1", "P9"]),
+        storage.batches_with_seq(partner, "S1", DAY, 3, 10),
+    )
+    assert stored.payment_id_users == {"P 2": {"T1", "T2"}, "P/1": {"T1"}} and len(stored.batch_seq_twins) == 2
+    assert len(storage.stored_for_checks(partner, day, 3, [], 1).batch_seq_twins) == 1
+    assert storage.stored_for_checks(partner, StoreDay("S2", NEXT_DAY), 3, ["P9"], 10) == StoredForChecks({}, [])
+
+
 def test_payment_directions_are_set_per_partner(storage, partner):
     assert storage.payment_directions(partner) == {}
     storage.set_payment_direction(partner, "GIFT", 1)
