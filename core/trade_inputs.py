@@ -6,7 +6,6 @@ mapping rules apply to the next batch."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
@@ -42,35 +41,3 @@ class TradeInputReads(Protocol):
         """`trade_records_by_payment_id` and `batches_with_seq` (at most `limit`) in one call (Cosmos DB: the
         day's sums item read with the look-up's layout check, one request; decision 0121)."""
         ...
-
-
-class _SeparateReads(Protocol):
-    def unregistered(self, partner_id: str, store_ids: set[str]) -> set[str]: ...
-    def trade_records_by_payment_id(self, partner_id: str, payment_ids: Collection[str]) -> dict[str, set[str]]: ...
-    def batches_with_seq(
-        self, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int, limit: int
-    ) -> list[str]: ...
-    def get_store(self, partner_id: str, store_id: str) -> StoreMaster | None: ...
-    def get_mapping(self, partner_id: str) -> Mapping: ...
-    def payment_directions(self, partner_id: str) -> dict[str, int]: ...
-
-
-def read_separately(storage: _SeparateReads, partner_id: str, store_id: str) -> TradeInputs:
-    """`TradeInputs` by the four reads, for an adapter where each costs next to nothing (SQLite, memory)."""
-    return TradeInputs(
-        store_id,
-        not storage.unregistered(partner_id, {store_id}),
-        storage.get_store(partner_id, store_id),
-        storage.get_mapping(partner_id),
-        storage.payment_directions(partner_id),
-    )
-
-
-def stored_separately(
-    storage: _SeparateReads, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
-) -> StoredForChecks:
-    """`StoredForChecks` by its two reads (SQLite, memory)."""
-    return StoredForChecks(
-        storage.trade_records_by_payment_id(partner_id, payment_ids),
-        storage.batches_with_seq(partner_id, day.store_id, day.business_date, batch_seq, limit),
-    )

@@ -59,15 +59,6 @@ class MemoryResults(MemoryState):
             )
             return True
 
-    def reopen_days(
-        self,
-        partner_id: str,
-        days: list[tuple[StoreDay, list[RecordMove]]],
-        due_at: dt.datetime,
-        checked_before: dt.datetime | None = None,
-    ) -> list[ClosedDay | None]:
-        return [self.reopen_day(partner_id, day, due_at, moved_out, checked_before) for day, moved_out in days]
-
     def reopen_day(
         self,
         partner_id: str,

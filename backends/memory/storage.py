@@ -13,7 +13,6 @@ and nothing is shared between instances.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from backends.memory.administration import MemoryAdministration
@@ -24,8 +23,7 @@ from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
 from backends.memory.retirement import MemoryRetirement
-from core.records import StoreDay
-from core.trade_inputs import StoredForChecks, TradeInputs, read_separately, stored_separately
+from backends.reads_one_by_one import ReadsOneByOne
 
 if TYPE_CHECKING:
     from core.ports import Retirement, Storage
@@ -40,16 +38,9 @@ class MemoryStorage(
     MemoryExportReads,
     MemoryRetirement,
     MemoryDayRecords,
+    ReadsOneByOne,
 ):
     """Every part over one set of tables (MemoryState.__init__)."""
-
-    def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
-        return read_separately(self, partner_id, store_id)
-
-    def stored_for_checks(
-        self, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
-    ) -> StoredForChecks:
-        return stored_separately(self, partner_id, day, batch_seq, payment_ids, limit)
 
 
 if TYPE_CHECKING:  # mypy checks the memory storage against the port, as open_storage checks the others

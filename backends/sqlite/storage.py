@@ -8,9 +8,9 @@ reads (overview.py) and the export's reads (exports.py), over the database that 
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from pathlib import Path
 
+from backends.reads_one_by_one import ReadsOneByOne
 from backends.sqlite.administration import SqliteAdministration
 from backends.sqlite.admission import SqliteAdmission
 from backends.sqlite.batch_writes import SqliteBatchWrites
@@ -21,8 +21,6 @@ from backends.sqlite.reads import SqliteReads
 from backends.sqlite.results import SqliteResults
 from backends.sqlite.retirement import SqliteRetirement
 from backends.sqlite.schema import open_database
-from core.records import StoreDay
-from core.trade_inputs import StoredForChecks, TradeInputs, read_separately, stored_separately
 
 
 class SqliteStorage(
@@ -35,15 +33,8 @@ class SqliteStorage(
     SqliteExportReads,
     SqliteRetirement,
     SqliteDayRecords,
+    ReadsOneByOne,
 ):
     def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)
         self.retention_days = retention_days  # core/retention.py: the store-days this store keeps
-
-    def trade_inputs(self, partner_id: str, store_id: str) -> TradeInputs:
-        return read_separately(self, partner_id, store_id)  # four indexed reads of one file: nothing to save
-
-    def stored_for_checks(
-        self, partner_id: str, day: StoreDay, batch_seq: int, payment_ids: Collection[str], limit: int
-    ) -> StoredForChecks:
-        return stored_separately(self, partner_id, day, batch_seq, payment_ids, limit)
