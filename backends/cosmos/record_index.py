@@ -149,7 +149,8 @@ class RecordIndex:
                 (item["pk"], item["id"]): item
                 for item in query(
                     self._trades,
-                    "SELECT * FROM c WHERE (c.pk = @lpk AND c.id = @lid) OR (c.pk = @dpk AND c.id = @did)",
+                    # Two partitions, neither holding the other's id: exactly the two items.
+                    "SELECT * FROM c WHERE c.pk IN (@lpk, @dpk) AND c.id IN (@lid, @did)",
                     lpk=wanted["layout"][0],
                     lid=LAYOUT_ID,
                     dpk=day_pk,
