@@ -41,6 +41,7 @@ from core.records import (
 )
 from core.retention import HeldDay, Retention
 from core.stored_json import JsonObject
+from core.trade_inputs import TradeInputReads
 
 
 class BackendUnavailable(Exception):
@@ -170,11 +171,16 @@ class BatchWrites(Protocol):
         then nothing changes and its marker is returned (re-created when it is gone), as for a close."""
         ...
 
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
+    def save_trade_records(
+        self, marker: BatchMarker, rows: list[TradeRecordRow], *, looked_up: bool = False
+    ) -> SavedTradeRecords:
         """Keep the latest version of each record (higher version; equal versions: later last_modified_at)
         and the marker, which carries what changed. A record counts as newer when it replaced what was
         stored or was not stored; on Cosmos DB also when this same batch_id wrote it in an attempt that
-        failed before its marker (a retry), so that the retry reports what the first attempt changed."""
+        failed before its marker (a retry), so that the retry reports what the first attempt changed.
+        `looked_up`: the caller found no marker of this batch_id in this request, so an adapter that writes
+        the marker last need not look again: its create-if-absent answers a twin stored meanwhile
+        (decision 0121)."""
         ...
 
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
@@ -264,6 +270,17 @@ class Reconciliations(Retention, Protocol):
         (already due), or checked later. One conditional write: of concurrent calls one reopens."""
         ...
 
+    def reopen_days(
+        self,
+        partner_id: str,
+        days: list[tuple[StoreDay, list[RecordMove]]],
+        due_at: dt.datetime,
+        checked_before: dt.datetime | None = None,
+    ) -> list[ClosedDay | None]:
+        """`reopen_day` for each day and the records that moved out of it, in order; an adapter may read the
+        closes of one store's days together (Cosmos DB: a move's two days in one request, decision 0121)."""
+        ...
+
     def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None: ...
 
 
@@ -337,6 +354,7 @@ class Storage(
     BatchMarkers,
     BatchWrites,
     MasterReads,
+    TradeInputReads,
     TradeRecordReads,
     DayRecordReads,
     Reconciliations,

@@ -87,12 +87,13 @@ def reopen_changed_days(
     now = utc_now()
     due_at = now + dt.timedelta(seconds=delay_seconds)
     reopened = 0
+    days = []
     for day in changes.days(batch_day):
         if is_retired(day.business_date, now.date(), storage.retention_days):
             log.info("store-day %s is past the retention: it keeps its result though a record moved out", day)
             continue
-        moves = [move for move in changes.moves if day in (move.left, move.to)]
-        closed = storage.reopen_day(partner_id, day, due_at, moves, checked_before)
+        days.append((day, [move for move in changes.moves if day in (move.left, move.to)]))
+    for (day, _), closed in zip(days, storage.reopen_days(partner_id, days, due_at, checked_before), strict=True):
         if closed is None:
             continue
         faults.point("records.reopened")

@@ -176,10 +176,12 @@ class BatchMarker:
         """The marker of a trade record batch as kept: with what the batch changed, and its warnings counting
         the records that moved from another store-day (TRADE_RECORD_MOVED, which the answer gets only after
         the save: ingest.trade_batches.moved_warnings, one per move)."""
-        warnings = dict(self.warnings)
-        if changes.moves:
-            warnings[TRADE_RECORD_MOVED] = warnings.get(TRADE_RECORD_MOVED, 0) + len(changes.moves)
-        return replace(self, changes=changes, warnings=warnings)
+        return replace(self.with_moves(len(changes.moves)), changes=changes)
+
+    def with_moves(self, moved: int) -> BatchMarker:
+        """Its warnings counting `moved` records more that moved from another store-day."""
+        warnings = {**self.warnings, TRADE_RECORD_MOVED: self.warnings.get(TRADE_RECORD_MOVED, 0) + moved}
+        return replace(self, warnings=warnings if moved else dict(self.warnings))
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,11 @@ def require_registered(storage: Admission, partner_id: str, store_ids: Iterable[
     """403 STORE_NOT_ALLOWED unless every store_id is registered for this partner. The answer names
     the store codes refused, except one that holds a card number or an e-mail address: a code that is
     not registered may be anything the partner typed, and such data is never echoed."""
-    missing = storage.unregistered(partner_id, set(store_ids))
+    refuse_unregistered(storage.unregistered(partner_id, set(store_ids)))
+
+
+def refuse_unregistered(missing: set[str]) -> None:
+    """403 STORE_NOT_ALLOWED for the store codes not registered (`require_registered`), if any."""
     if missing:
         named = sorted(code for code in missing if not contains_card_number(code) and not is_email_address(code))
         raise errors.store_not_allowed(named, hidden=len(missing) - len(named))

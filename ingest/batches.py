@@ -20,7 +20,6 @@ The warnings that no single use case owns are built here too: members the servic
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -210,12 +209,15 @@ def accept(
     *,
     sent_batch_id: str,
     validate_only: bool = False,
+    looked_up: bool = False,
 ) -> BatchOutcome | NewBatch:
     """Answer a known batch_id from its marker, or a validate-only request VALID without saving; otherwise the
     batch to save (`NewBatch`: the write saves it, then answers with `NewBatch.saved`). sent_batch_id: the
-    batch_id as the request wrote it, which the response echoes."""
+    batch_id as the request wrote it, which the response echoes. looked_up: the prologue found no marker
+    (`known_batch_of`), so it is not looked up again: the save's create-if-absent answers a twin stored since
+    (decision 0121)."""
     faults.point("batch.validated")
-    stored = storage.find_batch(marker.partner_id, marker.batch_id)
+    stored = None if looked_up else storage.find_batch(marker.partner_id, marker.batch_id)
     if stored is None and not validate_only:
         # The marker keeps the answer's warnings by code, for HQ's dashboard. A concurrent twin may still
         # win the race: then it is a resend.
@@ -345,19 +347,11 @@ def is_field_name(name: str) -> bool:
 MAX_SEQ_TWINS_COUNTED = 100
 
 
-def batch_seq_twins(
-    storage: BatchMarkers, partner_id: str, store_id: str, business_date: dt.date, batch_seq: int
-) -> list[str]:
-    """The batch_ids of the store-day's batches of trade records with this batch_seq (at most one more than
-    `repeated_batch_seq` counts), for its warning."""
-    return storage.batches_with_seq(partner_id, store_id, business_date, batch_seq, MAX_SEQ_TWINS_COUNTED + 1)
-
-
 def repeated_batch_seq(batch_key: str, batch_seq: int, twins: list[str]) -> list[BatchWarning]:
     """BATCH_SEQ_REPEATED when another batch of trade records of the store-day already had this batch's
-    batch_seq (`batch_seq_twins`; a retry of this very batch, batch_key, whose entry a crash may have left,
-    is not another). Like RESEND_BODY_IGNORED it is about the request (path "$"), with the field
-    concerned, batch_seq."""
+    batch_seq (`twins`: read by `stored_for_checks`, core/trade_inputs.py; a retry of this very batch,
+    batch_key, whose entry a crash may have left, is not another). Like RESEND_BODY_IGNORED it is about the
+    request (path "$"), with the field concerned, batch_seq."""
     others = [batch_id for batch_id in twins if batch_id != batch_key][:MAX_SEQ_TWINS_COUNTED]
     if not others:
         return []

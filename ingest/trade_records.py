@@ -29,11 +29,13 @@ from core.records import (
     record_changes,
 )
 from core.retention import Retention
+from core.trade_inputs import TradeInputReads, TradeInputs
+from ingest.access import refuse_unregistered
 from ingest.amounts import MoneyReader
 from ingest.batches import (
+    MAX_SEQ_TWINS_COUNTED,
     BatchOutcome,
     accept,
-    batch_seq_twins,
     repeated_batch_seq,
     resend_key,
     unknown_member_warnings,
@@ -70,7 +72,15 @@ if TYPE_CHECKING:
 
 
 class TradeRecordsStorage(
-    Admission, BatchMarkers, BatchWrites, MasterReads, TradeRecordReads, Reconciliations, Retention, Protocol
+    Admission,
+    BatchMarkers,
+    BatchWrites,
+    MasterReads,
+    TradeInputReads,
+    TradeRecordReads,
+    Reconciliations,
+    Retention,
+    Protocol,
 ):
     """What POST /trade-records uses of storage: the store, mapping and payment directions for its warnings,
     the partner's payment_ids, the day's batch_seqs, and the checked days its records change."""
@@ -91,7 +101,10 @@ class OpenedRecords(Opened[TradeRecordsBatch]):
     """A new batch of trade records past the prologue (`open_trade_records`)."""
 
     places: int | None  # the places of every amount, when the one parse confirmed them; None: read the slow way
-    store: StoreMaster | None  # its store's master data, read for the one parse (None: not read, or not sent)
+    # its store's registration and master data, the mapping and payment directions, read together before the
+    # one parse (core/trade_inputs.py); None: not read (the body's store_id could not be read)
+    inputs: TradeInputs | None
+    looked_up: bool = False  # the prologue found no marker of its batch_id: not looked up again (decision 0121)
     # whether its records' free texts may hold a card number, when the one parse's bulk checks read them
     card_number_candidates: bool | None = None
 
@@ -143,29 +156,37 @@ def open_trade_records(storage: TradeRecordsStorage, partner_id: str, body: byte
     resent = answer_resend(storage, partner_id, TRADE_RECORDS, body, key)
     if resent is not None:
         return resent
-    store = None if key is None else storage.get_store(partner_id, key.store_id)
+    inputs = None if key is None else storage.trade_inputs(partner_id, key.store_id)
+    store = None if inputs is None else inputs.store
     places = None if store is None else currency_exponent(store.currency)
     exact = None if places is None or read is None else validated_once(TradeRecordsBatch, body, read, places)
     card_candidates = None if exact is None or read is None else read.card_number_candidates
     del read  # a batch the slow way reads no longer needs it
     batch, unknown = (exact, []) if exact is not None else read_slow_way(TradeRecordsBatch, body, readable_problems)
-    require_stores(storage, partner_id, TRADE_RECORDS, batch)
-    return OpenedRecords(batch, body, unknown, None if exact is None else places, store, card_candidates)
+    if inputs is not None and inputs.store_id == batch.store_id:
+        refuse_unregistered(set() if inputs.registered else {batch.store_id})
+    else:
+        require_stores(storage, partner_id, TRADE_RECORDS, batch)
+        inputs = storage.trade_inputs(partner_id, batch.store_id)
+    places_confirmed = None if exact is None else places
+    return OpenedRecords(batch, body, unknown, places_confirmed, inputs, key is not None, card_candidates)
 
 
 def read_needs(storage: TradeRecordsStorage, partner_id: str, opened: OpenedRecords) -> RecordsNeeds:
-    """Every read the checks of a new batch need: its store's master data (unless the prologue read it), the
-    partner's mapping and payment directions (the recording rules), the stored records using its payment_ids
-    and the store-day's batches with its batch_seq."""
-    batch, store = opened.batch, opened.store
-    if store is None or store.store_id != batch.store_id:
-        store = storage.get_store(partner_id, batch.store_id)
+    """Every read the checks of a new batch need, besides what the prologue read (its store's master data,
+    the partner's mapping and payment directions for the recording rules): the stored records using its
+    payment_ids and the store-day's batches with its batch_seq."""
+    batch, inputs = opened.batch, opened.inputs
+    if inputs is None or inputs.store_id != batch.store_id:
+        inputs = storage.trade_inputs(partner_id, batch.store_id)
+    day, payment_ids = StoreDay(batch.store_id, batch.business_date), batch_payment_ids(batch.trade_records)
+    stored = storage.stored_for_checks(partner_id, day, batch.batch_seq, payment_ids, MAX_SEQ_TWINS_COUNTED + 1)
     return RecordsNeeds(
-        store,
-        storage.get_mapping(partner_id).standard_code_of(),
-        set(payment_directions_in_effect(storage.payment_directions(partner_id))),
-        storage.trade_records_by_payment_id(partner_id, batch_payment_ids(batch.trade_records)),
-        batch_seq_twins(storage, partner_id, batch.store_id, batch.business_date, batch.batch_seq),
+        inputs.store,
+        inputs.mapping.standard_code_of(),
+        set(payment_directions_in_effect(inputs.payment_directions)),
+        stored.payment_id_users,
+        stored.batch_seq_twins,
         held_days(storage),
     )
 
@@ -209,14 +230,21 @@ def save(
     days its records changed. A validate-only request reads what saving would change instead."""
     batch, rows = opened.batch, checked.rows
     marker = trade_records_marker(partner_id, batch, len(rows), opened.body, checked.meaning)
-    accepted = accept(storage, marker, checked.warnings, sent_batch_id=batch.batch_id, validate_only=validate_only)
+    accepted = accept(
+        storage,
+        marker,
+        checked.warnings,
+        sent_batch_id=batch.batch_id,
+        validate_only=validate_only,
+        looked_up=opened.looked_up,
+    )
     if isinstance(accepted, BatchOutcome):  # a known batch_id, or a validate-only request
         if accepted.replayed:
             return _finish_twin(storage, queue, marker, accepted, opened.body, delay_seconds, validate_only)
         stored = storage.trade_record_versions(partner_id, [row.trade_record_id for row in rows])
         accepted.warnings += moved_warnings(batch, record_changes(rows, stored).moves)  # what saving would change
         return accepted
-    saved = storage.save_trade_records(accepted.marker, rows)
+    saved = storage.save_trade_records(accepted.marker, rows, looked_up=opened.looked_up)
     outcome = accepted.saved(saved.existing)
     if outcome.replayed:  # a concurrent twin won the race
         return _finish_twin(storage, queue, marker, outcome, opened.body, delay_seconds, validate_only)

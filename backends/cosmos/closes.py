@@ -11,7 +11,7 @@ from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.close_moves import CloseMoves, each_day_once
-from backends.cosmos.conditional import update_item
+from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, update_item
 from backends.cosmos.items import query, read_or_none, without_system_properties
 from backends.cosmos.keys import close_id, close_key
 from backends.cosmos.markers import Markers
@@ -138,6 +138,28 @@ class Closes:
         key = self._moves.here(partner_id, day.store_id, day.business_date)
         return update_item(self._closes, close_id(day.store_id, day.business_date), key, with_result).after is not None
 
+    def reopen_all(
+        self,
+        partner_id: str,
+        days: list[tuple[StoreDay, list[RecordMove]]],
+        due_at: dt.datetime,
+        checked_before: dt.datetime | None = None,
+    ) -> list[ClosedDay | None]:
+        """`reopen` for each day, the closes of a store's days read in one query (a move's two days: one
+        request where two point reads were two; decision 0121), each then changed on the ETag read."""
+        keys = [self._moves.here(partner_id, day.store_id, day.business_date) for day, _ in days]
+        ids = [close_id(day.store_id, day.business_date) for day, _ in days]
+        read: dict[tuple[str, str], JsonObject | None] = {}
+        for key in {key for key in keys if keys.count(key) > 1}:
+            wanted = [item_id for item_id, its in zip(ids, keys, strict=True) if its == key]
+            read.update(dict.fromkeys(((key, item_id) for item_id in wanted), None))
+            sql = "SELECT * FROM c WHERE c.pk = @pk AND ARRAY_CONTAINS(@ids, c.id)"
+            read.update(((key, item["id"]), item) for item in query(self._closes, sql, key, pk=key, ids=wanted))
+        return [
+            self.reopen(partner_id, day, due_at, moved_out, checked_before, read.get((key, item_id), TRY_AGAIN))
+            for (day, moved_out), key, item_id in zip(days, keys, ids, strict=True)
+        ]
+
     def reopen(
         self,
         partner_id: str,
@@ -145,6 +167,7 @@ class Closes:
         due_at: dt.datetime,
         moved_out: list[RecordMove],
         checked_before: dt.datetime | None = None,
+        first: JsonObject | None | _TryAgain = TRY_AGAIN,
     ) -> ClosedDay | None:
         def reopens(closed: ClosedDay) -> bool:
             return result_is_stale(closed, checked_before)
@@ -172,7 +195,7 @@ class Closes:
         # Conditioned on the ETag read: of concurrent reopens (or a result saved meanwhile) one wins, and the
         # others look again (and find the day RECEIVED).
         key = self._moves.here(partner_id, day.store_id, day.business_date)
-        update = update_item(self._closes, close_id(day.store_id, day.business_date), key, changed)
+        update = update_item(self._closes, close_id(day.store_id, day.business_date), key, changed, first=first)
         if update.after is None or update.before is None or not reopens(closed_day_of(update.before)):
             return None
         return closed_day_of(update.after)

@@ -64,15 +64,18 @@ def update_item(
     change: Callable[[JsonObject | None], JsonObject | None],
     *,
     create_first: bool = False,
+    first: JsonObject | None | _TryAgain = TRY_AGAIN,
 ) -> Update:
     """Replace the item by change(stored item), conditioned on the ETag read, or create change(None) when
     there is none; `change` returns None to leave the item as it is (and may raise to refuse). Called again
     on what a concurrent writer left. `create_first`: the item is most likely absent, so the first attempt
-    creates it without reading (one read less)."""
+    creates it without reading (one read less). `first`: the item as the caller just read it (None: absent),
+    which the first attempt decides on instead of reading it again."""
+    if create_first:
+        first = None
 
     def attempt(number: int) -> Update | _TryAgain:
-        absent = create_first and number == 0
-        current = None if absent else read_or_none(container, item_id, partition_key)
+        current = read_or_none(container, item_id, partition_key) if number or isinstance(first, _TryAgain) else first
         wanted = change(current)
         if wanted is None:
             return Update(current, None)

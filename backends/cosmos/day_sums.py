@@ -187,9 +187,19 @@ _recent = _RecentDays()
 
 def read_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day's sums item as stored, or summed from the partition when it has none (not written)."""
-    day = read_or_none(container, DAY_ITEM_ID, pk) or summed_day(container, pk)
+    return day_as_read(container, pk, read_or_none(container, DAY_ITEM_ID, pk))
+
+
+def day_as_read(container: ContainerProxy, pk: str, item: JsonObject | None) -> JsonObject:
+    """`read_day` of the sums item just read (None: absent), however it was read."""
+    day = item or summed_day(container, pk)
     _recent.remember(container, pk, day)
     return day
+
+
+def batches_with(day: JsonObject, batch_seq: int, limit: int) -> list[str]:
+    """The batch_ids of the day item's batches that had batch_seq, at most `limit` of them."""
+    return sorted(batch_id for batch_id, seq in day["batches"].items() if seq == batch_seq)[:limit]
 
 
 class DayWriter:
@@ -245,29 +255,47 @@ class DayWriter:
         return outcome if isinstance(outcome, list) else None
 
 
+@dataclass
+class Rider:
+    """One more write into a store-day, taken by the last transactional batch of the writes into that day, when
+    there are any (`written` then says whether it was done): a batch entry goes with its day's records, a
+    request less (decision 0121)."""
+
+    operation: BatchOperation
+    size: int
+    change: DayChange
+    written: bool = False
+
+
 def in_day_batches(
     container: ContainerProxy,
     writers: WriterPool,
     work: Sequence[tuple[T, BatchOperation, int, DayChange]],
     point: str,
+    rider: Rider | None = None,
 ) -> list[tuple[T, JsonObject | None]]:
     """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
     batches of one store-day go one after the other (store-days concurrently). Each `what` with its
     operation's answer, or None when its batch was refused (for the item-by-item path)."""
-    by_pk: dict[str, list[tuple[T, BatchOperation, int, DayChange]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, DayChange]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
+    if rider is not None and (pk := rider.operation[1][-1]["pk"]) in by_pk:
+        by_pk[pk].append((None, rider.operation, rider.size, rider.change))  # last: after the day's records
 
-    def day_of(pk: str) -> list[tuple[T, JsonObject | None]]:
+    def day_of(pk: str) -> list[tuple[T | None, JsonObject | None]]:
         writer = DayWriter(container, pk)
-        done: list[tuple[T, JsonObject | None]] = []
+        done: list[tuple[T | None, JsonObject | None]] = []
         for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
             change = DayChange.of_all([one for _, _, _, one in run])
             answers = writer.execute([operation for _, operation, _, _ in run], change, point)
             done += [(entry[0], None if answers is None else answers[number]) for number, entry in enumerate(run)]
         return done
 
-    return [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
+    pairs = [pair for pairs in writers.each(day_of, list(by_pk)) for pair in pairs]
+    if rider is not None:
+        rider.written = any(what is None and answer is not None for what, answer in pairs)
+    return [(what, answer) for what, answer in pairs if what is not None]
 
 
 def write_if_replaces(

@@ -61,7 +61,11 @@ class IndexGrowth:
         return known if known is not None else self.reload(partner_id)
 
     def reload(self, partner_id: str) -> Layout:
-        layout = Layout.of_item(read_or_none(self._trades, LAYOUT_ID, layout_key(partner_id)))
+        return self.remember(partner_id, read_or_none(self._trades, LAYOUT_ID, layout_key(partner_id)))
+
+    def remember(self, partner_id: str, item: JsonObject | None) -> Layout:
+        """The layout of `item`, the layout item just read (None: absent), kept as the partner's."""
+        layout = Layout.of_item(item)
         with self._lock:
             self._layouts[partner_id] = layout
         return layout

@@ -38,7 +38,7 @@ def partner_of(item: JsonObject) -> Partner:
     )
 
 
-def _registration_id(store_id: str) -> str:
+def registration_id(store_id: str) -> str:
     return compound_key("registration", store_id)
 
 
@@ -112,7 +112,7 @@ class Partners:
             try:
                 self._partners.create_item(
                     {
-                        "id": _registration_id(store_id),
+                        "id": registration_id(store_id),
                         "pk": partner_key(partner_id),
                         "type": "registration",
                         "store_id": store_id,
@@ -134,7 +134,7 @@ class Partners:
 
         def unregister(store_id: str) -> None:
             try:
-                self._partners.delete_item(_registration_id(store_id), partition_key=partner_key(partner_id))
+                self._partners.delete_item(registration_id(store_id), partition_key=partner_key(partner_id))
             except CosmosResourceNotFoundError:
                 pass  # a concurrent unregister did it
 
@@ -153,7 +153,7 @@ class Partners:
         pk = partner_key(partner_id)
         if len(ids) <= POINT_READS_UP_TO:
             return {
-                store_id for store_id in ids if read_or_none(self._partners, _registration_id(store_id), pk) is not None
+                store_id for store_id in ids if read_or_none(self._partners, registration_id(store_id), pk) is not None
             }
         found: set[str] = set()
         for some in chunks(ids):

@@ -17,9 +17,10 @@ from azure.cosmos.exceptions import CosmosAccessConditionFailedError, CosmosReso
 
 from backends.cosmos.conditional import TRY_AGAIN, Update, _TryAgain, retry_until_settled
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.day_sums import DAY_ITEM_ID, day_as_read
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.index_growth import Created, IndexGrowth, T
-from backends.cosmos.index_layout import Layout, in_partitions
+from backends.cosmos.index_layout import LAYOUT_ID, Layout, in_partitions, layout_key
 from backends.cosmos.items import chunks, json_safe_int, query, stored_version
 from backends.cosmos.keys import index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
@@ -134,6 +135,31 @@ class RecordIndex:
             users = self._payment_users(partner_id, payment_ids, layout)
             if self.growth.current(partner_id, layout):
                 return users
+
+    def payment_users_and_day(
+        self, partner_id: str, payment_ids: Collection[str], day_pk: str
+    ) -> tuple[dict[str, set[str]], JsonObject]:
+        """`payment_users`, and a store-day's sums item read with its layout check, in one query naming the
+        two items (decision 0121)."""
+        while True:
+            layout = self.growth.layout(partner_id)
+            users = self._payment_users(partner_id, payment_ids, layout)
+            wanted = {"layout": (layout_key(partner_id), LAYOUT_ID), "day": (day_pk, DAY_ITEM_ID)}
+            found = {
+                (item["pk"], item["id"]): item
+                for item in query(
+                    self._trades,
+                    # Two partitions, neither holding the other's id: exactly the two items.
+                    "SELECT * FROM c WHERE c.pk IN (@lpk, @dpk) AND c.id IN (@lid, @did)",
+                    lpk=wanted["layout"][0],
+                    lid=LAYOUT_ID,
+                    dpk=day_pk,
+                    did=DAY_ITEM_ID,
+                )
+            }
+            day = day_as_read(self._trades, day_pk, found.get(wanted["day"]))
+            if self.growth.remember(partner_id, found.get(wanted["layout"])).etag == layout.etag:
+                return users, day
 
     def _payment_users(self, partner_id: str, payment_ids: Collection[str], layout: Layout) -> dict[str, set[str]]:
         where, keys = in_partitions(partner_id, [node.key(partner_id) for node in layout.nodes()])

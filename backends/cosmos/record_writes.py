@@ -21,56 +21,25 @@ import orjson
 from azure.cosmos import ContainerProxy
 
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, in_day_batches
+from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, Rider, in_day_batches
 from backends.cosmos.day_sums import write_if_replaces as write_with_day
-from backends.cosmos.expiry import DayExpiry, with_ttl
-from backends.cosmos.items import chunks, json_safe_int, query, stored_version
+from backends.cosmos.expiry import DayExpiry
+from backends.cosmos.items import chunks, query, stored_version
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
+from backends.cosmos.record_items import record_item, stored_bytes, tombstone
 from backends.cosmos.transactional import BatchOperation, in_batches
 from core import faults
 from core.records import RecordMove, StoreDay, TradeRecordRow
 from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
-# A tombstone only has to outlive a write already in flight when its record moved (seconds to
-# minutes); a day is far beyond any request or retry.
-TOMBSTONE_TTL_SECONDS = 86_400
 # Set on an entry whose writers bury its "dirty" days before they write its record (decision 0116).
 BURIED_FIRST = "buried_first"
+DAYS_PER_QUERY = 16  # store-days one read of records names: a move's two in one request (decision 0121)
 
 Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
-
-
-def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> JsonObject:
-    # The narrow fields reconciliation reads are top-level properties (a projection reads them); the record
-    # as received goes under "document", which no index covers. Its payment_ids are in its index entry, where
-    # the partner's look-up finds them.
-    item = {
-        "id": record_id(row.trade_record_id),
-        "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
-        "type": "record",
-        "trade_record_id": row.trade_record_id,
-        "version": row.version,
-        "last_modified_us": json_safe_int(mine.modified_us),
-        "source_type": row.source_transaction_type,
-        "item_rows": row.item_rows,
-        "payment_rows": row.payment_rows,
-        "total_minor": json_safe_int(row.total_minor),
-        "tax_minor": json_safe_int(row.tax_minor),
-        "tip_minor": json_safe_int(row.tip_minor),
-        "payments": {kind: json_safe_int(amount) for kind, amount in row.payments_minor.items()},
-        "product_lines": row.product_lines,
-        # Already JSON: written as it is by the SDK's orjson (sdk_json.py), never parsed and written again.
-        "document": orjson.Fragment(row.document_json) if row.document_json else None,
-    }
-    return with_ttl(item, ttl)  # beside the document, which stays a fragment (expiry.py)
-
-
-def stored_bytes(item: JsonObject) -> int:
-    """The bytes of an item as sent (a batch request may carry 2 MB); a record's document is a fragment of
-    JSON already, copied as it is."""
-    return len(orjson.dumps(item))
+RiderOf = Callable[[int], Rider]  # the batch entry's rider (day_sums.py), counting this many moved records
 
 
 def moved_forward(
@@ -166,17 +135,22 @@ class RecordWrites:
 
     # -- in transactional batches -----------------------------------------------------------------
 
-    def create_records(self, partner_id: str, rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
-        """Create the records in transactional batches per store-day; the rows of a refused batch are returned."""
+    def create_records(
+        self, partner_id: str, rows: list[TradeRecordRow], rider: Rider | None = None
+    ) -> list[TradeRecordRow]:
+        """Create the records in transactional batches per store-day (`rider` with the last of its day's); the
+        rows of a refused batch are returned."""
         work: list[tuple[TradeRecordRow, BatchOperation, int, DayChange]] = [
             (row, ("create", (item,)), stored_bytes(item), DayChange.of_write(item, None, item.get("ttl")))
             for row in rows
             for item in (self._record_item(partner_id, row, _version(row)),)
         ]
-        done = in_day_batches(self._trades, self._writers, work, "cosmos.record")
+        done = in_day_batches(self._trades, self._writers, work, "cosmos.record", rider)
         return [row for row, answer in done if answer is None]
 
-    def save_known(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
+    def save_known(
+        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: RiderOf | None = None
+    ) -> list[Saved]:
         """Rows whose entry most likely exists, in transactional batches: the entries read in one query, and
         what their store-days hold under the records' ids (a query a day); the entries moved forward per
         index bucket; then, for records that move, tombstones in the store-days they left; last, the records
@@ -213,7 +187,9 @@ class RecordWrites:
         records = [
             (one, self._record_item(partner_id, one.row, one.mine), None) for one in written if one not in refused
         ]
-        refused |= self._write_with_rule(records, held, "cosmos.record")
+        moved = None if rider is None else _moves_told(known, batch_id)  # what the rider's batch entry counts
+        ridden = None if rider is None or moved is None else rider(moved)
+        refused |= self._write_with_rule(records, held, "cosmos.record", ridden)
         for one in written:
             if one not in refused:
                 one.result = saved(_written(one), batch_id, one.row)
@@ -257,15 +233,20 @@ class RecordWrites:
             one.result = saved(stored, batch_id, one.row)
 
     def _read(self, held: Held, wanted: list[tuple[str, str]]) -> Held:
-        """`held` with the items of `wanted` (partition key, item id) it lacks, a query a day, concurrently."""
+        """`held` with the items of `wanted` (partition key, item id) it lacks: a move's two days in one query."""
+        read: Held = {pk: dict(items) for pk, items in held.items()}
         ids: dict[str, set[str]] = defaultdict(set)
         for pk, item_id in wanted:
-            if item_id not in held.get(pk, {}):
+            if item_id not in read.setdefault(pk, {}):
                 ids[pk].add(item_id)
-        found = self._writers.each(lambda pk: self._stored_records(pk, sorted(ids[pk])), list(ids))
-        read: Held = {pk: dict(items) for pk, items in held.items()}
-        for pk, items in zip(ids, found, strict=True):
-            read.setdefault(pk, {}).update({item_id: items.get(item_id) for item_id in ids[pk]})
+                read[pk][item_id] = None  # not stored, unless found below
+        days = sorted(ids)
+        groups = [days[start : start + DAYS_PER_QUERY] for start in range(0, len(days), DAYS_PER_QUERY)]
+        for items in self._writers.each(
+            lambda days: self._stored_records(days, {i for d in days for i in ids[d]}), groups
+        ):
+            for item in items:
+                read.setdefault(item["pk"], {})[item["id"]] = item
         return read
 
     def _one_by_one(self, partner_id: str, batch_id: str, one: _Known) -> Saved:
@@ -274,7 +255,7 @@ class RecordWrites:
         return self._complete(partner_id, batch_id, one.row, one.written, one.was_here)
 
     def _write_with_rule(
-        self, items: Sequence[tuple[_Known, JsonObject, int | None]], held: Held, point: str
+        self, items: Sequence[tuple[_Known, JsonObject, int | None]], held: Held, point: str, rider: Rider | None = None
     ) -> set[_Known]:
         """Records or tombstones (of a row's version) written in transactional batches per store-day with the
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
@@ -294,21 +275,23 @@ class RecordWrites:
                 elif trade_record_replaces(one.mine, stored_version(current)):
                     replace = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
                     work.append((one, replace, size, change))
-        done = in_day_batches(self._trades, self._writers, work, point)
+        done = in_day_batches(self._trades, self._writers, work, point, rider)
         return {one for one, answer in done if answer is None}
 
-    def _stored_records(self, pk: str, ids: list[str]) -> dict[str, JsonObject]:
-        found: dict[str, JsonObject] = {}
-        for some in chunks(ids):
-            for item in query(
+    def _stored_records(self, pks: list[str], ids: set[str]) -> list[JsonObject]:
+        """The items of these ids in these store-days: one partition's query, or one across the few named."""
+        keys = {f"k{number}": pk for number, pk in enumerate(pks)}
+        where = "c.pk = @k0" if len(pks) == 1 else "c.pk IN (" + ", ".join(f"@{name}" for name in keys) + ")"
+        found: list[JsonObject] = []
+        for some in chunks(sorted(ids)):
+            found += query(
                 self._trades,
-                f"SELECT c.id, c.type, c.version, c.last_modified_us, c._etag, {SUMS_FIELDS} FROM c "
-                "WHERE c.pk = @pk AND ARRAY_CONTAINS(@ids, c.id)",
-                pk,
-                pk=pk,
+                f"SELECT c.id, c.pk, c.type, c.version, c.last_modified_us, c._etag, {SUMS_FIELDS} FROM c "
+                f"WHERE {where} AND ARRAY_CONTAINS(@ids, c.id)",
+                pks[0] if len(pks) == 1 else None,
                 ids=some,
-            ):
-                found[item["id"]] = item
+                **keys,
+            )
         return found
 
     # -- item by item -----------------------------------------------------------------------------
@@ -354,22 +337,16 @@ class RecordWrites:
         write_with_day(self._trades, item, mine, self._expiry.ttl(dt.date.fromisoformat(business_date)))
 
 
-def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> JsonObject:
-    """What a record leaves where it was when a version moves it, so that a slower writer of an older version
-    cannot bring it back there."""
-    return {
-        "id": record_id(trade_record_id),
-        "pk": day_key(partner_id, store_id, business_date),
-        "type": "tombstone",
-        "version": mine.number,
-        "last_modified_us": json_safe_int(mine.modified_us),
-        "ttl": TOMBSTONE_TTL_SECONDS,
-    }
-
-
 def _result(one: _Known) -> Saved:
     assert one.result is not None  # every row is decided by the batches or item by item
     return one.result
+
+
+def _moves_told(known: list[_Known], batch_id: str) -> int | None:
+    """How many rows moved, once each is decided or its entry written (which tells it); else None."""
+    if any(one.result is None and one.written is None for one in known):
+        return None
+    return sum((one.result or saved(_written(one), batch_id, one.row))[1] is not None for one in known)
 
 
 def _written(one: _Known) -> JsonObject:

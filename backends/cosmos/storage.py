@@ -5,28 +5,27 @@ with its marker (markers.py) and ends by committing it."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 from azure.core.credentials import TokenCredential
 
 from backends.cosmos.admission import Admission
-from backends.cosmos.close_moves import Relayout, relayout_closes
 from backends.cosmos.closes import Closes
 from backends.cosmos.connection import CONTAINERS_FILE, WriterPool, connect, load_container_definitions
 from backends.cosmos.day_records import DayRecords
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.exports import ExportReads
-from backends.cosmos.index_migration import Migrated, migrate_record_index
 from backends.cosmos.items import read_or_none
 from backends.cosmos.markers import DEFAULT_MARKER_TTL_DAYS, Markers
 from backends.cosmos.masters import Masters
+from backends.cosmos.migrations import OneOffMigrations
 from backends.cosmos.outages import outage_as_unavailable, outages_while_read
 from backends.cosmos.overview import Overview
 from backends.cosmos.partners import Partners
 from backends.cosmos.store_days import StoreDays
+from backends.cosmos.trade_inputs import TradeInputsRead
 from backends.cosmos.trade_records import TradeRecords
-from backends.cosmos.ttl_backfill import Backfilled, backfill_ttl
 from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.day_records import DayRecordsPage
 from core.documents_page import DocumentsPage
@@ -54,7 +53,7 @@ from core.settings import DEFAULT_INDEX_PARTITION_MAX_ENTRIES, Settings
 from core.stored_json import JsonObject
 
 
-class CosmosStorage:
+class CosmosStorage(TradeInputsRead, OneOffMigrations):
     """The Storage port on Cosmos DB. One instance per process; it is thread-safe."""
 
     def __init__(
@@ -212,8 +211,7 @@ class CosmosStorage:
 
     @outage_as_unavailable
     def ping(self) -> None:
-        # A point read of an item that does not exist: a data-plane request (~1 RU), not a metadata
-        # read, which Cosmos DB throttles separately and which a frequent health probe could exhaust.
+        # A data-plane point read (~1 RU), not a metadata read, which a frequent health probe could exhaust.
         read_or_none(self._containers.partners, "ping", "ping")
 
     # -- batches: each opens with its marker (markers.Markers.unless_received) ---------------------
@@ -237,10 +235,12 @@ class CosmosStorage:
         return self._markers.unless_received(marker, lambda: self._masters.replace_mapping(marker, entries))
 
     @outage_as_unavailable
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        return self._markers.unless_received(
-            marker, lambda: self._trade_records.save(marker, rows), answer=SavedTradeRecords
-        )
+    def save_trade_records(
+        self, marker: BatchMarker, rows: list[TradeRecordRow], *, looked_up: bool = False
+    ) -> SavedTradeRecords:
+        if looked_up:  # by the caller, in this request: the marker's create-if-absent settles a twin (0121)
+            return self._trade_records.save(marker, rows)
+        return self._markers.unless_received(marker, lambda: self._trade_records.save(marker, rows), SavedTradeRecords)
 
     @outage_as_unavailable
     def save_daily_close(self, marker: BatchMarker, day: ClosedDay) -> BatchMarker | None:
@@ -339,23 +339,18 @@ class CosmosStorage:
         return self._closes.reopen(partner_id, day, due_at, moved_out, checked_before)
 
     @outage_as_unavailable
-    def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
-        self._closes.postpone(partner_id, store_id, business_date, due_at)
-
-    # -- one-off migrations -------------------------------------------------------------------------
+    def reopen_days(
+        self,
+        partner_id: str,
+        days: list[tuple[StoreDay, list[RecordMove]]],
+        due_at: dt.datetime,
+        checked_before: dt.datetime | None = None,
+    ) -> list[ClosedDay | None]:
+        return self._closes.reopen_all(partner_id, days, due_at, checked_before)
 
     @outage_as_unavailable
-    def migrate_record_index(self, progress: Callable[[Migrated], None]) -> Migrated:
-        """Copy the version entries of the layout before the record index into it (index_migration.py)."""
-        return migrate_record_index(self._containers.trade_records, progress)
-
-    def relayout_closes(self, progress: Callable[[Relayout], None]) -> Relayout:
-        """Move the closes left in partners' partitions to their stores' (close_moves.py)."""
-        return relayout_closes(self._containers.closes, progress)
-
-    def backfill_ttl(self, progress: Callable[[Backfilled], None]) -> Backfilled:
-        """Give the items written before retention was on their ttl (ttl_backfill.py)."""
-        return backfill_ttl(self._containers.trade_records, self._containers.batches, self._expiry, progress)
+    def postpone(self, partner_id: str, store_id: str, business_date: dt.date, due_at: dt.datetime) -> None:
+        self._closes.postpone(partner_id, store_id, business_date, due_at)
 
     # -- HQ's dashboard (read-only, but the sweep's time) ----------------------------------------------
 

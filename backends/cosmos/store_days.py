@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from azure.cosmos import ContainerProxy
 
-from backends.cosmos.day_sums import day_batch_seqs, day_totals, read_day, record_sums
+from backends.cosmos.day_sums import batches_with, day_batch_seqs, day_totals, read_day, record_sums
 from backends.cosmos.items import query, stream
 from backends.cosmos.keys import day_key
 from core.clock import from_epoch_micros
@@ -72,7 +72,7 @@ class StoreDays:
         # into the day then start from (day_sums.py keeps it a few seconds), where a query on /batch_seq was a
         # request more for a new day or one not written lately (decision 0116).
         day = read_day(self._trades, day_key(partner_id, store_id, business_date.isoformat()))
-        return sorted(batch_id for batch_id, seq in day["batches"].items() if seq == batch_seq)[:limit]
+        return batches_with(day, batch_seq, limit)
 
     def unknown_products(self, partner_id: str, store_id: str, business_date: dt.date) -> list[UnknownProduct]:
         pk = day_key(partner_id, store_id, business_date.isoformat())

@@ -11,12 +11,13 @@ from collections.abc import Collection
 from azure.cosmos import ContainerProxy
 
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.day_sums import DayChange, DayWriter
+from backends.cosmos.day_sums import DayChange, DayWriter, Rider
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
-from backends.cosmos.record_writes import RecordWrites, Saved
+from backends.cosmos.record_items import stored_bytes
+from backends.cosmos.record_writes import RecordWrites, RiderOf, Saved
 from backends.cosmos.transactional import BatchOperation
 from core import faults
 from core.clock import to_utc_text
@@ -89,13 +90,25 @@ class TradeRecords:
         return batch_entry(marker, None if marker.business_date is None else self._expiry.ttl(marker.business_date))
 
     def save(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
-        saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows))
+        # The batch entry goes with the last transactional batch of its day's records once the records that
+        # moved are known (its warnings count them), else on its own after them (decision 0121).
+        riders: list[Rider] = []
+
+        def rider_of(moved: int) -> Rider:
+            entry = self._batch_entry(marker.with_moves(moved))
+            assert entry is not None  # only asked for a batch that has a store-day
+            riders.append(Rider(("upsert", (entry,)), stored_bytes(entry), _entered(entry)))
+            return riders[-1]
+
+        has_day = marker.store_id is not None and marker.business_date is not None
+        saved = self._save_rows(marker.partner_id, marker.batch_id, latest_of_each(rows), rider_of if has_day else None)
         moves = tuple(move for newer, move in saved if move is not None)
         changes = RecordChanges(sum(newer for newer, _ in saved), moves)
         marker = marker.with_changes(changes)
         received = self._batch_entry(marker)
         if received is not None:
-            _write_batch_entry(self._trades, ("upsert", (received,)), received)
+            if not any(rider.written and rider.operation[1][0] == received for rider in riders):
+                _write_batch_entry(self._trades, ("upsert", (received,)), received)
             faults.point("cosmos.batch_entry")
         stored = self._markers.commit(marker)
         if stored is not None and received is not None:
@@ -105,7 +118,9 @@ class TradeRecords:
     def versions(self, partner_id: str, trade_record_ids: Collection[str]) -> dict[str, StoredVersion]:
         return self.index.versions(partner_id, trade_record_ids)
 
-    def _save_rows(self, partner_id: str, batch_id: str, rows: list[TradeRecordRow]) -> list[Saved]:
+    def _save_rows(
+        self, partner_id: str, batch_id: str, rows: list[TradeRecordRow], rider: RiderOf | None = None
+    ) -> list[Saved]:
         """What each row changed: (1, its move or None) when it is newer than the version stored, else (0, None).
 
         First versions, nearly every record, are most likely new: their entries are created in transactional
@@ -113,16 +128,17 @@ class TradeRecords:
         created here makes the record this batch's to write, and nothing older can exist, so the record is
         simply created (a refused records batch: each record decided on what is stored). A refused entries
         batch (an entry exists: a resend under a new batch_id, a retry after a crash, a concurrent writer)
-        sends its rows, with the later versions, to the path that reads their entries first."""
+        sends its rows, with the later versions, to the path that reads their entries first. `rider`: with the
+        records of the path that writes last."""
         firsts = [row for row in rows if row.version == 1]
         refused = self.index.create_entries(partner_id, batch_id, firsts)
         left = {id(row) for row in refused}
         created = [row for row in firsts if id(row) not in left]
-        self._writers.each(
-            lambda row: self.writes.put_new_record(partner_id, row), self.writes.create_records(partner_id, created)
-        )
         known = refused + [row for row in rows if row.version != 1]
-        return [(1, None)] * len(created) + (self.writes.save_known(partner_id, batch_id, known) if known else [])
+        refused_records = self.writes.create_records(partner_id, created, None if known or not rider else rider(0))
+        self._writers.each(lambda row: self.writes.put_new_record(partner_id, row), refused_records)
+        later = self.writes.save_known(partner_id, batch_id, known, rider) if known else []
+        return [(1, None)] * len(created) + later
 
     def _settle_batch_entry(self, ours: JsonObject, stored: BatchMarker) -> None:
         """A twin with the same batch_id won: its entry is the one that counts."""
@@ -133,15 +149,17 @@ class TradeRecords:
         _write_batch_entry(self._trades, ("delete", (ours["id"],)), ours, gone=True)
 
 
+def _entered(entry: JsonObject) -> DayChange:
+    """What a batch entry written changes in its day's sums item: the batch_seq of its batch."""
+    return DayChange(batches={entry["batch_id"]: entry["batch_seq"]}, ttl=entry.get("ttl"))
+
+
 def _write_batch_entry(
     container: ContainerProxy, operation: BatchOperation, entry: JsonObject, *, gone: bool = False
 ) -> None:
     """A batch entry written (or deleted) with its day's sums item, which lists the day's batch_seqs
     (day_sums.py); an entry already deleted only leaves the list."""
-    if gone:
-        change = DayChange(batches_gone=[entry["batch_id"]], ttl=entry.get("ttl"))
-    else:
-        change = DayChange(batches={entry["batch_id"]: entry["batch_seq"]}, ttl=entry.get("ttl"))
+    change = DayChange(batches_gone=[entry["batch_id"]], ttl=entry.get("ttl")) if gone else _entered(entry)
     writer = DayWriter(container, entry["pk"])
     if writer.execute([operation], change) is None:  # only a delete is refused: the entry is gone
         writer.execute([], change)

@@ -115,7 +115,10 @@ class MemoryBatchWrites(MemoryState):
                 self._mappings[marker.partner_id] = Mapping(marker.batch_id, marker.received_at, copy.deepcopy(entries))
             return existing
 
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
+    def save_trade_records(
+        self, marker: BatchMarker, rows: list[TradeRecordRow], *, looked_up: bool = False
+    ) -> SavedTradeRecords:
+        del looked_up  # the marker is looked up inside the write's own transaction (lock), which costs nothing
         with self._lock:
             existing = self._batches.get((marker.partner_id, marker.batch_id))
             if existing is not None:

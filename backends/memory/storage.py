@@ -23,6 +23,7 @@ from backends.memory.overview import MemoryOverview
 from backends.memory.reads import MemoryReads
 from backends.memory.results import MemoryResults
 from backends.memory.retirement import MemoryRetirement
+from backends.reads_one_by_one import ReadsOneByOne
 
 if TYPE_CHECKING:
     from core.ports import Retirement, Storage
@@ -37,6 +38,7 @@ class MemoryStorage(
     MemoryExportReads,
     MemoryRetirement,
     MemoryDayRecords,
+    ReadsOneByOne,
 ):
     """Every part over one set of tables (MemoryState.__init__)."""
 

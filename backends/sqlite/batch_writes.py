@@ -152,7 +152,11 @@ class SqliteBatchWrites:
             self.db, marker, write_rows, lambda db: mapping_receipt(db, marker.partner_id, marker.batch_id)
         ).existing
 
-    def save_trade_records(self, marker: BatchMarker, rows: list[TradeRecordRow]) -> SavedTradeRecords:
+    def save_trade_records(
+        self, marker: BatchMarker, rows: list[TradeRecordRow], *, looked_up: bool = False
+    ) -> SavedTradeRecords:
+        del looked_up  # the marker is looked up inside the write's own transaction (lock), which costs nothing
+
         def write_rows(db: sqlite3.Connection) -> RecordChanges:
             # Which rows win and which store-days they leave, read under the write lock before the upsert
             stored = stored_versions(db, marker.partner_id, [row.trade_record_id for row in rows])

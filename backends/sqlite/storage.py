@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from backends.reads_one_by_one import ReadsOneByOne
 from backends.sqlite.administration import SqliteAdministration
 from backends.sqlite.admission import SqliteAdmission
 from backends.sqlite.batch_writes import SqliteBatchWrites
@@ -32,6 +33,7 @@ class SqliteStorage(
     SqliteExportReads,
     SqliteRetirement,
     SqliteDayRecords,
+    ReadsOneByOne,
 ):
     def __init__(self, data_dir: Path, retention_days: int = 0) -> None:
         self.db = open_database(data_dir)

@@ -88,11 +88,11 @@ def test_a_slow_writer_moving_a_record_back_loses_to_a_newer_move(storage, partn
     reached, release = threading.Event(), threading.Event()
     write_with_rule = writes._write_with_rule
 
-    def slow_records_of_v3(items, held, point):
+    def slow_records_of_v3(items, held, point, rider=None):
         if point == "cosmos.record" and any(one.row.version == 3 for one, _, _ in items):
             reached.set()  # v3's entry says S1 and S2 is buried; its record is not in S1 yet
             assert release.wait(30)
-        return write_with_rule(items, held, point)
+        return write_with_rule(items, held, point, rider)
 
     monkeypatch.setattr(writes, "_write_with_rule", slow_records_of_v3)
     slow = threading.Thread(target=save_records, args=(storage, partner, record("T1", 3)))

@@ -14,7 +14,7 @@ from azure.core.pipeline.transport import HttpRequest
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos import connection as cosmos_connection
-from backends.cosmos import keys, markers, outages, record_writes, trade_records
+from backends.cosmos import keys, markers, outages, record_items, trade_records
 from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, update_item
 from backends.cosmos.connection import load_container_definitions
 from backends.cosmos.storage import CosmosStorage
@@ -245,9 +245,9 @@ def hold(monkeypatch, storage, version: int) -> tuple[threading.Event, threading
         wait_if_mine([row])
         return put(partner_id, row, mine, expected)
 
-    def slow_create(partner_id, rows):
+    def slow_create(partner_id, rows, rider=None):
         wait_if_mine(rows)
-        return create(partner_id, rows)
+        return create(partner_id, rows, rider)
 
     monkeypatch.setattr(writes, "put_record", slow_put)
     monkeypatch.setattr(writes, "create_records", slow_create)
@@ -521,9 +521,10 @@ def test_new_records_are_written_in_transactional_batches(storage, partner, monk
     saved = storage.save_trade_records(batch_of(partner, rows), rows)
     assert saved.existing is None and saved.changes.newer == 250
     # An entry and a record each, at most 100 a batch; each batch of entries counts them in its partition's
-    # head (decision 0092); each batch of records, and the batch entry, with the day's sums item (decision 0108).
-    assert max(calls) <= 100 and sum(calls) == 500 + keys.INDEX_BUCKETS + 3 + 2
-    assert len(calls) <= keys.INDEX_BUCKETS + 3 + 1  # entries: a batch per bucket; records: 250 in 3
+    # head (decision 0092); each batch of records with the day's sums item (decision 0108), the last with the
+    # batch entry (decision 0121).
+    assert max(calls) <= 100 and sum(calls) == 500 + keys.INDEX_BUCKETS + 3 + 1
+    assert len(calls) <= keys.INDEX_BUCKETS + 3  # entries: a batch per bucket; records: 250 in 3
     assert day_rows(storage, partner) == {row.trade_record_id: row for row in rows}
     assert storage.trade_record_versions(partner, ["T0", "T249", "T250"]).keys() == {"T0", "T249"}
     assert storage.trade_records_by_payment_id(partner, ["P7", "P8", "P999"]) == {"P7": {"T7"}, "P8": {"T8"}}
@@ -603,7 +604,7 @@ def test_the_proxy_is_read_once_for_the_endpoint(monkeypatch):
 def write_old_layout(storage, partner: str, row) -> None:
     """A record and its version entry as the adapter wrote them before the record index."""
     mine = Version.of(row.version, row.last_modified_at)
-    item = record_writes.record_item(partner, row, mine)
+    item = record_items.record_item(partner, row, mine)
     storage._containers.trade_records.create_item({**item, "document": {"payments": [{"payment_id": "PAY-1"}]}})
     storage._containers.trade_records.create_item(
         {

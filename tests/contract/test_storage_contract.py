@@ -380,6 +380,46 @@ def test_identifiers_with_unusual_characters_are_kept_apart(storage):
     assert storage.get_product(second, "p", "1|x y ") is None
 
 
+def test_a_batch_of_trade_records_reads_its_stores_master_data_together_as_stored_now(storage, partner):
+    from core.trade_inputs import TradeInputs
+
+    odd = "店 1|a%2F"  # a code that is escaped in ids: the read finds it as the point reads do
+    assert storage.trade_inputs(partner, odd) == TradeInputs(odd, False, None, Mapping(None, None, []), {})
+    storage.register_stores(partner, [odd], T0)
+    store = StoreMaster(odd, "JPY", "JP", "Asia/Tokyo", "04:00", True, T0, {"store_id": odd})
+    storage.save_stores(marker(partner, "stores"), [store])
+    mapping = marker(partner, "mappings")
+    entries = [{"source_code": "01", "standard_code": "SALE"}]
+    storage.replace_mapping(mapping, entries)
+    storage.set_payment_direction(partner, "GIFT", -1)
+    assert storage.trade_inputs(partner, odd) == TradeInputs(
+        odd, True, store, Mapping(mapping.batch_id, T0, entries), {"GIFT": -1}
+    )
+    changed = [{"source_code": "01", "standard_code": "REFUND"}]
+    storage.replace_mapping(marker(partner, "mappings"), changed)  # the next batch reads the new mapping
+    assert storage.trade_inputs(partner, odd).mapping.entries == changed
+    assert storage.trade_inputs(partner, "S3") == TradeInputs(
+        "S3", False, None, storage.get_mapping(partner), {"GIFT": -1}
+    )
+
+
+def test_what_the_checks_read_of_stored_records_is_read_together_as_alone(storage, partner):
+    from core.trade_inputs import StoredForChecks
+
+    first = save_records(storage, partner, record("T1", payment_ids=("P/1", "P 2")), seq=3)
+    save_records(storage, partner, record("T2", payment_ids=("P 2",)), seq=3)
+    assert first is None
+    day = StoreDay("S1", DAY)
+    stored = storage.stored_for_checks(partner, day, 3, ["P 2", "P/1", "P9"], 10)
+    assert stored == StoredForChecks(
+        storage.trade_records_by_payment_id(partner, ["P 2", "P/1", "P9"]),
+        storage.batches_with_seq(partner, "S1", DAY, 3, 10),
+    )
+    assert stored.payment_id_users == {"P 2": {"T1", "T2"}, "P/1": {"T1"}} and len(stored.batch_seq_twins) == 2
+    assert len(storage.stored_for_checks(partner, day, 3, [], 1).batch_seq_twins) == 1
+    assert storage.stored_for_checks(partner, StoreDay("S2", NEXT_DAY), 3, ["P9"], 10) == StoredForChecks({}, [])
+
+
 def test_payment_directions_are_set_per_partner(storage, partner):
     assert storage.payment_directions(partner) == {}
     storage.set_payment_direction(partner, "GIFT", 1)
@@ -1017,6 +1057,30 @@ def test_reopening_a_day_puts_a_result_back_to_received_once(storage, partner):
     assert storage.days_due(due + dt.timedelta(seconds=1)) != []
 
 
+def test_the_days_a_batch_changed_are_reopened_together_each_as_alone(storage, partner):
+    """A move's two days of one store (their closes read in one request on Cosmos DB), a day of another store
+    and a day without a close, in order."""
+    due = T0 + dt.timedelta(hours=1)
+    s1_next, s2_day = StoreDay("S1", NEXT_DAY), StoreDay("S2", DAY)
+    for store_id, business_date in ((S1_DAY.store_id, DAY), ("S1", NEXT_DAY), ("S2", DAY)):
+        close_day(storage, partner, new_id("close"), store_id, business_date)
+        assert storage.save_result(partner, result_of(storage.get_closed_day(partner, store_id, business_date)))
+    moved = RecordMove("T1", S1_DAY, s1_next)
+    days = [(s1_next, [moved]), (S1_DAY, [moved]), (s2_day, []), (S2_NEXT, [])]
+    reopened = storage.reopen_days(partner, days, due)
+    stored = [storage.get_closed_day(partner, day.store_id, day.business_date) for day, _ in days]
+    assert [(day.status, day.due_at) for day in stored[:3]] == [("RECEIVED", due)] * 3 and stored[3] is None
+    if not isinstance(storage, RetriedAfterThrottling):  # under 429s a day reopened before one is due on the retry
+        assert [(day.store_id, day.business_date) for day in reopened[:3]] == [
+            (day.store_id, day.business_date) for day, _ in days[:3]
+        ]
+    assert reopened[3] is None  # no close
+    assert storage.get_closed_day(partner, "S1", DAY).moved_out == [
+        {"trade_record_id": "T1", "to_store_id": "S1", "to_business_date": "2026-11-21"}
+    ]
+    assert storage.reopen_days(partner, days, due) == [None] * 4  # already due
+
+
 def test_a_retry_reopens_only_a_result_checked_before_its_batch(storage, partner):
     close_day(storage, partner, "close-1")
     checked = result_of(storage.get_closed_day(partner, "S1", DAY))  # checked at T0 + 20 minutes
@@ -1097,6 +1161,18 @@ def test_concurrent_duplicates_of_a_batch_store_it_once(storage, partner):
     rows = [record(f"T{i}") for i in range(5)]
     outcomes = run_together(RACERS, lambda _: storage.save_trade_records(batch, rows).existing)
     assert accepted_once(storage, outcomes, batch)
+    assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
+    assert storage.batch_seqs(partner, "S1", DAY) == [1]
+
+
+def test_records_saved_after_their_batch_was_looked_up_are_answered_by_a_twin_stored_meanwhile(storage, partner):
+    """`looked_up`: the caller found no marker, so the adapter may write without looking again; a twin that
+    stored the batch in between still answers it (the marker's create-if-absent), and the records stay as the
+    version rule keeps them."""
+    batch = marker(partner, "trade-records", 2, store_id="S1", business_date=DAY, seq=1)
+    rows = [record("T1"), record("T2")]
+    assert storage.save_trade_records(batch, rows, looked_up=True).existing is None
+    assert storage.save_trade_records(batch, rows, looked_up=True).existing == batch
     assert sorted(storage.store_day_rows(partner, "S1", DAY), key=lambda row: row.trade_record_id) == rows
     assert storage.batch_seqs(partner, "S1", DAY) == [1]
 

@@ -113,7 +113,7 @@ def test_a_retry_of_the_same_batch_is_no_repeated_batch_seq():
 def test_values_sent_as_empty_strings_are_told_only_for_a_batch_read_the_slow_way():
     record = burger(closed_at="")
     slow = opened([record])
-    confirmed = OpenedRecords(slow.batch, slow.body, [], 2, STORE)  # as if the one parse had confirmed it
+    confirmed = OpenedRecords(slow.batch, slow.body, [], 2, None)  # as if the one parse had confirmed it
 
     assert codes(trade_records.check(slow, NEEDS)) == [("EMPTY_VALUE_READ_AS_ABSENT", "trade_records[0]")]
     assert codes(trade_records.check(confirmed, NEEDS)) == []  # the one parse refuses "" there: never met
