@@ -63,7 +63,8 @@ def _objects(structs: pa.StructArray) -> pa.Array:
         else:
             parts += [text + '"', _escaped(column)]
             text = '"'
-    return pc.binary_join_element_wise(*parts, text + "}", "")
+    objects = pc.binary_join_element_wise(*parts, text + "}", "")
+    return pc.if_else(structs.is_valid(), objects, "null") if structs.null_count else objects
 
 
 def _value(column: pa.Array) -> pa.Array:

@@ -59,6 +59,7 @@ def records() -> list[dict]:
         document("T3", [], []),
         {"trade_record_id": "T4", "currency": "USD"},  # neither items nor tax_lines
         document("T5", [[modifier(None), modifier("")]], [{**tax_line(), "is_inclusive": True}]),
+        document("T6", [[None, modifier()]], [None, {**tax_line(), "is_inclusive": None}]),  # type: ignore[list-item]
         *[document(f"S{n:02d}", [[modifier(text)], []], [tax_line(text)]) for n, text in enumerate(TRICKY)],
     ]
 
