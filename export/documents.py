@@ -1,9 +1,9 @@
 """A store-day's stored records as the export reads them (decision 0087): the
 pages gathered into Arrow columns in trade_record_id order, the documents parsed by Arrow's JSON reader into
 the columns the datasets take from them, and the two fields the datasets keep as JSON text (a record's
-tax_lines, each item line's modifiers) cut from the documents' text.
+tax_lines, each item line's modifiers) written back from their parsed values by Arrow's kernels (decision 0123).
 
-Each page is parsed and its text cut on one of the export's threads as soon as it is read, while this thread
+Each page is parsed and its texts written on one of the export's threads as soon as it is read, while this thread
 reads the next (decision 0117): Arrow's JSON reader holds no GIL, so the parse of a page runs beside the reads."""
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from itertools import accumulate
-from typing import cast
 
 import orjson
 import pyarrow as pa
@@ -20,6 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from core.documents_page import DocumentsPage
+from export.json_text import MODIFIER, TAX_LINE, lists_as_json
 from export.pool import soon
 from export.schemas import ITEM_LINES, PAYMENTS, TRADE_RECORDS
 
@@ -76,13 +75,17 @@ DOCUMENT = pa.schema(
         ("payments", pa.list_(pa.struct(_as_read(PAYMENTS, NOT_PARSED["payments"])))),
     ]
 )
+# The same with the parts kept as JSON text parsed too, as the wire's structs (decision 0123).
+WITH_TEXTS = pa.schema(
+    [
+        *[field for field in DOCUMENT if field.name != "items"],
+        ("items", pa.list_(pa.struct([*DOCUMENT.field("items").type.value_type, ("modifiers", pa.list_(MODIFIER))]))),
+        ("tax_lines", pa.list_(TAX_LINE)),
+    ]
+)
 # The JSON reader's blocks: a page bigger than this is parsed on the threads of Arrow's pool (4 MB measured
 # fastest for a day of 24 MB read as one page).
 BLOCK_BYTES = 4 << 20
-
-TAX_LINES = b'"tax_lines":'
-MODIFIERS = b'"modifiers":'
-NO_MODIFIERS = b'"modifiers":[]'
 
 
 @dataclass
@@ -129,13 +132,29 @@ class _Page:
 
 
 def _read_page(documents: Sequence[bytes]) -> _Page:
-    parsed = _parsed(documents)
-    lines = pc.list_value_length(parsed.column("items")).fill_null(0).to_pylist()
-    tax_lines, modifiers = json_texts(documents, lines)
-    by_record = pa.ListArray.from_arrays(
-        pa.array([0, *accumulate(lines)], pa.int32()), pa.array(modifiers, pa.string())
+    """A page's documents parsed, their texts written by Arrow's kernels (decision 0123); a page with a
+    tax line or modifier of another shape than the wire's (a value of another type, not an object) is parsed
+    without them and its texts are orjson's of the values (_parsed_texts)."""
+    try:
+        parsed = _parsed(documents, WITH_TEXTS, "ignore")
+    except pa.ArrowInvalid:
+        return _read_page_other_shape(documents)
+    items = parsed.column("items").combine_chunks()
+    return _Page(
+        parsed.select(DOCUMENT.names).cast(DOCUMENT),
+        lists_as_json(parsed.column("tax_lines").combine_chunks()),
+        pa.ListArray.from_arrays(items.offsets, lists_as_json(items.values.field("modifiers"))),
     )
-    return _Page(parsed, pa.array(tax_lines, pa.string()), by_record)
+
+
+def _read_page_other_shape(documents: Sequence[bytes]) -> _Page:
+    parsed = _parsed(documents, DOCUMENT, "ignore")
+    texts = [_parsed_texts(document) for document in documents]
+    return _Page(
+        parsed,
+        pa.array([record[0] for record in texts], pa.string()),
+        pa.array([record[1:] for record in texts], pa.list_(pa.string())),
+    )
 
 
 def _narrow(page: DocumentsPage) -> pa.RecordBatch:
@@ -144,14 +163,14 @@ def _narrow(page: DocumentsPage) -> pa.RecordBatch:
     )
 
 
-def _parsed(documents: Sequence[bytes]) -> pa.Table:
-    """The documents' DOCUMENT fields, one row per document, in their order."""
+def _parsed(documents: Sequence[bytes], schema: pa.Schema, unexpected: str) -> pa.Table:
+    """The documents' `schema` fields, one row per document, in their order."""
     if not documents:
-        return DOCUMENT.empty_table()
+        return schema.empty_table()
     data = b"\n".join([*documents, b""])  # newline-delimited, as the reader reads JSON
     options = pj.ParseOptions(
-        explicit_schema=DOCUMENT,
-        unexpected_field_behavior="ignore",
+        explicit_schema=schema,
+        unexpected_field_behavior=unexpected,
         # The service writes documents on one line; one written otherwise is read so too, more slowly.
         newlines_in_values=data.count(b"\n") > len(documents),
     )
@@ -160,47 +179,6 @@ def _parsed(documents: Sequence[bytes]) -> pa.Table:
     block = max(BLOCK_BYTES, max(map(len, documents)) + 1)
     reading = pj.ReadOptions(block_size=block, use_threads=len(data) > block)
     return pj.read_json(pa.BufferReader(data), read_options=reading, parse_options=options)
-
-
-def json_texts(documents: Sequence[bytes], lines: list[int]) -> tuple[list[str], list[str]]:
-    """Each document's tax_lines, and the modifiers of each of its `lines` item lines, as the JSON text orjson
-    writes for them ("[]" for null or absent). Cut from the document's text where it is as the service
-    writes documents (compact, each item line with one "modifiers"): a sixth of the time of parsing them
-    again; parsed again otherwise."""
-    tax_lines: list[str] = []
-    modifiers: list[str] = []
-    for document, count in zip(documents, lines, strict=True):
-        texts = _cut(document, count) or _parsed_texts(document)
-        tax_lines.append(texts[0])
-        modifiers += texts[1:]
-    return tax_lines, modifiers
-
-
-def _cut(document: bytes, lines: int) -> list[str] | None:
-    """The document's tax_lines then its lines' modifiers, cut from its text; None where it cannot tell.
-    A key is found by its quoted name and colon: inside a JSON string a quote is escaped, so that text is
-    a key there, and only records have a "tax_lines", only item lines a "modifiers"."""
-    at = document.rfind(TAX_LINES)
-    texts = [_array_at(document, at + len(TAX_LINES)) if at >= 0 else "[]"]
-    if document.count(NO_MODIFIERS) == lines:  # the usual line: one scan for all the document's lines
-        texts += ["[]"] * lines
-    else:
-        parts = document.split(MODIFIERS)
-        if len(parts) != lines + 1:
-            return None
-        texts += [_array_at(part, 0) for part in parts[1:]]
-    return None if None in texts else cast(list[str], texts)
-
-
-def _array_at(data: bytes, start: int) -> str | None:
-    """The JSON text of the array (or null) at `start`, if it holds no array and its strings no bracket,
-    quote or backslash (a text cut at its first "]"); else None."""
-    if data.startswith(b"[]", start) or data.startswith(b"null", start):
-        return "[]"
-    text = data[start : data.find(b"]", start) + 1]
-    if text[:1] != b"[" or text.count(b"[") != 1 or text.count(b'"') % 2 or b"\\" in text:
-        return None
-    return text.decode()
 
 
 def _parsed_texts(document: bytes) -> list[str]:
