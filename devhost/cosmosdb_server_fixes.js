@@ -20,8 +20,10 @@
 // 6. The emulator has no index: a query read every item of its container. It now keeps the items of each
 //    logical partition and of each payment_id (the record index's /payment_ids/[], infra/cosmos/containers.json)
 //    as they are written, and a query reads those of its partition key, of `c.pk IN (...)`, or of the
-//    payment_ids it looks up, as Cosmos DB's index would find them; the query still decides on each item. The
-//    partner's payment-id look-up of every accept no longer slows with the items stored.
+//    payment_ids it looks up, or, within named partitions, of the ids of `ARRAY_CONTAINS(@ids, c.id)` (in a
+//    query without OR), as Cosmos DB's index would find them; the query still decides on each item. The
+//    partner's payment-id look-up and an accept's read of the records it replaces no longer slow with the
+//    items stored.
 // 7. A transactional batch sent with `Prefer: return=minimal` (the SDKs' no_response, .NET's
 //    EnableContentResponseOnWrite = false) answers each write's status and eTag without its item, as Cosmos DB
 //    does; the emulator echoed every item, which the client then read and parsed (about 2 MB a 500-record accept).
@@ -125,13 +127,24 @@ Items.prototype.delete = function deleteIndexed(idOrRid, partition) {
 
 const IN_PARTITIONS = /\bc\.pk IN \(([^)]*)\)/i;
 const BY_PAYMENT_ID = /JOIN p IN c\.payment_ids\b[\s\S]*\bARRAY_CONTAINS\(@(\w+), p\)/i;
+const BY_ID = /\bARRAY_CONTAINS\(@(\w+), c\.id\)/i;
+const IN_IDS = /\bc\.id IN \(([^)]*)\)/i;
+const ANY_OR = /\bOR\b/i;
 function parameter(params, name) {
   const found = (params.parameters || []).find((one) => one.name === name);
   return found === undefined ? undefined : found.value;
 }
+// The ids a query names, `ARRAY_CONTAINS(@ids, c.id)` or `c.id IN (@a, @b)` (undefined: none).
+function idsOf(params) {
+  const byId = BY_ID.exec(params.query);
+  if (byId) return parameter(params, `@${byId[1]}`);
+  const listed = IN_IDS.exec(params.query);
+  const ids = listed ? listed[1].split(",").map((name) => parameter(params, name.trim())) : undefined;
+  return ids && ids.every((id) => typeof id === "string") ? ids : undefined;
+}
 // The items a query can match, as Cosmos DB would find them (null: every item): those of its partition key
 // or of the partitions of `c.pk IN (...)`, and of the payment_ids of `JOIN p IN c.payment_ids ...
-// ARRAY_CONTAINS(@ids, p)`. The query itself still decides on each.
+// ARRAY_CONTAINS(@ids, p)` or, in those partitions, of the ids it names. The query itself still decides on each.
 function candidates(items, params) {
   let partitions = null;
   if (params[PARTITION] !== undefined) {
@@ -152,6 +165,17 @@ function candidates(items, params) {
       for (const rid of index.byPaymentId.get(paymentId) || []) {
         const item = items._data.get(rid);
         if (item && (wanted === null || wanted.has(items._getPartition(item.read())))) found.set(rid, item);
+      }
+    }
+    return found;
+  }
+  const ids = ANY_OR.test(params.query) ? undefined : idsOf(params);
+  if (Array.isArray(ids)) {
+    for (const partition of partitions) {
+      for (const id of ids) {
+        const rid = items._index.get(items._getId("/id", id, partition));
+        const item = rid === undefined ? undefined : items._data.get(rid);
+        if (item) found.set(rid, item);
       }
     }
     return found;
