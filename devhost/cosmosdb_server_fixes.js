@@ -129,17 +129,20 @@ const IN_PARTITIONS = /\bc\.pk IN \(([^)]*)\)/i;
 const BY_PAYMENT_ID = /JOIN p IN c\.payment_ids\b[\s\S]*\bARRAY_CONTAINS\(@(\w+), p\)/i;
 const BY_ID = /\bARRAY_CONTAINS\(@(\w+), c\.id\)/i;
 const IN_IDS = /\bc\.id IN \(([^)]*)\)/i;
+const ID_IS = /\bc\.id = (@\w+)/i;
 const ANY_OR = /\bOR\b/i;
 function parameter(params, name) {
   const found = (params.parameters || []).find((one) => one.name === name);
   return found === undefined ? undefined : found.value;
 }
-// The ids a query names, `ARRAY_CONTAINS(@ids, c.id)` or `c.id IN (@a, @b)` (undefined: none).
+// The ids a query names, `ARRAY_CONTAINS(@ids, c.id)`, `c.id IN (@a, @b)` or `c.id = @a` (undefined: none).
 function idsOf(params) {
   const byId = BY_ID.exec(params.query);
   if (byId) return parameter(params, `@${byId[1]}`);
   const listed = IN_IDS.exec(params.query);
-  const ids = listed ? listed[1].split(",").map((name) => parameter(params, name.trim())) : undefined;
+  const one = ID_IS.exec(params.query);
+  const names = listed ? listed[1].split(",") : one ? [one[1]] : [];
+  const ids = names.length ? names.map((name) => parameter(params, name.trim())) : undefined;
   return ids && ids.every((id) => typeof id === "string") ? ids : undefined;
 }
 // The items a query can match, as Cosmos DB would find them (null: every item): those of its partition key
