@@ -126,11 +126,15 @@ STORAGE = "storage"
 # case no longer calls is timed at 0 ms and the test of the benchmark fails; a label starting with "store"
 # is compared with the floor's insert (bench/report.py), the others with its parse.
 STAGES: list[tuple[str, str, str]] = [
-    ("prologue (resend look-up, the one parse, stores registered)", "ingest.trade_records", "open_trade_records"),
+    (
+        "prologue (resend look-up, the one parse, the store's master data, mapping and directions)",
+        "ingest.trade_records",
+        "open_trade_records",
+    ),
     ("prologue: the one decode (msgspec, ingest/one_parse.py)", "ingest.trade_records", "read_batch"),
     ("prologue: bulk checks (places of the store's currency, timestamps)", "ingest.one_parse", "bulk_checks"),
     ("prologue: I-JSON: repeated names, by counting colons", "ingest.one_parse", "no_repeated_names"),
-    ("reads (store, mapping, payment directions, payment ids, batch_seqs)", "ingest.trade_records", "read_needs"),
+    ("reads (payment ids in use, the day's batch_seqs, held days)", "ingest.trade_records", "read_needs"),
     ("checks, without storage (problems, warnings, rows)", "ingest.trade_records", "check"),
     (
         "checks: the records' problems (structure, currency, amounts, data protection)",
@@ -139,7 +143,7 @@ STAGES: list[tuple[str, str, str]] = [
     ),
     ("checks: recording rules and data protection warnings", "ingest.trade_records", "per_record_warnings"),
     ("checks: rows and stored documents, and what the batch says", "ingest.trade_records", "stored_rows"),
-    ("save (marker look-up, records and marker, days reopened)", "ingest.trade_records", "save"),
+    ("save (records and marker, days reopened)", "ingest.trade_records", "save"),
     ("store (save_trade_records, in save) into the accept's own store-day", STORAGE, "save_trade_records"),
 ]
 
