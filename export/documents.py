@@ -75,11 +75,23 @@ DOCUMENT = pa.schema(
         ("payments", pa.list_(pa.struct(_as_read(PAYMENTS, NOT_PARSED["payments"])))),
     ]
 )
-# The same with the parts kept as JSON text parsed too, as the wire's structs (decision 0123).
+
+
+def _with_modifiers(items: pa.DataType) -> pa.DataType:
+    """The item lines' struct with each line's modifiers, where the stored document has them: before
+    is_voided (the wire's order, decision 0124)."""
+    fields = list(items.value_type)
+    at = [field.name for field in fields].index("is_voided")
+    return pa.list_(pa.struct([*fields[:at], ("modifiers", pa.list_(MODIFIER)), *fields[at:]]))
+
+
+# The same with the parts kept as JSON text parsed too, as the wire's structs (decision 0123). Every field in the
+# order the stored document has its key (the wire's order): Arrow's JSON reader looks a key up fastest where it
+# comes after the field before it (14 ms less CPU for a 10,000-record day than items after payments and
+# modifiers after is_voided, decision 0124); another order is read the same, more slowly.
 WITH_TEXTS = pa.schema(
     [
-        *[field for field in DOCUMENT if field.name != "items"],
-        ("items", pa.list_(pa.struct([*DOCUMENT.field("items").type.value_type, ("modifiers", pa.list_(MODIFIER))]))),
+        *[(field.name, _with_modifiers(field.type)) if field.name == "items" else field for field in DOCUMENT],
         ("tax_lines", pa.list_(TAX_LINE)),
     ]
 )

@@ -128,3 +128,20 @@ def test_pages_in_any_order_are_read_in_trade_record_id_order():
     assert_texts(read, by_id)
     product_ids = [line["product_id"] for line in read.parsed.column("items").combine_chunks().flatten().to_pylist()]
     assert product_ids == [line["product_id"] for key in order for line in by_id[key].get("items") or []]
+
+
+def test_the_reader_looks_for_the_keys_in_the_order_the_stored_documents_have_them():
+    """Decision 0124: Arrow's JSON reader finds a key fastest right after the field before it; the service stores
+    the wire's fields in their order (the documents are orjson's text of the wire's dataclasses)."""
+    import dataclasses
+
+    from export.documents import WITH_TEXTS
+    from ingest.wire.requests import Payment, TradeItem, TradeRecord
+
+    def in_wire_order(names: list[str], wire: type) -> bool:
+        order = [field.name for field in dataclasses.fields(wire)]
+        return names == sorted(names, key=order.index)
+
+    assert in_wire_order(WITH_TEXTS.names, TradeRecord)
+    assert in_wire_order([field.name for field in WITH_TEXTS.field("items").type.value_type], TradeItem)
+    assert in_wire_order([field.name for field in WITH_TEXTS.field("payments").type.value_type], Payment)
