@@ -103,8 +103,13 @@ def changed(day: JsonObject, change: DayChange) -> JsonObject:
     for sign, records in ((1, change.added), (-1, change.removed)):
         for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
             group = sources.setdefault(source_type, [0, 0, 0, 0, 0, 0])
-            for index, value in enumerate((1, item_rows, payment_rows, total, tax, tip)):
-                group[index] += sign * value
+            # Unrolled: the loop over the six took a third of this function (decision 0126).
+            group[0] += sign
+            group[1] += sign * item_rows
+            group[2] += sign * payment_rows
+            group[3] += sign * total
+            group[4] += sign * tax
+            group[5] += sign * tip
             for kind, amount in paid.items():
                 held = payments.setdefault(kind, [0, 0])
                 held[0] += sign

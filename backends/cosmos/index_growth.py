@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TypeVar
 
+import orjson
 from azure.core import MatchConditions
 from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import (
@@ -260,7 +261,7 @@ def _run(work: list[tuple[T, JsonObject]], most: int) -> list[tuple[T, JsonObjec
     """The first entries of `work` that fit one batch beside the head: at most `most`, and MAX_BATCH_BYTES."""
     size = 0
     for count, (_, entry) in enumerate(work[:most]):
-        size += len(str(entry))  # an estimate: entries are small, the limit far
+        size += len(orjson.dumps(entry))  # as sent (a tenth of the CPU of str(): decision 0126)
         if count and size > MAX_BATCH_BYTES:
             return work[:count]
     return work[:most]
