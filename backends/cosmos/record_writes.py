@@ -91,7 +91,7 @@ def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
     )
 
 
-@dataclass(eq=False)  # compared and hashed as itself
+@dataclass(eq=False, slots=True)  # compared and hashed as itself; no __dict__ (decision 0126)
 class _Known:
     """A row whose entry was read: what was decided for it, step by step."""
 
