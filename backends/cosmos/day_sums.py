@@ -22,7 +22,7 @@ from azure.cosmos.exceptions import CosmosBatchOperationError
 from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import with_ttl
-from backends.cosmos.items import json_safe_int, read_or_none, stored_version, stream
+from backends.cosmos.items import forget, json_safe_int, read_or_none, stored_version, stream
 from backends.cosmos.transactional import MAX_OPERATIONS, REFUSED, BatchOperation, chunked
 from core import faults
 from core.records import SourceTypeTotals, StoreDayTotals
@@ -253,6 +253,7 @@ class DayWriter:
             except CosmosBatchOperationError as error:
                 if error.status_code not in REFUSED:
                     raise
+                forget(error)
                 if error.error_index < len(operations):
                     return None
                 self._day = None  # another writer changed the day item: read it again

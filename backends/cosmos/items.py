@@ -38,10 +38,21 @@ def stored_version(item: JsonObject) -> Version:
     return Version(int(item.get("version", 0)), int(item["last_modified_us"]))
 
 
+def forget(error: BaseException | None) -> None:
+    """Drop the traceback of an SDK error caught as an answer (404, 409, 412), and of what it was raised from.
+    The SDK's frames hold the error, so error, traceback and frames form a cycle, and through the frames every
+    caller's locals stay reachable: until the collector runs, the whole batch being accepted stays in memory,
+    and the collection then walks it all (decision 0126)."""
+    while error is not None and error.__traceback__ is not None:
+        error.__traceback__ = None
+        error = error.__context__
+
+
 def read_or_none(container: ContainerProxy, item_id: str, partition_key: str) -> JsonObject | None:
     try:
         return container.read_item(item_id, partition_key=partition_key)
-    except CosmosResourceNotFoundError:
+    except CosmosResourceNotFoundError as error:
+        forget(error)
         return None
 
 
