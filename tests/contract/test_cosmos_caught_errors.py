@@ -1,7 +1,6 @@
-"""SDK errors the Cosmos DB adapter catches as answers (404, 409, 412) leave nothing for the collector: the
-error, its traceback and the SDK's frames form a cycle, and the frames reach every caller's locals (a whole
-batch being accepted), which would otherwise wait in memory for a collection that then walks them all
-(decision 0126)."""
+"""What the Cosmos DB adapter leaves for the collector (decision 0126): SDK errors caught as answers (404, 409,
+412) nothing (the error, its traceback and the SDK's frames form a cycle, and the frames reach every caller's
+locals, a whole batch being accepted); a query only its page iterator's own few objects, not its last page."""
 
 from __future__ import annotations
 
@@ -62,3 +61,13 @@ def test_without_forgetting_the_callers_wait_for_the_collector(cosmos_storage, n
     assert held() is not None
     gc.collect()
     assert held() is None
+
+
+def test_a_query_leaves_its_items_to_reference_counting(cosmos_storage, no_collector):
+    container = cosmos_storage._trade_records._trades
+    for number in range(300):
+        container.upsert_item({"id": f"q{number}", "pk": "queried", "lines": [number], "sums": {"n": number}})
+    found = items.query(container, "SELECT * FROM c WHERE c.pk = @pk", "queried", pk="queried")
+    assert len(found) == 300
+    del found
+    assert gc.collect() < 100  # the SDK's page iterator and its closures; without letting go, its page too: 630
