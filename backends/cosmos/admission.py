@@ -9,7 +9,7 @@ from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
 
 from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, retry_until_settled, update_item
-from backends.cosmos.items import query, read_or_none, without_system_properties
+from backends.cosmos.items import forget, query, read_or_none, without_system_properties
 from backends.cosmos.keys import api_key_key, partner_key
 from backends.cosmos.partners import Partners, partner_of
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text
@@ -42,7 +42,8 @@ class Admission:
                     "last_used_at": None,
                 }
             )
-        except CosmosResourceExistsError:
+        except CosmosResourceExistsError as error:
+            forget(error)
             raise AdminError(f"key {key_id} already exists") from None
         return ApiKeyInfo(key_id, partner_id, now, None)
 
@@ -127,14 +128,16 @@ class Admission:
                     item_id, partition_key=pk, patch_operations=[{"op": "incr", "path": "/count", "value": 1}]
                 )
                 return int(item["count"])
-            except CosmosResourceNotFoundError:
+            except CosmosResourceNotFoundError as error:
+                forget(error)
                 pass
             try:  # first request of the window; old windows expire by TTL
                 self._partners.create_item(
                     {"id": item_id, "pk": pk, "type": "rate-window", "count": 1, "ttl": RATE_WINDOW_TTL_SECONDS}
                 )
                 return 1
-            except CosmosResourceExistsError:
+            except CosmosResourceExistsError as error:
+                forget(error)
                 return TRY_AGAIN
 
         return retry_until_settled(attempt, f"the request count of {partner_id}")

@@ -22,7 +22,7 @@ from azure.cosmos.exceptions import (
     CosmosResourceNotFoundError,
 )
 
-from backends.cosmos.items import query, read_or_none, stream, without_system_properties
+from backends.cosmos.items import forget, query, read_or_none, stream, without_system_properties
 from backends.cosmos.keys import close_id, close_key, partner_key
 from core.stored_json import JsonObject
 
@@ -83,15 +83,18 @@ def move(container: ContainerProxy, old: JsonObject, key: str) -> bool:
     delete it from the old place on its ETag. False when it changed meanwhile (the next access moves it)."""
     try:
         container.create_item({**without_system_properties(old), "pk": key})
-    except CosmosResourceExistsError:
+    except CosmosResourceExistsError as error:
+        forget(error)
         pass  # copied before; the copy is the close from now on
     try:
         container.delete_item(
             old["id"], partition_key=old["pk"], etag=old["_etag"], match_condition=MatchConditions.IfNotModified
         )
-    except CosmosResourceNotFoundError:
+    except CosmosResourceNotFoundError as error:
+        forget(error)
         pass
-    except CosmosAccessConditionFailedError:
+    except CosmosAccessConditionFailedError as error:
+        forget(error)
         return False
     return True
 

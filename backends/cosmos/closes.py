@@ -12,7 +12,7 @@ from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.close_moves import CloseMoves, each_day_once
 from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, update_item
-from backends.cosmos.items import query, read_or_none, without_system_properties
+from backends.cosmos.items import forget, query, read_or_none, without_system_properties
 from backends.cosmos.keys import close_id, close_key
 from backends.cosmos.markers import Markers
 from core.clock import from_utc_text, from_utc_text_or_none, to_utc_text, to_utc_text_or_none
@@ -207,5 +207,6 @@ class Closes:
                 partition_key=self._moves.here(partner_id, store_id, business_date),
                 patch_operations=[{"op": "set", "path": "/due_at", "value": to_utc_text(due_at)}],
             )
-        except CosmosResourceNotFoundError:
+        except CosmosResourceNotFoundError as error:
+            forget(error)
             pass

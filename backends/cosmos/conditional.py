@@ -19,7 +19,7 @@ from azure.cosmos.exceptions import (
     CosmosResourceNotFoundError,
 )
 
-from backends.cosmos.items import read_or_none, stored_version
+from backends.cosmos.items import forget, read_or_none, stored_version
 from core.stored_json import JsonObject
 from core.versions import Version
 
@@ -88,7 +88,8 @@ def update_item(
                     item_id, wanted, etag=current["_etag"], match_condition=MatchConditions.IfNotModified
                 ),
             )
-        except (CosmosResourceExistsError, CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+        except (CosmosResourceExistsError, CosmosAccessConditionFailedError, CosmosResourceNotFoundError) as error:
+            forget(error)
             return TRY_AGAIN
 
     # Named by id and container only: a partition key may hold a key's hash, which is not logged.

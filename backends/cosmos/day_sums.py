@@ -11,8 +11,9 @@ import threading
 import time
 import weakref
 from collections import OrderedDict, defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TypeVar
 
 from azure.cosmos import ContainerProxy
@@ -21,7 +22,7 @@ from azure.cosmos.exceptions import CosmosBatchOperationError
 from backends.cosmos.conditional import TRY_AGAIN, retry_until_settled
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.expiry import with_ttl
-from backends.cosmos.items import json_safe_int, read_or_none, stored_version, stream
+from backends.cosmos.items import forget, json_safe_int, read_or_none, stored_version, stream
 from backends.cosmos.transactional import MAX_OPERATIONS, REFUSED, BatchOperation, chunked
 from core import faults
 from core.records import SourceTypeTotals, StoreDayTotals
@@ -56,38 +57,44 @@ def _sums_of(item: JsonObject | None) -> Sums | None:
     return record_sums(item) if item is not None and item.get("type") == "record" else None
 
 
-@dataclass
-class DayChange:
-    """What a write changes in its store-day's sums item; `ttl`: the day's (expiry.py), set anew with it."""
+_NO_BATCHES: Mapping[str, int | None] = MappingProxyType({})
 
-    added: list[Sums] = field(default_factory=list)
-    removed: list[Sums] = field(default_factory=list)
-    batches: dict[str, int | None] = field(default_factory=dict)  # batch_id -> batch_seq, received
-    batches_gone: list[str] = field(default_factory=list)
+
+@dataclass(slots=True)
+class DayChange:
+    """What a write changes in its store-day's sums item; `ttl`: the day's (expiry.py), set anew with it.
+    Immutable empties by default and no __dict__: a batch makes one per record it writes, and each container
+    object is one more for the collector to walk (decision 0126)."""
+
+    added: Sequence[Sums] = ()
+    removed: Sequence[Sums] = ()
+    batches: Mapping[str, int | None] = _NO_BATCHES  # batch_id -> batch_seq, received
+    batches_gone: Sequence[str] = ()
     ttl: int | None = None
 
     @classmethod
     def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
         """Item `new` written over `old` (None: created): records or tombstones."""
-        change = cls(ttl=ttl)
-        for sums, into in ((_sums_of(new), change.added), (_sums_of(old), change.removed)):
-            if sums is not None:
-                into.append(sums)
-        return change
+        added, removed = _sums_of(new), _sums_of(old)
+        return cls(() if added is None else (added,), () if removed is None else (removed,), ttl=ttl)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.batches or self.batches_gone)
 
     @classmethod
     def of_all(cls, changes: Sequence[DayChange]) -> DayChange:
-        together = cls()
+        added: list[Sums] = []
+        removed: list[Sums] = []
+        batches: dict[str, int | None] = {}
+        gone: list[str] = []
+        ttl = None
         for change in changes:
-            together.added += change.added
-            together.removed += change.removed
-            together.batches.update(change.batches)
-            together.batches_gone += change.batches_gone
-            together.ttl = change.ttl if change.ttl is not None else together.ttl
-        return together
+            added += change.added
+            removed += change.removed
+            batches.update(change.batches)
+            gone += change.batches_gone
+            ttl = change.ttl if change.ttl is not None else ttl
+        return cls(added, removed, batches, gone, ttl)
 
 
 def empty_day(pk: str) -> JsonObject:
@@ -103,8 +110,13 @@ def changed(day: JsonObject, change: DayChange) -> JsonObject:
     for sign, records in ((1, change.added), (-1, change.removed)):
         for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
             group = sources.setdefault(source_type, [0, 0, 0, 0, 0, 0])
-            for index, value in enumerate((1, item_rows, payment_rows, total, tax, tip)):
-                group[index] += sign * value
+            # Unrolled: the loop over the six took a third of this function (decision 0126).
+            group[0] += sign
+            group[1] += sign * item_rows
+            group[2] += sign * payment_rows
+            group[3] += sign * total
+            group[4] += sign * tax
+            group[5] += sign * tip
             for kind, amount in paid.items():
                 held = payments.setdefault(kind, [0, 0])
                 held[0] += sign
@@ -135,7 +147,8 @@ def day_batch_seqs(day: JsonObject) -> list[int]:
 def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day item summed from what the partition holds: for a day written before the item existed (read
     once, when it is first written; then kept by every write)."""
-    change = DayChange()
+    added: list[Sums] = []
+    batches: dict[str, int | None] = {}
     for item in stream(
         container,
         f"SELECT c.type, c.batch_id, c.batch_seq, {SUMS_FIELDS} FROM c "
@@ -144,10 +157,10 @@ def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
         pk=pk,
     ):
         if item["type"] == "batch":
-            change.batches[item["batch_id"]] = item.get("batch_seq")
+            batches[item["batch_id"]] = item.get("batch_seq")
         else:
-            change.added.append(record_sums(item))
-    return changed(empty_day(pk), change)
+            added.append(record_sums(item))
+    return changed(empty_day(pk), DayChange(added, batches=batches))
 
 
 # A day item this process read or wrote in the last seconds is most likely still the one stored: an accept reads
@@ -240,6 +253,7 @@ class DayWriter:
             except CosmosBatchOperationError as error:
                 if error.status_code not in REFUSED:
                     raise
+                forget(error)
                 if error.error_index < len(operations):
                     return None
                 self._day = None  # another writer changed the day item: read it again

@@ -38,10 +38,21 @@ def stored_version(item: JsonObject) -> Version:
     return Version(int(item.get("version", 0)), int(item["last_modified_us"]))
 
 
+def forget(error: BaseException | None) -> None:
+    """Drop the traceback of an SDK error caught as an answer (404, 409, 412), and of what it was raised from.
+    The SDK's frames hold the error, so error, traceback and frames form a cycle, and through the frames every
+    caller's locals stay reachable: until the collector runs, the whole batch being accepted stays in memory,
+    and the collection then walks it all (decision 0126)."""
+    while error is not None and error.__traceback__ is not None:
+        error.__traceback__ = None
+        error = error.__context__
+
+
 def read_or_none(container: ContainerProxy, item_id: str, partition_key: str) -> JsonObject | None:
     try:
         return container.read_item(item_id, partition_key=partition_key)
-    except CosmosResourceNotFoundError:
+    except CosmosResourceNotFoundError as error:
+        forget(error)
         return None
 
 
@@ -63,17 +74,40 @@ def stream(
     params = [{"name": f"@{name}", "value": value} for name, value in parameters.items()]
     scope = {"enable_cross_partition_query": True} if partition_key is None else {"partition_key": partition_key}
     for attempt in range(1, QUERY_ATTEMPTS + 1):
-        items = iter(container.query_items(sql, parameters=params, **scope))
+        pages = container.query_items(sql, parameters=params, **scope).by_page()
         try:
-            first = next(items, None)  # an item is a dict, never None
-        except RuntimeError as error:
-            if attempt < QUERY_ATTEMPTS and SHARED_HEADERS_RACE in str(error):
-                continue
-            raise
-        if first is not None:
-            yield first
-            yield from items
-        return
+            try:
+                first = _first_items(pages)
+            except RuntimeError as error:
+                if attempt < QUERY_ATTEMPTS and SHARED_HEADERS_RACE in str(error):
+                    continue
+                raise
+            if first:
+                yield from first
+                for page in pages:
+                    yield from page
+            return
+        finally:
+            _release(pages)
+
+
+def _first_items(pages: Iterator[Iterator[JsonObject]]) -> list[JsonObject]:
+    """The items of the first page that has any (a page may be empty); none when no page has."""
+    for page in pages:
+        items = list(page)
+        if items:
+            return items
+    return []
+
+
+def _release(pages: object) -> None:
+    """Let go of the last page a query read. The SDK's page iterator refers to itself (its fetch and unpack are
+    its own bound methods), so only the collector frees it, and with it the page it holds: a batch of later
+    versions read its 500 entries and what its days hold that way, kept until a young collection walked them
+    all (decision 0126). azure-core's PageIterator names them `_response` and `_current_page`."""
+    for name in ("_response", "_current_page"):
+        if hasattr(pages, name):
+            setattr(pages, name, None)
 
 
 def query(

@@ -15,7 +15,7 @@ from azure.cosmos.exceptions import CosmosResourceExistsError
 
 from backends.cosmos.conditional import TRY_AGAIN, _TryAgain, retry_until_settled, update_item
 from backends.cosmos.expiry import DayExpiry, with_ttl
-from backends.cosmos.items import read_or_none
+from backends.cosmos.items import forget, read_or_none
 from backends.cosmos.keys import marker_id, marker_key
 from core import faults
 from core.clock import from_utc_text, to_utc_text
@@ -120,7 +120,8 @@ class Markers:
                 self._batches.create_item(item)
                 faults.point("cosmos.marker_committed")
                 return None
-            except CosmosResourceExistsError:
+            except CosmosResourceExistsError as error:
+                forget(error)
                 stored = self.find(marker.partner_id, marker.batch_id)
                 if stored is None:  # it expired in between: try again
                     return TRY_AGAIN

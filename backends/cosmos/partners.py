@@ -15,7 +15,7 @@ from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNot
 from backends.admin_rules import require_partner
 from backends.cosmos.conditional import update_item
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.items import chunks, query, read_or_none, without_system_properties
+from backends.cosmos.items import chunks, forget, query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key, partner_key
 from core.clients import ANY_ISSUER, ClientInfo, ClientOwner
 from core.clock import from_utc_text, to_utc_text
@@ -66,7 +66,8 @@ class Partners:
                     "created_at": to_utc_text(now),
                 }
             )
-        except CosmosResourceExistsError:
+        except CosmosResourceExistsError as error:
+            forget(error)
             raise AdminError(f"partner {partner_id} already exists") from None
         return Partner(partner_id, name, True, now)
 
@@ -84,7 +85,8 @@ class Partners:
                 partition_key=partner_key(partner_id),
                 patch_operations=[{"op": "set", "path": f"/{field}", "value": value}],
             )
-        except CosmosResourceNotFoundError:
+        except CosmosResourceNotFoundError as error:
+            forget(error)
             raise AdminError(f"unknown partner {partner_id}") from None
         return partner_of(item)
 
@@ -119,7 +121,8 @@ class Partners:
                         "registered_at": to_utc_text(now),
                     }
                 )
-            except CosmosResourceExistsError:
+            except CosmosResourceExistsError as error:
+                forget(error)
                 raced.add(store_id)
 
         self._writers.each(register, sorted(set(store_ids)))
@@ -135,7 +138,8 @@ class Partners:
         def unregister(store_id: str) -> None:
             try:
                 self._partners.delete_item(registration_id(store_id), partition_key=partner_key(partner_id))
-            except CosmosResourceNotFoundError:
+            except CosmosResourceNotFoundError as error:
+                forget(error)
                 pass  # a concurrent unregister did it
 
         self._writers.each(unregister, sorted(set(store_ids)))
@@ -184,7 +188,8 @@ class Partners:
                     "added_at": to_utc_text(now),
                 }
             )
-        except CosmosResourceExistsError:
+        except CosmosResourceExistsError as error:
+            forget(error)
             known = read_or_none(self._partners, "client", _client_key(client_id, issuer))
             owner = known["partner_id"] if known else "another partner"
             raise AdminError(f"client {client_id} already speaks for partner {owner}") from None
@@ -197,7 +202,8 @@ class Partners:
             raise AdminError(f"partner {partner_id} has no client {client_id}")
         try:
             self._partners.delete_item("client", partition_key=_client_key(client_id, issuer))
-        except CosmosResourceNotFoundError:
+        except CosmosResourceNotFoundError as error:
+            forget(error)
             pass  # a concurrent remove did it
 
     def list_clients(self, partner_id: str) -> list[ClientInfo]:

@@ -21,7 +21,7 @@ from backends.cosmos.day_sums import DAY_ITEM_ID, day_as_read
 from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.index_growth import Created, IndexGrowth, T
 from backends.cosmos.index_layout import LAYOUT_ID, Layout, in_partitions, layout_key
-from backends.cosmos.items import chunks, json_safe_int, query, stored_version
+from backends.cosmos.items import chunks, forget, json_safe_int, query, stored_version
 from backends.cosmos.keys import index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.stored_json import JsonObject
@@ -112,7 +112,8 @@ class RecordIndex:
                         wanted["id"], wanted, etag=current["_etag"], match_condition=MatchConditions.IfNotModified
                     ),
                 )
-            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError):
+            except (CosmosAccessConditionFailedError, CosmosResourceNotFoundError) as error:
+                forget(error)
                 return TRY_AGAIN
 
         return retry_until_settled(attempt, f"the index entry of a record of partner {partner_id!r}")

@@ -91,7 +91,7 @@ def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
     )
 
 
-@dataclass(eq=False)  # compared and hashed as itself
+@dataclass(eq=False, slots=True)  # compared and hashed as itself; no __dict__ (decision 0126)
 class _Known:
     """A row whose entry was read: what was decided for it, step by step."""
 
@@ -343,10 +343,17 @@ def _result(one: _Known) -> Saved:
 
 
 def _moves_told(known: list[_Known], batch_id: str) -> int | None:
-    """How many rows moved, once each is decided or its entry written (which tells it); else None."""
+    """How many rows moved, once each is decided or its entry written (which tells it, as `saved` reads it);
+    else None."""
     if any(one.result is None and one.written is None for one in known):
         return None
-    return sum((one.result or saved(_written(one), batch_id, one.row))[1] is not None for one in known)
+    return sum(one.result[1] is not None if one.result else _moved(_written(one), batch_id) for one in known)
+
+
+def _moved(written: JsonObject, batch_id: str) -> bool:
+    """Whether `saved` tells a move for the row whose entry is `written`, without building it."""
+    previous = written.get("previous")
+    return written.get("batch_id") == batch_id and previous is not None and previous != _here(written)
 
 
 def _written(one: _Known) -> JsonObject:

@@ -7,7 +7,9 @@ is what instances are billed by.
 This replaces the module's `json` with `CosmosJson` once, when the adapter connects. Only bodies the SDK
 writes as compact UTF-8 (item writes and transactional batches, `enable_compact_utf8_item_writes`) go
 through orjson; the bodies it escapes to ASCII (queries, control-plane requests) stay with the standard
-library, and so does anything orjson refuses (an integer beyond 64 bits, a lone surrogate). A record's
+library, and so does anything orjson refuses (an integer beyond 64 bits, a lone surrogate). orjson's bytes
+reach the transport as they are (`Utf8Body`): the SDK asks for a str and encodes it to UTF-8 at once, and that
+round trip cost more than writing the JSON (decision 0126). A record's
 document travels as an `orjson.Fragment` of the JSON it was stored as (record_writes.py), which only orjson
 writes: the standard library's path reads it back through orjson first. The SDK is
 pinned (requirements.txt); `install` refuses an SDK whose module no longer reads `json` that way, and
@@ -22,15 +24,30 @@ import orjson
 from azure.cosmos import _synchronized_request
 
 
+class Utf8Body:
+    """A request body written as UTF-8 already, in place of the str the SDK encodes to UTF-8 next
+    (`_request_body_from_data`, its only call with ensure_ascii=False): `encode` hands back the bytes."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        if encoding.lower().replace("-", "").replace("_", "") == "utf8":
+            return self.data
+        return self.data.decode().encode(encoding, errors)
+
+
 class CosmosJson:
     """What `azure.cosmos._synchronized_request` calls of the `json` module."""
 
     @staticmethod
-    def dumps(data: Any, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str:
+    def dumps(data: Any, separators: tuple[str, str] | None = None, ensure_ascii: bool = True) -> str | Utf8Body:
         if not ensure_ascii:
             try:
-                return orjson.dumps(data).decode()  # compact, as separators=(",", ":"); the SDK encodes it as UTF-8
-            except (orjson.JSONEncodeError, UnicodeDecodeError):
+                return Utf8Body(orjson.dumps(data))  # compact, as separators=(",", ":")
+            except orjson.JSONEncodeError:
                 pass
         try:
             return json.dumps(data, separators=separators, ensure_ascii=ensure_ascii)

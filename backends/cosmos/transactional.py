@@ -14,6 +14,7 @@ from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosBatchOperationError
 
 from backends.cosmos.connection import WriterPool
+from backends.cosmos.items import forget
 from core import faults
 from core.stored_json import JsonObject
 
@@ -74,6 +75,7 @@ def _execute(
     except CosmosBatchOperationError as error:
         if error.status_code not in REFUSED:  # the status of the operation that failed
             raise
+        forget(error)
         return None
     faults.point(point)
     return list(answers)

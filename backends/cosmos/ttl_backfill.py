@@ -18,7 +18,7 @@ from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosResourceNotFoundError
 
 from backends.cosmos.expiry import DayExpiry
-from backends.cosmos.items import stream
+from backends.cosmos.items import forget, stream
 
 DAYS_WITHOUT_TTL = "SELECT c.pk, c.business_date FROM c WHERE c.type = 'batch' AND NOT IS_DEFINED(c.ttl)"
 DAY_ITEMS_WITHOUT_TTL = "SELECT c.id, c.type FROM c WHERE c.pk = @pk AND NOT IS_DEFINED(c.ttl)"
@@ -79,5 +79,6 @@ def _ttl(expiry: DayExpiry, business_date: str) -> int:
 def _patch(container: ContainerProxy, item_id: str, pk: str, ttl: int) -> None:
     try:
         container.patch_item(item_id, partition_key=pk, patch_operations=[{"op": "set", "path": "/ttl", "value": ttl}])
-    except CosmosResourceNotFoundError:
+    except CosmosResourceNotFoundError as error:
+        forget(error)
         pass  # expired or moved meanwhile

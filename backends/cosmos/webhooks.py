@@ -13,7 +13,7 @@ from azure.cosmos import ContainerProxy, CosmosClient
 from azure.cosmos.exceptions import CosmosResourceExistsError, CosmosResourceNotFoundError
 
 from backends.cosmos.conditional import update_item
-from backends.cosmos.items import query, read_or_none, without_system_properties
+from backends.cosmos.items import forget, query, read_or_none, without_system_properties
 from backends.cosmos.keys import compound_key
 from backends.cosmos.outages import outage_as_unavailable
 from core.clock import to_utc_text_or_none, utc_now
@@ -82,7 +82,8 @@ class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
     def remove_endpoint(self, partner_id: str, endpoint_id: str) -> bool:
         try:
             self._container.delete_item(endpoint_id, partition_key=_endpoints_key(partner_id))
-        except CosmosResourceNotFoundError:
+        except CosmosResourceNotFoundError as error:
+            forget(error)
             return False
         return True
 
@@ -118,7 +119,8 @@ class CosmosWebhookStore:  # core.webhook_ports.WebhookStore
     def add_delivery(self, delivery: WebhookDelivery) -> WebhookDelivery:
         try:
             self._container.create_item(self._item(delivery))
-        except CosmosResourceExistsError:
+        except CosmosResourceExistsError as error:
+            forget(error)
             stored = self.delivery(delivery.partner_id, delivery.endpoint_id, delivery.event_id)
             if stored is not None:
                 return stored

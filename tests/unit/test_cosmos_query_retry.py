@@ -17,15 +17,39 @@ RACE = RuntimeError("dictionary changed size during iteration")
 
 
 class Pages:
-    """What container.query_items returns: lazy; the first page is fetched at the first next()."""
+    """What container.query_items returns: lazy; the first page is fetched at the first next(), page by page
+    with by_page (whose page iterator keeps its last page, as azure-core's does)."""
 
     def __init__(self, items: list[dict], error: Exception | None):
         self.items, self.error = items, error
+        self.iterators: list[PageIterator] = []
+
+    def by_page(self):
+        self.iterators.append(PageIterator(self.items, self.error))
+        return self.iterators[-1]
+
+
+class PageIterator:
+    def __init__(self, items: list[dict], error: Exception | None):
+        self.items, self.error = items, error
+        self._response: object = None
+        self._current_page: object = None
+
+        self._pages = self._fetched()
 
     def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._pages)
+
+    def _fetched(self):
         if self.error is not None:
             raise self.error
-        yield from self.items
+        yield iter([])  # an empty page first, as a cross-partition query may answer
+        for item in self.items:  # then a page an item
+            self._response = self._current_page = [item]
+            yield iter(self._current_page)
 
 
 class Container:
@@ -36,7 +60,8 @@ class Container:
     def query_items(self, sql, **kwargs):
         self.calls.append((sql, kwargs))
         failing = len(self.calls) <= self.failures
-        return Pages(self.items, self.error if failing else None)
+        self.pages = Pages(self.items, self.error if failing else None)
+        return self.pages
 
 
 ITEMS = [{"id": "a"}, {"id": "b"}]
@@ -77,3 +102,15 @@ def test_the_query_is_issued_only_when_its_items_are_read():
     assert container.calls == []
     assert next(items) == {"id": "a"}
     assert len(container.calls) == 1
+
+
+@pytest.mark.parametrize("read", [list, lambda items: next(items)], ids=["all", "the first only"])
+def test_a_query_lets_go_of_its_last_page(read):
+    """The SDK's page iterator refers to itself, so only the collector would free the page it holds (decision
+    0126): the page is let go of once the items are read, or the reading stopped."""
+    container = Container(ITEMS, 0)
+    items = stream(container, "SELECT * FROM c")
+    read(items)
+    items.close()
+    (iterator,) = container.pages.iterators
+    assert iterator._response is None and iterator._current_page is None

@@ -21,10 +21,21 @@ ITEMS = [
 
 @pytest.mark.parametrize("data", ITEMS)
 def test_it_writes_the_json_the_standard_library_writes(data):
-    written = CosmosJson.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    written = CosmosJson.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")  # as the SDK does
     assert json.loads(written) == json.loads(json.dumps(data, separators=(",", ":"), ensure_ascii=False))
     assert CosmosJson.loads(written) == json.loads(written)
-    assert CosmosJson.loads(written.encode()) == json.loads(written)
+    assert CosmosJson.loads(written.decode()) == json.loads(written)
+
+
+def test_a_utf8_body_reaches_the_transport_as_written():
+    sdk_json.install()
+    body = CosmosJson.dumps({"name": "お茶"}, ensure_ascii=False)
+    assert isinstance(body, sdk_json.Utf8Body)
+    assert body.encode("utf-8") is body.data and body.encode("UTF8") is body.data
+    assert body.encode("utf-16-le") == '{"name":"お茶"}'.encode("utf-16-le")
+    assert _synchronized_request._request_body_from_data({"name": "お茶"}, ensure_ascii=False) == (
+        '{"name":"お茶"}'.encode()
+    )
 
 
 def test_escaped_bodies_stay_with_the_standard_library():
@@ -60,6 +71,6 @@ def test_an_sdk_that_no_longer_reads_json_there_is_refused(monkeypatch):
 def test_a_document_kept_as_json_is_written_as_it_is_on_either_path():
     item = {"id": "r|T-1", "document": orjson.Fragment('{"name":{"ja-JP":"お茶"},"n":1}')}
     expected = {"id": "r|T-1", "document": {"name": {"ja-JP": "お茶"}, "n": 1}}
-    assert json.loads(CosmosJson.dumps(item, separators=(",", ":"), ensure_ascii=False)) == expected
+    assert json.loads(CosmosJson.dumps(item, separators=(",", ":"), ensure_ascii=False).encode()) == expected
     escaped = CosmosJson.dumps(item, separators=(",", ":"))  # the standard library's path, ASCII only
     assert escaped.isascii() and json.loads(escaped) == expected
