@@ -214,11 +214,24 @@ class RequestLog:
         else:
             size = max((stored_size(row) for row in rows), default=0)
         self._add(Request(container.id, "query_items", 200, size, 0, loaded=len(rows)))
-        return iter(rows)
+        return _ReadRows(rows)
 
     def _add(self, request: Request) -> None:
         with self._lock:
             self.requests.append(request)
+
+
+class _ReadRows:
+    """A query's rows, read already: item by item, or as one page (`by_page`, as the adapter reads them)."""
+
+    def __init__(self, rows: list) -> None:
+        self._rows = iter(rows)
+
+    def __iter__(self):
+        return self._rows
+
+    def by_page(self, continuation_token: str | None = None):
+        return iter([self._rows])
 
 
 def _emulator_charge(container) -> float:
