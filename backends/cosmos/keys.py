@@ -64,7 +64,6 @@ def marker_key(partner_id: str, batch_id: str) -> str:
 
 
 @functools.lru_cache(maxsize=4096)  # every record of a batch names the same store-day
-@functools.lru_cache(maxsize=4096)  # a batch's records share their store-day (decision 0126)
 def day_key(partner_id: str, store_id: str, business_date: str) -> str:
     """A store-day's partition in `trade-records`: its records, batch entries and tombstones."""
     return compound_key("d", partner_id, store_id, business_date)
