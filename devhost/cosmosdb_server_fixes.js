@@ -20,10 +20,10 @@
 // 6. The emulator has no index: a query read every item of its container. It now keeps the items of each
 //    logical partition and of each payment_id (the record index's /payment_ids/[], infra/cosmos/containers.json)
 //    as they are written, and a query reads those of its partition key, of `c.pk IN (...)`, or of the
-//    payment_ids it looks up, or, within named partitions, of the ids of `ARRAY_CONTAINS(@ids, c.id)` (in a
-//    query without OR), as Cosmos DB's index would find them; the query still decides on each item. The
-//    partner's payment-id look-up and an accept's read of the records it replaces no longer slow with the
-//    items stored.
+//    payment_ids it looks up, or, within named partitions, of the ids it names (`ARRAY_CONTAINS(@ids, c.id)`,
+//    `c.id IN (...)`, `c.id = @x`, in a query without OR), as Cosmos DB's index would find them; the query
+//    still decides on each item. The partner's payment-id look-up and an accept's read of the records it
+//    replaces no longer slow with the items stored.
 // 7. A transactional batch sent with `Prefer: return=minimal` (the SDKs' no_response, .NET's
 //    EnableContentResponseOnWrite = false) answers each write's status and eTag without its item, as Cosmos DB
 //    does; the emulator echoed every item, which the client then read and parsed (about 2 MB a 500-record accept).

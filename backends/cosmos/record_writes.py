@@ -81,8 +81,8 @@ def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
     it and the store-day of the version it replaced, so a retry reports what its first attempt did."""
     if written.get("batch_id") != batch_id:
         return 0, None  # the same version, written by another batch: a resend under a new batch_id
-    previous = written.get("previous")
-    if previous is None or previous == _here(written):
+    previous = _moved_from(written)
+    if previous is None:
         return 1, None
     return 1, RecordMove(
         row.trade_record_id,
@@ -352,8 +352,13 @@ def _moves_told(known: list[_Known], batch_id: str) -> int | None:
 
 def _moved(written: JsonObject, batch_id: str) -> bool:
     """Whether `saved` tells a move for the row whose entry is `written`, without building it."""
-    previous = written.get("previous")
-    return written.get("batch_id") == batch_id and previous is not None and previous != _here(written)
+    return written.get("batch_id") == batch_id and _moved_from(written) is not None
+
+
+def _moved_from(entry: JsonObject) -> list[str] | None:
+    """The store-day the entry's version replaced one of, where that was another day; None: new, or the same day."""
+    previous = entry.get("previous")
+    return None if previous is None or previous == _here(entry) else previous
 
 
 def _written(one: _Known) -> JsonObject:
