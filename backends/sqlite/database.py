@@ -2,7 +2,10 @@
 
 Each thread gets its own connection. Writes run in `BEGIN IMMEDIATE` transactions so that
 concurrent writers (threads of the local host, the hq command line, queue workers) queue up on the
-database lock instead of failing half-way; readers never block in WAL mode.
+database lock instead of failing half-way; readers never block in WAL mode. Within one process, writers
+queue on a lock of the process first (`_writer_lock`): SQLite's busy handler waits by sleeping (up to 100 ms
+at a time), so a thread that found the database locked slept on past the commit it waited for, and four
+clients' batches waited up to a second (decision 0128).
 
 Checkpoints (copying the write-ahead log into the database file) run in a thread of their own after
 writes (`_Checkpointer`), not inside the commit that happens to cross SQLite's threshold: for a 500-record
@@ -35,9 +38,21 @@ AUTOCHECKPOINT_PAGES = 2_500
 CACHE_KIB = 16_000
 
 
+# One lock per database file and process; a forked child starts with its own (a parent's thread could hold one).
+_writer_locks: dict[Path, threading.Lock] = {}
+_writer_locks_guard = threading.Lock()
+os.register_at_fork(after_in_child=_writer_locks.clear)
+
+
+def _writer_lock(path: Path) -> threading.Lock:
+    with _writer_locks_guard:
+        return _writer_locks.setdefault(path, threading.Lock())
+
+
 class SqliteDatabase:
     def __init__(self, path: Path, schema: str) -> None:
         self.path = path
+        self._writers = path.resolve()
         self._local = threading.local()
         self._checkpointer = _Checkpointer(path)
         try:
@@ -88,18 +103,24 @@ class SqliteDatabase:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One atomic transaction: everything inside commits together or not at all."""
         connection = self._connection()
+        writers = _writer_lock(self._writers)
+        if not writers.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
+            raise BackendUnavailable("database is busy: another write of this process held it too long")
         try:
-            connection.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:
-            raise BackendUnavailable(f"database is busy or unavailable: {error}") from error
-        try:
-            yield connection
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        else:
-            connection.execute("COMMIT")
-            self._checkpointer.written()
+            try:
+                connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as error:
+                raise BackendUnavailable(f"database is busy or unavailable: {error}") from error
+            try:
+                yield connection
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+            else:
+                connection.execute("COMMIT")
+        finally:
+            writers.release()
+        self._checkpointer.written()
 
 
 class _Checkpointer:

@@ -1,0 +1,136 @@
+"""Writers of one process queue on a lock of the process before SQLite's (backends/sqlite/database.py
+`_writer_lock`, decision 0128): a second thread's `BEGIN IMMEDIATE` is never sent while another thread's write
+is open, so it never waits in SQLite's sleeping busy handler; a failed write lets the next one in; a forked
+child does not inherit a lock a thread of its parent held. Real SQLite files; statements seen by each
+connection's trace callback."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+
+import pytest
+
+from backends.sqlite import database
+from backends.sqlite.database import SqliteDatabase
+from core.ports import BackendUnavailable
+
+SCHEMA = "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, who TEXT NOT NULL);"
+
+
+def traced(db: SqliteDatabase, who: str, statements: list[tuple[str, str]]) -> None:
+    """Record every statement this thread's connection runs, with who ran it."""
+    with db.read() as connection:
+        connection.set_trace_callback(lambda statement: statements.append((who, statement.split()[0])))
+
+
+def test_a_second_writer_of_the_process_sends_nothing_to_sqlite_until_the_first_commits(tmp_path):
+    db = SqliteDatabase(tmp_path / "db.sqlite3", SCHEMA)
+    statements: list[tuple[str, str]] = []
+    first_open, second_started = threading.Event(), threading.Event()
+
+    def first() -> None:
+        traced(db, "first", statements)
+        with db.write() as connection:
+            connection.execute("INSERT INTO rows VALUES (1, 'first')")
+            first_open.set()
+            second_started.wait(5)
+            # Long enough for the second thread to reach SQLite, had it not queued on the process's lock.
+            threading.Event().wait(0.3)
+
+    def second() -> None:
+        traced(db, "second", statements)
+        first_open.wait(5)
+        second_started.set()
+        with db.write() as connection:
+            connection.execute("INSERT INTO rows VALUES (2, 'second')")
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+
+    assert statements == [
+        ("first", "BEGIN"),
+        ("first", "INSERT"),
+        ("first", "COMMIT"),
+        ("second", "BEGIN"),
+        ("second", "INSERT"),
+        ("second", "COMMIT"),
+    ]
+    with db.read() as connection:
+        assert [row[0] for row in connection.execute("SELECT who FROM rows ORDER BY id")] == ["first", "second"]
+
+
+def test_a_write_that_fails_lets_the_next_one_in(tmp_path, monkeypatch):
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 1_000)  # a lock left held would refuse the next write in 1 s
+    db = SqliteDatabase(tmp_path / "db.sqlite3", SCHEMA)
+    with pytest.raises(ValueError), db.write() as connection:
+        connection.execute("INSERT INTO rows VALUES (1, 'rolled back')")
+        raise ValueError("the use case refused")
+
+    def other_thread() -> None:
+        with db.write() as connection:
+            connection.execute("INSERT INTO rows VALUES (2, 'kept')")
+
+    thread = threading.Thread(target=other_thread)
+    thread.start()
+    thread.join(10)
+    with db.read() as connection:
+        assert [row[0] for row in connection.execute("SELECT who FROM rows")] == ["kept"]
+
+
+def test_a_write_held_past_the_busy_timeout_is_refused_as_sqlite_would(tmp_path, monkeypatch):
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    db = SqliteDatabase(tmp_path / "db.sqlite3", SCHEMA)
+    refused: list[str] = []
+
+    def other_thread() -> None:
+        try:
+            with db.write() as connection:
+                connection.execute("INSERT INTO rows VALUES (2, 'late')")
+        except BackendUnavailable as error:
+            refused.append(str(error))
+
+    with db.write() as connection:
+        connection.execute("INSERT INTO rows VALUES (1, 'holder')")
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join(10)
+    assert refused == ["database is busy: another write of this process held it too long"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp_path, monkeypatch):
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 2_000)  # an inherited held lock would refuse in 2 s
+    path = tmp_path / "db.sqlite3"
+    holding, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        # The process's lock alone: SQLite itself must not be open across a fork (the host forks before).
+        with database._writer_lock(path.resolve()):
+            holding.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    holding.wait(5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only writes SQLite
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            with SqliteDatabase(path, SCHEMA).write() as connection:
+                connection.execute("INSERT INTO rows VALUES (1, 'child')")
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    release.set()
+    thread.join(10)
+    assert os.waitstatus_to_exitcode(status) == 0
+    with SqliteDatabase(path, SCHEMA).read() as connection:
+        assert [row[0] for row in connection.execute("SELECT who FROM rows")] == ["child"]
