@@ -21,6 +21,7 @@ from azure.cosmos import CosmosClient, PartitionKey
 from azure.cosmos.exceptions import CosmosHttpResponseError, CosmosResourceExistsError, CosmosResourceNotFoundError
 
 from backends.cosmos import sdk_json
+from backends.cosmos.items import forget
 from backends.cosmos.outages import UNREACHABLE
 from backends.cosmos.transport import CurlTransport
 from core.ports import BackendUnavailable
@@ -143,7 +144,8 @@ def _open_containers(
         # ones whose create comes second are answered 409 (CosmosResourceExistsError), and it exists.
         try:
             database = client.create_database_if_not_exists(database_name)
-        except CosmosResourceExistsError:
+        except CosmosResourceExistsError as error:
+            forget(error)
             database = client.get_database_client(database_name)
         for definition in definitions:
             key = definition["partitionKey"]
