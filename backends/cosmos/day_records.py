@@ -12,7 +12,7 @@ from azure.cosmos import ContainerProxy
 from azure.cosmos.exceptions import CosmosHttpResponseError
 
 from backends.cosmos.day_sums import record_sums
-from backends.cosmos.items import QUERY_ATTEMPTS, SHARED_HEADERS_RACE
+from backends.cosmos.items import QUERY_ATTEMPTS, SHARED_HEADERS_RACE, let_go
 from backends.cosmos.keys import day_key
 from backends.cosmos.record_index import RecordIndex
 from core.day_records import DayRecord, DayRecordsPage
@@ -73,6 +73,7 @@ class DayRecords:
             paged = pages.by_page(token)
             try:
                 items = list(next(paged, []))
+                return items, (getattr(paged, "continuation_token", None) if items else None)
             except RuntimeError as error:
                 if attempt < QUERY_ATTEMPTS and SHARED_HEADERS_RACE in str(error):
                     continue
@@ -81,7 +82,8 @@ class DayRecords:
                 if error.status_code == 400 and token is not None:
                     raise ValueError("not a cursor of this read") from None
                 raise
-            return items, (getattr(paged, "continuation_token", None) if items else None)
+            finally:
+                let_go(paged)  # its page, which it would keep until a collection (decision 0126)
         raise AssertionError("unreachable")  # the last attempt returns or raises
 
 

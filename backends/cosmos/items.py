@@ -88,7 +88,7 @@ def stream(
                     yield from page
             return
         finally:
-            _release(pages)
+            let_go(pages)
 
 
 def _first_items(pages: Iterator[Iterator[JsonObject]]) -> list[JsonObject]:
@@ -100,7 +100,7 @@ def _first_items(pages: Iterator[Iterator[JsonObject]]) -> list[JsonObject]:
     return []
 
 
-def _release(pages: object) -> None:
+def let_go(pages: object) -> None:
     """Let go of the last page a query read. The SDK's page iterator refers to itself (its fetch and unpack are
     its own bound methods), so only the collector frees it, and with it the page it holds: a batch of later
     versions read its 500 entries and what its days hold that way, kept until a young collection walked them

@@ -71,3 +71,15 @@ def test_a_query_leaves_its_items_to_reference_counting(cosmos_storage, no_colle
     assert len(found) == 300
     del found
     assert gc.collect() < 100  # the SDK's page iterator and its closures; without letting go, its page too: 630
+
+
+def test_a_page_of_a_store_days_records_leaves_its_items_to_reference_counting(cosmos_storage, no_collector):
+    """The partner's read of a store-day's records (GET /trade-records) pages by the SDK's token itself."""
+    container = cosmos_storage._trade_records._trades
+    for number in range(300):
+        container.upsert_item({"id": f"r{number}", "pk": "paged", "type": "record", "lines": [number]})
+    sql = "SELECT * FROM c WHERE c.pk = @pk AND c.type = 'record'"
+    page, token = cosmos_storage._day_records._page(sql, [{"name": "@pk", "value": "paged"}], "paged", 200, None)
+    assert len(page) == 200 and token is not None
+    del page
+    assert gc.collect() < 100  # the page iterator's own few objects; without letting go, its page too
