@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -69,7 +70,7 @@ class SqliteDatabase:
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
             connection.execute(f"PRAGMA page_size={PAGE_BYTES}")  # before WAL: only a new file takes it
-            connection.execute("PRAGMA journal_mode=WAL")
+            _into_wal(connection)
             connection.execute("PRAGMA synchronous=NORMAL")
             connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             connection.execute(f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
@@ -121,6 +122,25 @@ class SqliteDatabase:
         finally:
             writers.release()
         self._checkpointer.written()
+
+
+def _into_wal(connection: sqlite3.Connection) -> None:
+    """Put the connection's file in WAL mode (once a file is, a no-op). SQLite answers "database is locked" at
+    once, without its busy handler, when another process switches the same new file at that moment (instances
+    starting together on an empty data folder): tried again until BUSY_TIMEOUT_MS."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            if connection.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+                return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error):
+                raise
+        if time.monotonic() >= deadline:
+            raise sqlite3.OperationalError("database is locked: its file could not be put in WAL mode")
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
 
 
 class _Checkpointer:

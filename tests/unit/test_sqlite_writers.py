@@ -7,8 +7,12 @@ connection's trace callback."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +138,29 @@ def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp
     assert os.waitstatus_to_exitcode(status) == 0
     with SqliteDatabase(path, SCHEMA).read() as connection:
         assert [row[0] for row in connection.execute("SELECT who FROM rows")] == ["child"]
+
+
+OPEN_AT = """
+import sys, time
+from pathlib import Path
+from backends.sqlite.database import SqliteDatabase
+while time.time() < float(sys.argv[2]):
+    pass
+SqliteDatabase(Path(sys.argv[1]), "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, who TEXT NOT NULL);")
+"""
+
+
+def test_processes_opening_a_new_file_at_once_all_open_it(tmp_path):
+    """Instances starting together on an empty data folder: SQLite answers "database is locked" at once,
+    without its busy handler, to a connection putting the file in WAL mode while another does (about one
+    open in six failed, four processes at once); the switch is tried again until the busy timeout."""
+    root = Path(__file__).resolve().parents[2]
+    for round_number in range(6):
+        path = tmp_path / f"round-{round_number}.sqlite3"
+        at = str(time.time() + 0.5)
+        openers = [
+            subprocess.Popen([sys.executable, "-c", OPEN_AT, str(path), at], cwd=root, stderr=subprocess.PIPE)
+            for _ in range(6)
+        ]
+        failures = [opener.stderr.read().decode()[-300:] for opener in openers if opener.wait(60) != 0]
+        assert failures == [], failures
