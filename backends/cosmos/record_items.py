@@ -18,15 +18,23 @@ TOMBSTONE_TTL_SECONDS = 86_400
 
 
 def record_item(
-    partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None, item_id: str | None = None
+    partner_id: str,
+    row: TradeRecordRow,
+    mine: Version,
+    ttl: int | None = None,
+    keys: tuple[str, str] | None = None,
 ) -> JsonObject:
-    """`item_id`: the row's record_id, when the caller has it already (decision 0127)."""
+    """`keys`: the row's record_id and store-day partition key, when the caller has them already (decision
+    0127)."""
+    if keys is None:
+        keys = (record_id(row.trade_record_id), day_key(partner_id, row.store_id, row.business_date.isoformat()))
+    item_id, pk = keys
     # The narrow fields reconciliation reads are top-level properties (a projection reads them); the record
     # as received goes under "document", which no index covers. Its payment_ids are in its index entry, where
     # the partner's look-up finds them.
     item = {
-        "id": record_id(row.trade_record_id) if item_id is None else item_id,
-        "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
+        "id": item_id,
+        "pk": pk,
         "type": "record",
         "trade_record_id": row.trade_record_id,
         "version": row.version,

@@ -132,9 +132,9 @@ class RecordWrites:
         self._expiry = expiry
 
     def _record_item(
-        self, partner_id: str, row: TradeRecordRow, mine: Version, item_id: str | None = None
+        self, partner_id: str, row: TradeRecordRow, mine: Version, keys: tuple[str, str] | None = None
     ) -> JsonObject:
-        return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date), item_id)
+        return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date), keys)
 
     def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
         return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
@@ -184,14 +184,14 @@ class RecordWrites:
             (
                 one,
                 tombstone(partner_id, one.item_id, store_id, business_date, one.mine),
-                self._expiry.ttl(dt.date.fromisoformat(business_date)),
+                self._expiry.ttl_of_day(business_date),
             )
             for one in written
             for store_id, business_date in _written(one)["dirty"]
         ]
         refused = self._write_with_rule(tombstones, held, "cosmos.tombstone")
         records = [
-            (one, self._record_item(partner_id, one.row, one.mine, one.item_id), None)
+            (one, self._record_item(partner_id, one.row, one.mine, (one.item_id, one.days[0])), None)
             for one in written
             if one not in refused
         ]
@@ -352,7 +352,7 @@ class RecordWrites:
 
     def bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
         item = tombstone(partner_id, record_id(trade_record_id), store_id, business_date, mine)
-        write_with_day(self._trades, item, mine, self._expiry.ttl(dt.date.fromisoformat(business_date)))
+        write_with_day(self._trades, item, mine, self._expiry.ttl_of_day(business_date))
 
 
 def _result(one: _Known) -> Saved:
