@@ -136,8 +136,10 @@ class RecordWrites:
     ) -> JsonObject:
         return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date), keys)
 
-    def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
-        return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
+    def _entry_of(
+        self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, entry_id: str | None = None
+    ) -> JsonObject:
+        return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date), entry_id)
 
     # -- in transactional batches -----------------------------------------------------------------
 
@@ -219,7 +221,7 @@ class RecordWrites:
         another store-day) is stored: it stays."""
         mine = _version(row)
         item_id = record_id(row.trade_record_id)
-        entry = self._entry_of(partner_id, batch_id, row, mine)
+        entry = self._entry_of(partner_id, batch_id, row, mine, None if stored is None else stored["id"])
         days = [day_of(row.store_id, entry["business_date"])]
         theirs = None
         if stored is not None:
