@@ -46,10 +46,13 @@ def _accepted(outcome, records: int) -> None:
         raise RuntimeError(f"not accepted as sent: {outcome.as_dict()}")
 
 
-def run(backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None) -> None:
+def run(
+    backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None, inline: bool = False
+) -> None:
     from triggers.garbage_collection import set_for_requests
 
-    if profile:  # the writers inline, so that cProfile sees every layer in the one thread it follows
+    if profile or inline:  # the writers inline: cProfile sees every layer in the one thread it follows, and
+        # the instructions counted do not depend on how the threads took turns
         from backends.cosmos.connection import WriterPool
 
         WriterPool.each = lambda self, work, items: [work(item) for item in items]  # type: ignore[method-assign]
@@ -92,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batches", type=int, default=4)
     parser.add_argument("--records", type=int, default=500)
     parser.add_argument("--profile", type=Path)
+    parser.add_argument("--inline", action="store_true", help="the writers in this thread, one after the other")
     args = parser.parse_args(argv)
-    run(args.backend, args.endpoint, args.stage, args.batches, args.records, args.profile)
+    run(args.backend, args.endpoint, args.stage, args.batches, args.records, args.profile, args.inline)
     return 0
 
 
