@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import tempfile
 import time
 import uuid
@@ -49,13 +50,22 @@ def _accepted(outcome, records: int) -> None:
 def run(
     backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None, inline: bool = False
 ) -> None:
-    from triggers.garbage_collection import set_for_requests
+    from backends.cosmos.connection import WriterPool
 
+    pooled, thresholds = WriterPool.each, gc.get_threshold()
     if profile or inline:  # the writers inline: cProfile sees every layer in the one thread it follows, and
         # the instructions counted do not depend on how the threads took turns
-        from backends.cosmos.connection import WriterPool
-
         WriterPool.each = lambda self, work, items: [work(item) for item in items]  # type: ignore[method-assign]
+    try:
+        _stages(backend, endpoint, stage, batches, records, profile)
+    finally:  # as they were, for whatever runs next in this process (a test's)
+        WriterPool.each = pooled  # type: ignore[method-assign]
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def _stages(backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None) -> None:
+    from triggers.garbage_collection import set_for_requests
 
     store_id = catalogue.profile_for(CURRENCY).store_id
     bodies = generate.batch_bodies(batches + 1, records, store_id=store_id, tag="I")
