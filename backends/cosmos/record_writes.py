@@ -237,22 +237,18 @@ class RecordWrites:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
         stored = one.stored
-        if stored is None:
-            one.wanted = one.entry
-            return
-        there = held.get(one.days[-1], {}).get(one.item_id)  # what the stored entry's store-day holds
-        if trade_record_replaces(one.mine, one.theirs):
-            one.wanted = _forward(one.entry, stored, buried(stored, there))
+        there = None if stored is None else held.get(one.days[-1], {}).get(one.item_id)  # in its store-day
+        if stored is None or trade_record_replaces(one.mine, one.theirs):
+            one.wanted = one.entry if stored is None else _forward(one.entry, stored, buried(stored, there))
             return
         one.written = stored  # a resend or a retry: complete what it may have left undone
         if holds(stored, there) and buried(stored, there):
             one.result = saved(stored, batch_id, one.row)
 
-    def _read(self, held: Held, wanted: list[tuple[str, str]]) -> Held:
-        """`held`, completed in place with the items of `wanted` (partition key, item id) it lacks: a move's
+    def _read(self, read: Held, wanted: list[tuple[str, str]]) -> Held:
+        """`read`, completed in place with the items of `wanted` (partition key, item id) it lacks: a move's
         two days in one query. In place: a batch's later writes find what its first read found, unread again
         and uncopied (decision 0127); nothing it writes is read back from it."""
-        read = held
         ids: dict[str, set[str]] = defaultdict(set)
         for pk, item_id in wanted:
             day = read.get(pk)
