@@ -52,11 +52,6 @@ def record_sums(item: JsonObject) -> Sums:
     )
 
 
-def _sums_of(item: JsonObject | None) -> Sums | None:
-    """What a stored item adds to its day: a record its sums; a tombstone, or no item, nothing."""
-    return record_sums(item) if item is not None and item.get("type") == "record" else None
-
-
 _NO_BATCHES: Mapping[str, int | None] = MappingProxyType({})
 
 
@@ -74,9 +69,11 @@ class DayChange:
 
     @classmethod
     def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
-        """Item `new` written over `old` (None: created): records or tombstones."""
-        added, removed = _sums_of(new), _sums_of(old)
-        return cls(() if added is None else (added,), () if removed is None else (removed,), ttl=ttl)
+        """Item `new` written over `old` (None: created): records or tombstones. A record counts with its sums;
+        a tombstone, or no item, with nothing."""
+        added = (record_sums(new),) if new.get("type") == "record" else ()
+        removed = (record_sums(old),) if old is not None and old.get("type") == "record" else ()
+        return cls(added, removed, ttl=ttl)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.batches or self.batches_gone)

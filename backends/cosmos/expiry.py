@@ -23,6 +23,10 @@ class DayExpiry:
             return None
         return expiry_seconds(business_date, utc_now(), self.retention_days)
 
+    def ttl_of_day(self, business_date: str) -> int | None:
+        """`ttl` of an ISO date, read only when retention is on (a tombstone a moved record leaves)."""
+        return self.ttl(dt.date.fromisoformat(business_date)) if self.retention_days else None
+
 
 def with_ttl(item: JsonObject, ttl: int | None) -> JsonObject:
     """The item, with `ttl` when there is one (an item without it never expires)."""

@@ -38,7 +38,8 @@ def compound_key(*parts: str) -> str:
     # Parts all plain (nearly every key): each is its own key_part, checked at once.
     plain = _PLAIN.fullmatch("".join(parts)) is not None
     joined = "|".join(parts if plain else (key_part(part) for part in parts))
-    if len(joined.encode("utf-8")) > MAX_ID_BYTES:
+    # Escaped parts are ASCII: the length in characters is the length in bytes (decision 0127).
+    if len(joined) > MAX_ID_BYTES:
         return "sha256|" + hashlib.sha256(joined.encode("utf-8")).hexdigest()
     return joined
 

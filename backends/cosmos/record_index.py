@@ -28,12 +28,20 @@ from core.stored_json import JsonObject
 from core.versions import Version
 
 
-def entry_of(partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> JsonObject:
+def entry_of(
+    partner_id: str,
+    batch_id: str,
+    row: TradeRecordRow,
+    mine: Version,
+    ttl: int | None = None,
+    entry_id: str | None = None,
+) -> JsonObject:
     """The entry of `row` as written by batch `batch_id`, expiring with the store-day of this version (`ttl`:
     expiry.py), so that an entry moved to another day gets that day's. No "type": nothing queries entries by
-    it, and an indexed property costs every write (~0.2 RU)."""
+    it, and an indexed property costs every write (~0.2 RU). `entry_id`: the stored entry's, when it was read
+    (the same index_entry_id, not made again: decision 0127)."""
     entry = {
-        "id": index_entry_id(row.trade_record_id),
+        "id": index_entry_id(row.trade_record_id) if entry_id is None else entry_id,
         "pk": None,  # its node's partition, where it is created (index_growth.py) or found
         "partner_id": partner_id,
         "trade_record_id": row.trade_record_id,

@@ -17,13 +17,24 @@ from core.versions import Version
 TOMBSTONE_TTL_SECONDS = 86_400
 
 
-def record_item(partner_id: str, row: TradeRecordRow, mine: Version, ttl: int | None = None) -> JsonObject:
+def record_item(
+    partner_id: str,
+    row: TradeRecordRow,
+    mine: Version,
+    ttl: int | None = None,
+    keys: tuple[str, str] | None = None,
+) -> JsonObject:
+    """`keys`: the row's record_id and store-day partition key, when the caller has them already (decision
+    0127)."""
+    if keys is None:
+        keys = (record_id(row.trade_record_id), day_key(partner_id, row.store_id, row.business_date.isoformat()))
+    item_id, pk = keys
     # The narrow fields reconciliation reads are top-level properties (a projection reads them); the record
     # as received goes under "document", which no index covers. Its payment_ids are in its index entry, where
     # the partner's look-up finds them.
     item = {
-        "id": record_id(row.trade_record_id),
-        "pk": day_key(partner_id, row.store_id, row.business_date.isoformat()),
+        "id": item_id,
+        "pk": pk,
         "type": "record",
         "trade_record_id": row.trade_record_id,
         "version": row.version,
@@ -48,11 +59,11 @@ def stored_bytes(item: JsonObject) -> int:
     return len(orjson.dumps(item))
 
 
-def tombstone(partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> JsonObject:
+def tombstone(partner_id: str, item_id: str, store_id: str, business_date: str, mine: Version) -> JsonObject:
     """What a record leaves where it was when a version moves it, so that a slower writer of an older version
-    cannot bring it back there."""
+    cannot bring it back there; `item_id`: the record's (keys.record_id)."""
     return {
-        "id": record_id(trade_record_id),
+        "id": item_id,
         "pk": day_key(partner_id, store_id, business_date),
         "type": "tombstone",
         "version": mine.number,

@@ -51,13 +51,21 @@ def moved_forward(
         return entry
     if not trade_record_replaces(mine, stored_version(current)):
         return None
-    here = [entry["store_id"], entry["business_date"]]
-    there = [current["store_id"], current["business_date"]]
-    earlier = [] if settled else current["dirty"]
-    dirty = [list(day) for day in sorted({tuple(day) for day in earlier + [there] if day != here})]
+    return _forward(entry, current, settled)
+
+
+def _forward(entry: JsonObject, current: JsonObject, settled: bool) -> JsonObject:
+    """moved_forward's entry, once this version is known to replace current's."""
+    here, there = _here(entry), _here(current)
+    if settled or not current["dirty"]:  # nearly always: only the day it leaves, if it leaves one
+        dirty = [] if there == here else [there]
+    else:
+        dirty = [list(day) for day in sorted({tuple(day) for day in current["dirty"] + [there] if day != here})]
     # An entry stays in the partition it was created in (decision 0092).
     moved = {**entry, "pk": current["pk"], "previous": there, "dirty": dirty}
-    return {**moved, BURIED_FIRST: True} if dirty else moved
+    if dirty:
+        moved[BURIED_FIRST] = True
+    return moved
 
 
 def holds(entry: JsonObject, item: JsonObject | None) -> bool:
@@ -101,6 +109,7 @@ class _Known:
     days: list[str]  # the partition keys of its own store-day, then of the stored entry's
     item_id: str  # of its record (and tombstones) in a store-day
     mine: Version  # the row's version
+    theirs: Version | None  # the stored entry's version, read once (decision 0127)
     wanted: JsonObject | None = None  # the entry to write over it
     written: JsonObject | None = None  # the entry holding this version, once moved forward (or found so)
     result: Saved | None = None
@@ -108,11 +117,6 @@ class _Known:
     @property
     def was_here(self) -> bool:
         return self.stored is not None and _here(self.stored) == _here(self.entry)
-
-    @property
-    def there(self) -> str | None:
-        """The store-day of the stored entry (its partition key): where its record is, or was to be written."""
-        return None if self.stored is None else self.days[-1]
 
 
 # What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
@@ -127,11 +131,15 @@ class RecordWrites:
         self._index = index
         self._expiry = expiry
 
-    def _record_item(self, partner_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
-        return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date))
+    def _record_item(
+        self, partner_id: str, row: TradeRecordRow, mine: Version, keys: tuple[str, str] | None = None
+    ) -> JsonObject:
+        return record_item(partner_id, row, mine, self._expiry.ttl(row.business_date), keys)
 
-    def _entry_of(self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version) -> JsonObject:
-        return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date))
+    def _entry_of(
+        self, partner_id: str, batch_id: str, row: TradeRecordRow, mine: Version, entry_id: str | None = None
+    ) -> JsonObject:
+        return entry_of(partner_id, batch_id, row, mine, self._expiry.ttl(row.business_date), entry_id)
 
     # -- in transactional batches -----------------------------------------------------------------
 
@@ -177,15 +185,17 @@ class RecordWrites:
         tombstones = [
             (
                 one,
-                tombstone(partner_id, one.row.trade_record_id, store_id, business_date, one.mine),
-                self._expiry.ttl(dt.date.fromisoformat(business_date)),
+                tombstone(partner_id, one.item_id, store_id, business_date, one.mine),
+                self._expiry.ttl_of_day(business_date),
             )
             for one in written
             for store_id, business_date in _written(one)["dirty"]
         ]
         refused = self._write_with_rule(tombstones, held, "cosmos.tombstone")
         records = [
-            (one, self._record_item(partner_id, one.row, one.mine), None) for one in written if one not in refused
+            (one, self._record_item(partner_id, one.row, one.mine, (one.item_id, one.days[0])), None)
+            for one in written
+            if one not in refused
         ]
         moved = None if rider is None else _moves_told(known, batch_id)  # what the rider's batch entry counts
         ridden = None if rider is None or moved is None else rider(moved)
@@ -210,36 +220,43 @@ class RecordWrites:
         """The row with its entry; decided at once when a later version (or this one, first received in
         another store-day) is stored: it stays."""
         mine = _version(row)
-        days = [day_of(row.store_id, row.business_date.isoformat())]
+        item_id = record_id(row.trade_record_id)
+        entry = self._entry_of(partner_id, batch_id, row, mine, None if stored is None else stored["id"])
+        days = [day_of(row.store_id, entry["business_date"])]
+        theirs = None
         if stored is not None:
             days.append(day_of(*_here(stored)))
-        entry = self._entry_of(partner_id, batch_id, row, mine)
-        one = _Known(row, entry, stored, days, record_id(row.trade_record_id), mine)
-        if stored is not None and not trade_record_replaces(mine, stored_version(stored)):
-            if stored_version(stored) != mine or not one.was_here:
+            theirs = stored_version(stored)
+        one = _Known(row, entry, stored, days, item_id, mine, theirs)
+        if theirs is not None and not trade_record_replaces(mine, theirs):
+            if theirs != mine or not one.was_here:
                 one.result = (0, None)
         return one
 
     def _decide(self, one: _Known, held: Held, batch_id: str) -> None:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
-        stored, mine = one.stored, one.mine
-        there = None if one.there is None else held.get(one.there, {}).get(one.item_id)
-        if stored is None or trade_record_replaces(mine, stored_version(stored)):
-            one.wanted = moved_forward(one.entry, mine, stored, stored is not None and buried(stored, there))
+        stored = one.stored
+        there = None if stored is None else held.get(one.days[-1], {}).get(one.item_id)  # in its store-day
+        if stored is None or trade_record_replaces(one.mine, one.theirs):
+            one.wanted = one.entry if stored is None else _forward(one.entry, stored, buried(stored, there))
             return
         one.written = stored  # a resend or a retry: complete what it may have left undone
         if holds(stored, there) and buried(stored, there):
             one.result = saved(stored, batch_id, one.row)
 
-    def _read(self, held: Held, wanted: list[tuple[str, str]]) -> Held:
-        """`held` with the items of `wanted` (partition key, item id) it lacks: a move's two days in one query."""
-        read: Held = {pk: dict(items) for pk, items in held.items()}
+    def _read(self, read: Held, wanted: list[tuple[str, str]]) -> Held:
+        """`read`, completed in place with the items of `wanted` (partition key, item id) it lacks: a move's
+        two days in one query. In place: a batch's later writes find what its first read found, unread again
+        and uncopied (decision 0127); nothing it writes is read back from it."""
         ids: dict[str, set[str]] = defaultdict(set)
         for pk, item_id in wanted:
-            if item_id not in read.setdefault(pk, {}):
+            day = read.get(pk)
+            if day is None:
+                day = read[pk] = {}
+            if item_id not in day:
                 ids[pk].add(item_id)
-                read[pk][item_id] = None  # not stored, unless found below
+                day[item_id] = None  # not stored, unless found below
         days = sorted(ids)
         groups = [days[start : start + DAYS_PER_QUERY] for start in range(0, len(days), DAYS_PER_QUERY)]
         for items in self._writers.each(
@@ -261,20 +278,19 @@ class RecordWrites:
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
         each batch with its day's sums item (the day's ttl given for a tombstone). What a day holds is taken
         from `held`, else read. Returns the rows of refused batches, for the item-by-item path."""
-        by_day: dict[str, list[tuple[_Known, JsonObject, int | None]]] = defaultdict(list)
-        for one, item, ttl in items:
-            by_day[item["pk"]].append((one, item, item.get("ttl") if ttl is None else ttl))
         held = self._read(held, [(item["pk"], item["id"]) for _, item, _ in items])
+        # In the order given: in_day_batches groups them by store-day.
         work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
-        for pk, some in by_day.items():
-            for one, item, ttl in some:
-                current = held[pk].get(item["id"])
-                size, change = stored_bytes(item), DayChange.of_write(item, current, ttl)
-                if current is None:
-                    work.append((one, ("create", (item,)), size, change))
-                elif trade_record_replaces(one.mine, stored_version(current)):
-                    replace = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
-                    work.append((one, replace, size, change))
+        for one, item, ttl in items:
+            current = held[item["pk"]].get(item["id"])
+            if current is None:
+                operation: BatchOperation = ("create", (item,))
+            elif trade_record_replaces(one.mine, stored_version(current)):
+                operation = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
+            else:
+                continue  # a newer one stays
+            change = DayChange.of_write(item, current, item.get("ttl") if ttl is None else ttl)
+            work.append((one, operation, stored_bytes(item), change))
         done = in_day_batches(self._trades, self._writers, work, point, rider)
         return {one for one, answer in done if answer is None}
 
@@ -333,8 +349,8 @@ class RecordWrites:
         write_with_day(self._trades, item, mine, item.get("ttl"), create_first=not expected)
 
     def bury(self, partner_id: str, trade_record_id: str, store_id: str, business_date: str, mine: Version) -> None:
-        item = tombstone(partner_id, trade_record_id, store_id, business_date, mine)
-        write_with_day(self._trades, item, mine, self._expiry.ttl(dt.date.fromisoformat(business_date)))
+        item = tombstone(partner_id, record_id(trade_record_id), store_id, business_date, mine)
+        write_with_day(self._trades, item, mine, self._expiry.ttl_of_day(business_date))
 
 
 def _result(one: _Known) -> Saved:
