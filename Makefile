@@ -152,7 +152,7 @@ load: install
 
 # kill -9 under load (loadtest/chaos.py, docs/reliability.md): clients push business days to a local host of
 # its own, which is killed with SIGKILL at named steps of its writes and at random moments, CHAOS_SECONDS
-# (default 120) long, and restarted on the same data; unanswered requests are resent with the same batch_id.
+# (default 120, 180 on azure) long, and restarted on the same data; unanswered requests are resent with the same batch_id.
 # Fails on any record lost or doubled, any close not MATCHED with the clients' own totals, or fewer than
 # CHAOS_MIN_KILLS (30) kills. CHAOS_BACKEND=azure runs it on the Cosmos DB and Azurite emulators.
 chaos: install
