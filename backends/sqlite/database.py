@@ -130,15 +130,17 @@ def _into_wal(connection: sqlite3.Connection) -> None:
     starting together on an empty data folder): tried again until BUSY_TIMEOUT_MS."""
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     pause = 0.001
+    mode = "locked"
     while True:
         try:
-            if connection.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal":
+            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if mode == "wal":
                 return
         except sqlite3.OperationalError as error:
             if "locked" not in str(error):
                 raise
         if time.monotonic() >= deadline:
-            raise sqlite3.OperationalError("database is locked: its file could not be put in WAL mode")
+            raise sqlite3.OperationalError(f"the database file could not be put in WAL mode (it stayed {mode})")
         time.sleep(pause)
         pause = min(2 * pause, 0.05)
 
