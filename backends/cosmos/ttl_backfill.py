@@ -10,7 +10,6 @@ now would set). Resumable: only items without a ttl are read, so a second run co
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -71,7 +70,7 @@ def backfill_ttl(
 
 
 def _ttl(expiry: DayExpiry, business_date: str) -> int:
-    ttl = expiry.ttl(dt.date.fromisoformat(business_date))
+    ttl = expiry.ttl_of_day(business_date)
     assert ttl is not None  # the command runs only with retention on
     return ttl
 
