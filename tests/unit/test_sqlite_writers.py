@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.sqlite import database
+from backends.sqlite import database, writer_lock
 from backends.sqlite.database import SqliteDatabase
 from core.ports import BackendUnavailable
 
@@ -114,7 +114,7 @@ def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp
 
     def holder() -> None:
         # The process's lock alone: SQLite itself must not be open across a fork (the host forks before).
-        with database._writer_lock(path.resolve()):
+        with writer_lock.thread_lock(path.resolve()):
             holding.set()
             release.wait(10)
 
