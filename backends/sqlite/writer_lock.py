@@ -110,7 +110,7 @@ def thread_lock(path: Path) -> threading.Lock:
 def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
     """Hold the turn to write the database at `path` (resolved) among threads and processes, or raise
     BackendUnavailable after `timeout_ms` at each of the two locks, as SQLite's busy timeout would."""
-    threads = _locks.thread_lock(path)
+    threads = _locks.threads.get(path) or _locks.thread_lock(path)
     if not threads.acquire(timeout=timeout_ms / 1000):
         raise BackendUnavailable("database is busy: another write of this process held it too long")
     try:
@@ -126,10 +126,10 @@ def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
 
 def _take_flock(path: Path, timeout_ms: int) -> int | None:
     """The sidecar's descriptor, exclusively locked; None where processes cannot lock it."""
-    descriptor = _locks.sidecar(path)
+    descriptor = _locks.sidecars[path] if path in _locks.sidecars else _locks.sidecar(path)
     if descriptor is None:
         return None
-    deadline = time.monotonic() + timeout_ms / 1000
+    deadline = 0.0  # set at the first refusal: most turns are taken at the first try
     pause = FIRST_PAUSE_S
     while True:
         try:
@@ -141,7 +141,9 @@ def _take_flock(path: Path, timeout_ms: int) -> int | None:
                 return None
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise BackendUnavailable(f"database is unavailable: its writer lock failed: {error}") from error
-        if time.monotonic() >= deadline:
+        if not deadline:
+            deadline = time.monotonic() + timeout_ms / 1000
+        elif time.monotonic() >= deadline:
             raise BackendUnavailable("database is busy: a write of another process held it too long")
         time.sleep(pause)
         pause = min(2 * pause, LAST_PAUSE_S)
