@@ -1,8 +1,8 @@
-"""Writers of one process queue on a lock of the process before SQLite's (backends/sqlite/database.py
-`_writer_lock`, decision 0128): a second thread's `BEGIN IMMEDIATE` is never sent while another thread's write
-is open, so it never waits in SQLite's sleeping busy handler; a failed write lets the next one in; a forked
-child does not inherit a lock a thread of its parent held. Real SQLite files; statements seen by each
-connection's trace callback."""
+"""Writers of one process queue on a lock of the process before SQLite's (backends/sqlite/writer_lock.py,
+decision 0128; between processes, test_sqlite_writers_of_processes.py): a second thread's `BEGIN IMMEDIATE`
+is never sent while another thread's write is open, so it never waits in SQLite's sleeping busy handler; a
+failed write lets the next one in; a forked child does not inherit a lock a thread of its parent held. Real
+SQLite files; statements seen by each connection's trace callback."""
 
 from __future__ import annotations
 
