@@ -106,6 +106,13 @@ def test_a_write_held_past_the_busy_timeout_is_refused_as_sqlite_would(tmp_path,
     assert refused == ["database is busy: another write of this process held it too long"]
 
 
+def fork_beside_threads() -> int:
+    """os.fork while other threads run (Python warns): the child only writes SQLite, then leaves by os._exit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp_path, monkeypatch):
     monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 2_000)  # an inherited held lock would refuse in 2 s
@@ -121,9 +128,7 @@ def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp
     thread = threading.Thread(target=holder)
     thread.start()
     holding.wait(5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only writes SQLite
-        pid = os.fork()
+    pid = fork_beside_threads()
     if pid == 0:
         code = 1
         try:

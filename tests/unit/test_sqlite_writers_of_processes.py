@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import pytest
 from backends.sqlite import database, writer_lock
 from backends.sqlite.database import SqliteDatabase
 from core.ports import BackendUnavailable
+from tests.unit.test_sqlite_writers import fork_beside_threads
 
 pytestmark = pytest.mark.skipif(writer_lock.fcntl is None, reason="flock is POSIX")
 
@@ -146,9 +146,7 @@ def test_a_forked_child_does_not_share_its_parents_hold(tmp_path, monkeypatch):
     path = tmp_path / "db.sqlite3"
     reader, writer = os.pipe()
     with writer_lock.writers_turn(path.resolve(), 10_000):  # the locks alone: no SQLite open across the fork
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only writes SQLite
-            pid = os.fork()
+        pid = fork_beside_threads()
         if pid == 0:
             code = 1
             try:
