@@ -3,9 +3,9 @@
 Each thread gets its own connection. Writes run in `BEGIN IMMEDIATE` transactions so that
 concurrent writers (threads of the local host, the hq command line, queue workers) queue up on the
 database lock instead of failing half-way; readers never block in WAL mode. Within one process, writers
-queue on a lock of the process first (`_writer_lock`): SQLite's busy handler waits by sleeping (up to 100 ms
-at a time), so a thread that found the database locked slept on past the commit it waited for, and four
-clients' batches waited up to a second (decision 0128).
+queue on a lock of the process first, then processes on a flock beside the file (`writer_lock.py`): SQLite's
+busy handler waits by sleeping (up to 100 ms at a time), so a writer that found the database locked slept on
+past the commit it waited for, and four clients' batches waited up to a second (decisions 0128, 0129).
 
 Checkpoints (copying the write-ahead log into the database file) run in a thread of their own after
 writes (`_Checkpointer`), not inside the commit that happens to cross SQLite's threshold: for a 500-record
@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from backends.sqlite.writer_lock import writers_turn
 from core.ports import BackendUnavailable
 
 BUSY_TIMEOUT_MS = 30_000
@@ -37,17 +38,6 @@ AUTOCHECKPOINT_PAGES = 2_500
 # batch with random trade_record_ids the store's CPU fell from 32 to 18 ms with 8 MiB or more
 # (decision 0061). Pages are allocated as they are read, up to this.
 CACHE_KIB = 16_000
-
-
-# One lock per database file and process; a forked child starts with its own (a parent's thread could hold one).
-_writer_locks: dict[Path, threading.Lock] = {}
-_writer_locks_guard = threading.Lock()
-os.register_at_fork(after_in_child=_writer_locks.clear)
-
-
-def _writer_lock(path: Path) -> threading.Lock:
-    with _writer_locks_guard:
-        return _writer_locks.setdefault(path, threading.Lock())
 
 
 class SqliteDatabase:
@@ -104,10 +94,7 @@ class SqliteDatabase:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One atomic transaction: everything inside commits together or not at all."""
         connection = self._connection()
-        writers = _writer_lock(self._writers)
-        if not writers.acquire(timeout=BUSY_TIMEOUT_MS / 1000):
-            raise BackendUnavailable("database is busy: another write of this process held it too long")
-        try:
+        with writers_turn(self._writers, BUSY_TIMEOUT_MS):
             try:
                 connection.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:
@@ -119,8 +106,6 @@ class SqliteDatabase:
                 raise
             else:
                 connection.execute("COMMIT")
-        finally:
-            writers.release()
         self._checkpointer.written()
 
 

@@ -1,8 +1,8 @@
-"""Writers of one process queue on a lock of the process before SQLite's (backends/sqlite/database.py
-`_writer_lock`, decision 0128): a second thread's `BEGIN IMMEDIATE` is never sent while another thread's write
-is open, so it never waits in SQLite's sleeping busy handler; a failed write lets the next one in; a forked
-child does not inherit a lock a thread of its parent held. Real SQLite files; statements seen by each
-connection's trace callback."""
+"""Writers of one process queue on a lock of the process before SQLite's (backends/sqlite/writer_lock.py,
+decision 0128; between processes, test_sqlite_writers_of_processes.py): a second thread's `BEGIN IMMEDIATE`
+is never sent while another thread's write is open, so it never waits in SQLite's sleeping busy handler; a
+failed write lets the next one in; a forked child does not inherit a lock a thread of its parent held. Real
+SQLite files; statements seen by each connection's trace callback."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.sqlite import database
+from backends.sqlite import database, writer_lock
 from backends.sqlite.database import SqliteDatabase
 from core.ports import BackendUnavailable
 
@@ -106,6 +106,13 @@ def test_a_write_held_past_the_busy_timeout_is_refused_as_sqlite_would(tmp_path,
     assert refused == ["database is busy: another write of this process held it too long"]
 
 
+def fork_beside_threads() -> int:
+    """os.fork while other threads run (Python warns): the child only writes SQLite, then leaves by os._exit."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return os.fork()
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
 def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp_path, monkeypatch):
     monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 2_000)  # an inherited held lock would refuse in 2 s
@@ -114,16 +121,14 @@ def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp
 
     def holder() -> None:
         # The process's lock alone: SQLite itself must not be open across a fork (the host forks before).
-        with database._writer_lock(path.resolve()):
+        with writer_lock.thread_lock(path.resolve()):
             holding.set()
             release.wait(10)
 
     thread = threading.Thread(target=holder)
     thread.start()
     holding.wait(5)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)  # fork with threads: the child only writes SQLite
-        pid = os.fork()
+    pid = fork_beside_threads()
     if pid == 0:
         code = 1
         try:
