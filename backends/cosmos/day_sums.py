@@ -61,8 +61,10 @@ class DayChange:
     Immutable empties by default and no __dict__: a batch makes one per record it writes, and each container
     object is one more for the collector to walk (decision 0126)."""
 
-    added: Sequence[Sums] = ()
-    removed: Sequence[Sums] = ()
+    # Records added and removed, as stored: items (or projections) holding SUMS_FIELDS, read where summed
+    # (`changed`), no tuple made per record first.
+    added: Sequence[JsonObject] = ()
+    removed: Sequence[JsonObject] = ()
     batches: Mapping[str, int | None] = _NO_BATCHES  # batch_id -> batch_seq, received
     batches_gone: Sequence[str] = ()
     ttl: int | None = None
@@ -71,8 +73,8 @@ class DayChange:
     def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
         """Item `new` written over `old` (None: created): records or tombstones. A record counts with its sums;
         a tombstone, or no item, with nothing."""
-        added = (record_sums(new),) if new.get("type") == "record" else ()
-        removed = (record_sums(old),) if old is not None and old.get("type") == "record" else ()
+        added = (new,) if new.get("type") == "record" else ()
+        removed = (old,) if old is not None and old.get("type") == "record" else ()
         return cls(added, removed, ttl=ttl)
 
     def __bool__(self) -> bool:
@@ -80,8 +82,8 @@ class DayChange:
 
     @classmethod
     def of_all(cls, changes: Sequence[DayChange]) -> DayChange:
-        added: list[Sums] = []
-        removed: list[Sums] = []
+        added: list[JsonObject] = []
+        removed: list[JsonObject] = []
         batches: dict[str, int | None] = {}
         gone: list[str] = []
         ttl = None
@@ -105,19 +107,19 @@ def changed(day: JsonObject, change: DayChange) -> JsonObject:
     sources = {code: [int(value) for value in values] for code, values in day["sources"].items()}
     payments = {kind: [int(value) for value in values] for kind, values in day["payments"].items()}
     for sign, records in ((1, change.added), (-1, change.removed)):
-        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
-            group = sources.setdefault(source_type, [0, 0, 0, 0, 0, 0])
+        for record in records:  # read as record_sums reads it, without its tuple (decision 0130)
+            group = sources.setdefault(record["source_type"], [0, 0, 0, 0, 0, 0])
             # Unrolled: the loop over the six took a third of this function (decision 0126).
             group[0] += sign
-            group[1] += sign * item_rows
-            group[2] += sign * payment_rows
-            group[3] += sign * total
-            group[4] += sign * tax
-            group[5] += sign * tip
-            for kind, amount in paid.items():
+            group[1] += sign * record["item_rows"]
+            group[2] += sign * record["payment_rows"]
+            group[3] += sign * int(record["total_minor"])
+            group[4] += sign * int(record["tax_minor"])
+            group[5] += sign * int(record["tip_minor"])
+            for kind, amount in record["payments"].items():
                 held = payments.setdefault(kind, [0, 0])
                 held[0] += sign
-                held[1] += sign * amount
+                held[1] += sign * int(amount)
     batches = {**day["batches"], **change.batches}
     for batch_id in change.batches_gone:
         batches.pop(batch_id, None)
@@ -144,7 +146,7 @@ def day_batch_seqs(day: JsonObject) -> list[int]:
 def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day item summed from what the partition holds: for a day written before the item existed (read
     once, when it is first written; then kept by every write)."""
-    added: list[Sums] = []
+    added: list[JsonObject] = []
     batches: dict[str, int | None] = {}
     for item in stream(
         container,
@@ -156,7 +158,7 @@ def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
         if item["type"] == "batch":
             batches[item["batch_id"]] = item.get("batch_seq")
         else:
-            added.append(record_sums(item))
+            added.append(item)
     return changed(empty_day(pk), DayChange(added, batches=batches))
 
 

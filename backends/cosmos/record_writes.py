@@ -92,11 +92,18 @@ def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
     previous = _moved_from(written)
     if previous is None:
         return 1, None
-    return 1, RecordMove(
-        row.trade_record_id,
-        StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
-        StoreDay(row.store_id, row.business_date),
-    )
+    return 1, RecordMove(row.trade_record_id, _day_left(*previous), _day_of_row(row.store_id, row.business_date))
+
+
+# A batch's moves leave and reach a few store-days: each made once (frozen, so shared; decision 0130).
+@functools.lru_cache(maxsize=1024)
+def _day_left(store_id: str, business_date: str) -> StoreDay:
+    return StoreDay(store_id, dt.date.fromisoformat(business_date))
+
+
+@functools.lru_cache(maxsize=1024)
+def _day_of_row(store_id: str, business_date: dt.date) -> StoreDay:
+    return StoreDay(store_id, business_date)
 
 
 @dataclass(eq=False, slots=True)  # compared and hashed as itself; no __dict__ (decision 0126)
@@ -122,6 +129,7 @@ class _Known:
 # What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
 # or None when the day holds none under that id.
 Held = dict[str, dict[str, JsonObject | None]]
+_NONE: dict[str, JsonObject | None] = {}
 
 
 class RecordWrites:
@@ -180,8 +188,12 @@ class RecordWrites:
         answered += self._index.create(partner_id, [(one, _wanted(one)) for one in to_write if one.stored is None])
         for one, answer in answered:
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
-                one.written = {**_wanted(one), "_etag": answer["eTag"]}
+                # In place: the entry was sent, and nothing else holds it (decision 0130).
+                one.written = _wanted(one)
+                one.written["_etag"] = answer["eTag"]
         written = [one for one in known if one.written is not None and one.result is None]
+        # What each tells once its writes are done, made once: the rider's batch entry counts the moves.
+        told = {one: saved(_written(one), batch_id, one.row) for one in written}
         tombstones = [
             (
                 one,
@@ -197,12 +209,12 @@ class RecordWrites:
             for one in written
             if one not in refused
         ]
-        moved = None if rider is None else _moves_told(known, batch_id)  # what the rider's batch entry counts
+        moved = None if rider is None else _moves_told(known, told)  # what the rider's batch entry counts
         ridden = None if rider is None or moved is None else rider(moved)
         refused |= self._write_with_rule(records, held, "cosmos.record", ridden)
         for one in written:
             if one not in refused:
-                one.result = saved(_written(one), batch_id, one.row)
+                one.result = told[one]
         rest = [one for one in known if one.result is None]
         outcomes = self._writers.each(lambda one: self._one_by_one(partner_id, batch_id, one), rest)
         for one, outcome in zip(rest, outcomes, strict=True):
@@ -278,7 +290,9 @@ class RecordWrites:
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
         each batch with its day's sums item (the day's ttl given for a tombstone). What a day holds is taken
         from `held`, else read. Returns the rows of refused batches, for the item-by-item path."""
-        held = self._read(held, [(item["pk"], item["id"]) for _, item, _ in items])
+        unread = [(item["pk"], item["id"]) for _, item, _ in items if item["id"] not in held.get(item["pk"], _NONE)]
+        if unread:  # else every item's day was read with the entries (a record or a day it leaves)
+            self._read(held, unread)
         # In the order given: in_day_batches groups them by store-day.
         work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
         for one, item, ttl in items:
@@ -358,17 +372,12 @@ def _result(one: _Known) -> Saved:
     return one.result
 
 
-def _moves_told(known: list[_Known], batch_id: str) -> int | None:
-    """How many rows moved, once each is decided or its entry written (which tells it, as `saved` reads it);
+def _moves_told(known: list[_Known], told: dict[_Known, Saved]) -> int | None:
+    """How many rows moved, once each is decided or its entry written (`told`: what `saved` reads in it);
     else None."""
     if any(one.result is None and one.written is None for one in known):
         return None
-    return sum(one.result[1] is not None if one.result else _moved(_written(one), batch_id) for one in known)
-
-
-def _moved(written: JsonObject, batch_id: str) -> bool:
-    """Whether `saved` tells a move for the row whose entry is `written`, without building it."""
-    return written.get("batch_id") == batch_id and _moved_from(written) is not None
+    return sum((told[one] if one.result is None else one.result)[1] is not None for one in known)
 
 
 def _moved_from(entry: JsonObject) -> list[str] | None:
