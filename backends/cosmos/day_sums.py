@@ -53,6 +53,20 @@ def record_sums(item: JsonObject) -> Sums:
 
 
 _NO_BATCHES: Mapping[str, int | None] = MappingProxyType({})
+# What one record or tombstone written changes in its day's sums: the record it adds and the record it removes
+# (as stored; None: nothing), and the day's ttl set anew with it (None: kept). A plain tuple: a batch makes one
+# per item it writes, summed into one DayChange per transactional batch (decision 0130).
+Write = tuple[JsonObject | None, JsonObject | None, int | None]
+
+
+def write_of(new: JsonObject, old: JsonObject | None, ttl: int | None) -> Write:
+    """Item `new` written over `old` (None: created): a record counts with its sums; a tombstone, or no item,
+    with nothing."""
+    return (
+        new if new.get("type") == "record" else None,
+        old if old is not None and old.get("type") == "record" else None,
+        ttl,
+    )
 
 
 @dataclass(slots=True)
@@ -69,30 +83,32 @@ class DayChange:
     batches_gone: Sequence[str] = ()
     ttl: int | None = None
 
-    @classmethod
-    def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
-        """Item `new` written over `old` (None: created): records or tombstones. A record counts with its sums;
-        a tombstone, or no item, with nothing."""
-        added = (new,) if new.get("type") == "record" else ()
-        removed = (old,) if old is not None and old.get("type") == "record" else ()
-        return cls(added, removed, ttl=ttl)
-
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.batches or self.batches_gone)
 
     @classmethod
-    def of_all(cls, changes: Sequence[DayChange]) -> DayChange:
+    def of_run(cls, changes: Sequence[Write | DayChange]) -> DayChange:
+        """The change of a transactional batch's writes (a rider's DayChange among them), in their order."""
         added: list[JsonObject] = []
         removed: list[JsonObject] = []
         batches: dict[str, int | None] = {}
         gone: list[str] = []
         ttl = None
         for change in changes:
-            added += change.added
-            removed += change.removed
-            batches.update(change.batches)
-            gone += change.batches_gone
-            ttl = change.ttl if change.ttl is not None else ttl
+            if isinstance(change, DayChange):
+                added += change.added
+                removed += change.removed
+                batches.update(change.batches)
+                gone += change.batches_gone
+                ttl = change.ttl if change.ttl is not None else ttl
+                continue
+            new, old, its_ttl = change
+            if new is not None:
+                added.append(new)
+            if old is not None:
+                removed.append(old)
+            if its_ttl is not None:
+                ttl = its_ttl
         return cls(added, removed, batches, gone, ttl)
 
 
@@ -283,14 +299,14 @@ class Rider:
 def in_day_batches(
     container: ContainerProxy,
     writers: WriterPool,
-    work: Sequence[tuple[T, BatchOperation, int, DayChange]],
+    work: Sequence[tuple[T, BatchOperation, int, Write]],
     point: str,
     rider: Rider | None = None,
 ) -> list[tuple[T, JsonObject | None]]:
     """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
     batches of one store-day go one after the other (store-days concurrently). Each `what` with its
     operation's answer, or None when its batch was refused (for the item-by-item path)."""
-    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, DayChange]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, Write | DayChange]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
     if rider is not None and (pk := rider.operation[1][-1]["pk"]) in by_pk:
@@ -300,7 +316,7 @@ def in_day_batches(
         writer = DayWriter(container, pk)
         done: list[tuple[T | None, JsonObject | None]] = []
         for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
-            change = DayChange.of_all([one for _, _, _, one in run])
+            change = DayChange.of_run([one for _, _, _, one in run])
             answers = writer.execute([operation for _, operation, _, _ in run], change, point)
             done += [(entry[0], None if answers is None else answers[number]) for number, entry in enumerate(run)]
         return done
@@ -326,7 +342,7 @@ def write_if_replaces(
             write: BatchOperation = ("create", (item,))
         else:
             write = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
-        answers = writer.execute([write], DayChange.of_write(item, current, ttl))
+        answers = writer.execute([write], DayChange.of_run([write_of(item, current, ttl)]))
         return TRY_AGAIN if answers is None else True
 
     return bool(retry_until_settled(attempt, f"item {item['id']!r} of {container.id}"))

@@ -21,7 +21,7 @@ import orjson
 from azure.cosmos import ContainerProxy
 
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, Rider, in_day_batches
+from backends.cosmos.day_sums import SUMS_FIELDS, Rider, Write, in_day_batches, write_of
 from backends.cosmos.day_sums import write_if_replaces as write_with_day
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.items import chunks, query, stored_version
@@ -51,21 +51,23 @@ def moved_forward(
         return entry
     if not trade_record_replaces(mine, stored_version(current)):
         return None
-    return _forward(entry, current, settled)
+    return _forward({**entry}, current, settled)  # a copy: `entry` is decided again on what a lost race left
 
 
 def _forward(entry: JsonObject, current: JsonObject, settled: bool) -> JsonObject:
-    """moved_forward's entry, once this version is known to replace current's."""
+    """moved_forward's entry, once this version is known to replace current's: `entry`, changed in place."""
     here, there = _here(entry), _here(current)
     if settled or not current["dirty"]:  # nearly always: only the day it leaves, if it leaves one
         dirty = [] if there == here else [there]
     else:
         dirty = [list(day) for day in sorted({tuple(day) for day in current["dirty"] + [there] if day != here})]
     # An entry stays in the partition it was created in (decision 0092).
-    moved = {**entry, "pk": current["pk"], "previous": there, "dirty": dirty}
+    entry["pk"] = current["pk"]
+    entry["previous"] = there
+    entry["dirty"] = dirty
     if dirty:
-        moved[BURIED_FIRST] = True
-    return moved
+        entry[BURIED_FIRST] = True
+    return entry
 
 
 def holds(entry: JsonObject, item: JsonObject | None) -> bool:
@@ -156,8 +158,8 @@ class RecordWrites:
     ) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day (`rider` with the last of its day's); the
         rows of a refused batch are returned."""
-        work: list[tuple[TradeRecordRow, BatchOperation, int, DayChange]] = [
-            (row, ("create", (item,)), stored_bytes(item), DayChange.of_write(item, None, item.get("ttl")))
+        work: list[tuple[TradeRecordRow, BatchOperation, int, Write]] = [
+            (row, ("create", (item,)), stored_bytes(item), (item, None, item.get("ttl")))
             for row in rows
             for item in (self._record_item(partner_id, row, _version(row)),)
         ]
@@ -249,8 +251,9 @@ class RecordWrites:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
         stored = one.stored
-        there = None if stored is None else held.get(one.days[-1], {}).get(one.item_id)  # in its store-day
+        there = None if stored is None else held.get(one.days[-1], _NONE).get(one.item_id)  # in its store-day
         if stored is None or trade_record_replaces(one.mine, one.theirs):
+            # In place: this version's entry, made for this row alone (decision 0130).
             one.wanted = one.entry if stored is None else _forward(one.entry, stored, buried(stored, there))
             return
         one.written = stored  # a resend or a retry: complete what it may have left undone
@@ -294,7 +297,7 @@ class RecordWrites:
         if unread:  # else every item's day was read with the entries (a record or a day it leaves)
             self._read(held, unread)
         # In the order given: in_day_batches groups them by store-day.
-        work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
+        work: list[tuple[_Known, BatchOperation, int, Write]] = []
         for one, item, ttl in items:
             current = held[item["pk"]].get(item["id"])
             if current is None:
@@ -303,7 +306,7 @@ class RecordWrites:
                 operation = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
             else:
                 continue  # a newer one stays
-            change = DayChange.of_write(item, current, item.get("ttl") if ttl is None else ttl)
+            change = write_of(item, current, item.get("ttl") if ttl is None else ttl)
             work.append((one, operation, stored_bytes(item), change))
         done = in_day_batches(self._trades, self._writers, work, point, rider)
         return {one for one, answer in done if answer is None}
