@@ -11,7 +11,6 @@ between is completed by the retry or by the next version."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -28,9 +27,10 @@ from backends.cosmos.items import chunks, query, stored_version
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
 from backends.cosmos.record_items import record_item, stored_bytes, tombstone
+from backends.cosmos.saves import Saved, entry_day, saved
 from backends.cosmos.transactional import BatchOperation, in_batches
 from core import faults
-from core.records import RecordMove, StoreDay, TradeRecordRow
+from core.records import TradeRecordRow
 from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
@@ -38,7 +38,6 @@ from core.versions import Version, trade_record_replaces
 BURIED_FIRST = "buried_first"
 DAYS_PER_QUERY = 16  # store-days one read of records names: a move's two in one request (decision 0121)
 
-Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
 RiderOf = Callable[[int], Rider]  # the batch entry's rider (day_sums.py), counting this many moved records
 
 
@@ -56,7 +55,7 @@ def moved_forward(
 
 def _forward(entry: JsonObject, current: JsonObject, settled: bool) -> JsonObject:
     """moved_forward's entry, once this version is known to replace current's: `entry`, changed in place."""
-    here, there = _here(entry), _here(current)
+    here, there = entry_day(entry), entry_day(current)
     if settled or not current["dirty"]:  # nearly always: only the day it leaves, if it leaves one
         dirty = [] if there == here else [there]
     else:
@@ -82,32 +81,6 @@ def buried(entry: JsonObject, item: JsonObject | None) -> bool:
     return not entry["dirty"] or (bool(entry.get(BURIED_FIRST)) and holds(entry, item))
 
 
-def _here(entry: JsonObject) -> list[str]:
-    return [entry["store_id"], entry["business_date"]]
-
-
-def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
-    """What the row changed, told by the entry that holds its version: the entry names the batch that wrote
-    it and the store-day of the version it replaced, so a retry reports what its first attempt did."""
-    if written.get("batch_id") != batch_id:
-        return 0, None  # the same version, written by another batch: a resend under a new batch_id
-    previous = _moved_from(written)
-    if previous is None:
-        return 1, None
-    return 1, RecordMove(row.trade_record_id, _day_left(*previous), _day_of_row(row.store_id, row.business_date))
-
-
-# A batch's moves leave and reach a few store-days: each made once (frozen, so shared; decision 0130).
-@functools.lru_cache(maxsize=1024)
-def _day_left(store_id: str, business_date: str) -> StoreDay:
-    return StoreDay(store_id, dt.date.fromisoformat(business_date))
-
-
-@functools.lru_cache(maxsize=1024)
-def _day_of_row(store_id: str, business_date: dt.date) -> StoreDay:
-    return StoreDay(store_id, business_date)
-
-
 @dataclass(eq=False, slots=True)  # compared and hashed as itself; no __dict__ (decision 0126)
 class _Known:
     """A row whose entry was read: what was decided for it, step by step."""
@@ -125,7 +98,7 @@ class _Known:
 
     @property
     def was_here(self) -> bool:
-        return self.stored is not None and _here(self.stored) == _here(self.entry)
+        return self.stored is not None and entry_day(self.stored) == entry_day(self.entry)
 
 
 # What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
@@ -239,7 +212,7 @@ class RecordWrites:
         days = [day_of(row.store_id, entry["business_date"])]
         theirs = None
         if stored is not None:
-            days.append(day_of(*_here(stored)))
+            days.append(day_of(*entry_day(stored)))
             theirs = stored_version(stored)
         one = _Known(row, entry, stored, days, item_id, mine, theirs)
         if theirs is not None and not trade_record_replaces(mine, theirs):
@@ -338,7 +311,7 @@ class RecordWrites:
             partner_id, row.trade_record_id, lambda current: moved_forward(entry, mine, current)
         )
         before = update.before
-        was_here = before is not None and _here(before) == _here(entry)
+        was_here = before is not None and entry_day(before) == entry_day(entry)
         if update.after is not None:
             faults.point("cosmos.version_entry")
             return self._complete(partner_id, batch_id, row, update.after, was_here)
@@ -381,12 +354,6 @@ def _moves_told(known: list[_Known], told: dict[_Known, Saved]) -> int | None:
     if any(one.result is None and one.written is None for one in known):
         return None
     return sum((told[one] if one.result is None else one.result)[1] is not None for one in known)
-
-
-def _moved_from(entry: JsonObject) -> list[str] | None:
-    """The store-day the entry's version replaced one of, where that was another day; None: new, or the same day."""
-    previous = entry.get("previous")
-    return None if previous is None or previous == _here(entry) else previous
 
 
 def _written(one: _Known) -> JsonObject:

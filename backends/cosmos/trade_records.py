@@ -17,7 +17,8 @@ from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
 from backends.cosmos.record_items import stored_bytes
-from backends.cosmos.record_writes import RecordWrites, RiderOf, Saved
+from backends.cosmos.record_writes import RecordWrites, RiderOf
+from backends.cosmos.saves import Saved
 from backends.cosmos.transactional import BatchOperation
 from core import faults
 from core.clock import to_utc_text
