@@ -12,7 +12,9 @@ kind are the difference between two stages:
     # stages: set-up (and a warm-up batch of each kind), new, later, moves; each runs the ones before it
 
 `--profile FILE` writes cProfile's statistics of the last stage's batches, the writers run inline in the one
-thread cProfile follows."""
+thread cProfile follows. Each kind's CPU time a record (this process, all its threads: time.process_time) is
+printed too, a quick figure to compare two trees by, alternating (decision 0130): it moves with the machine's
+load, the instructions do not."""
 
 from __future__ import annotations
 
@@ -49,7 +51,8 @@ def _accepted(outcome, records: int) -> None:
 
 def run(
     backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None, inline: bool = False
-) -> None:
+) -> dict[str, float]:
+    """Run the stages up to `stage`; each kind's CPU milliseconds a record, by kind."""
     from backends.cosmos.connection import WriterPool
 
     pooled, thresholds = WriterPool.each, gc.get_threshold()
@@ -57,14 +60,16 @@ def run(
         # the instructions counted do not depend on how the threads took turns
         WriterPool.each = lambda self, work, items: [work(item) for item in items]  # type: ignore[method-assign]
     try:
-        _stages(backend, endpoint, stage, batches, records, profile)
+        return _stages(backend, endpoint, stage, batches, records, profile)
     finally:  # as they were, for whatever runs next in this process (a test's)
         WriterPool.each = pooled  # type: ignore[method-assign]
         gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
-def _stages(backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None) -> None:
+def _stages(
+    backend: str, endpoint: str, stage: str, batches: int, records: int, profile: Path | None
+) -> dict[str, float]:
     from triggers.garbage_collection import set_for_requests
 
     store_id = catalogue.profile_for(CURRENCY).store_id
@@ -80,21 +85,28 @@ def _stages(backend: str, endpoint: str, stage: str, batches: int, records: int,
         }
         for kind in sent.values():  # warm-up: connections, caches, every path's first call
             _accepted(service.post_trade_records(kind[0]), records)
+        cpu: dict[str, float] = {}
         for kind in STAGES[1 : STAGES.index(stage)]:
+            began = time.process_time()
             for body in sent[kind][1:]:
                 _accepted(service.post_trade_records(body), records)
+            cpu[kind] = (time.process_time() - began) * 1000 / (batches * records)
         # CPU time of this process (the emulator's is its own), not the time waited for its answers.
         profiler = cProfile.Profile(time.process_time) if profile and stage in sent else None
         if profiler:
             profiler.enable()
+        began = time.process_time()
         for body in sent.get(stage, [b""])[1:]:
             _accepted(service.post_trade_records(body), records)
+        if stage in sent:
+            cpu[stage] = (time.process_time() - began) * 1000 / (batches * records)
         if profiler and profile:
             profiler.disable()
             profiler.dump_stats(profile)
         close = getattr(service.storage, "close", None)
         if close is not None:
             close()
+        return cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path)
     parser.add_argument("--inline", action="store_true", help="the writers in this thread, one after the other")
     args = parser.parse_args(argv)
-    run(args.backend, args.endpoint, args.stage, args.batches, args.records, args.profile, args.inline)
+    cpu = run(args.backend, args.endpoint, args.stage, args.batches, args.records, args.profile, args.inline)
+    for kind, ms in cpu.items():
+        print(f"{args.backend} {kind}: {ms:.4f} ms of CPU a record ({args.batches} batches of {args.records})")
     return 0
 
 

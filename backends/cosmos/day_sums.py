@@ -53,6 +53,20 @@ def record_sums(item: JsonObject) -> Sums:
 
 
 _NO_BATCHES: Mapping[str, int | None] = MappingProxyType({})
+# What one record or tombstone written changes in its day's sums: the record it adds and the record it removes
+# (as stored; None: nothing), and the day's ttl set anew with it (None: kept). A plain tuple: a batch makes one
+# per item it writes, summed into one DayChange per transactional batch (decision 0130).
+Write = tuple[JsonObject | None, JsonObject | None, int | None]
+
+
+def write_of(new: JsonObject, old: JsonObject | None, ttl: int | None) -> Write:
+    """Item `new` written over `old` (None: created): a record counts with its sums; a tombstone, or no item,
+    with nothing."""
+    return (
+        new if new.get("type") == "record" else None,
+        old if old is not None and old.get("type") == "record" else None,
+        ttl,
+    )
 
 
 @dataclass(slots=True)
@@ -61,36 +75,40 @@ class DayChange:
     Immutable empties by default and no __dict__: a batch makes one per record it writes, and each container
     object is one more for the collector to walk (decision 0126)."""
 
-    added: Sequence[Sums] = ()
-    removed: Sequence[Sums] = ()
+    # Records added and removed, as stored: items (or projections) holding SUMS_FIELDS, read where summed
+    # (`changed`), no tuple made per record first.
+    added: Sequence[JsonObject] = ()
+    removed: Sequence[JsonObject] = ()
     batches: Mapping[str, int | None] = _NO_BATCHES  # batch_id -> batch_seq, received
     batches_gone: Sequence[str] = ()
     ttl: int | None = None
-
-    @classmethod
-    def of_write(cls, new: JsonObject, old: JsonObject | None, ttl: int | None) -> DayChange:
-        """Item `new` written over `old` (None: created): records or tombstones. A record counts with its sums;
-        a tombstone, or no item, with nothing."""
-        added = (record_sums(new),) if new.get("type") == "record" else ()
-        removed = (record_sums(old),) if old is not None and old.get("type") == "record" else ()
-        return cls(added, removed, ttl=ttl)
 
     def __bool__(self) -> bool:
         return bool(self.added or self.removed or self.batches or self.batches_gone)
 
     @classmethod
-    def of_all(cls, changes: Sequence[DayChange]) -> DayChange:
-        added: list[Sums] = []
-        removed: list[Sums] = []
+    def of_run(cls, changes: Sequence[Write | DayChange]) -> DayChange:
+        """The change of a transactional batch's writes (a rider's DayChange among them), in their order."""
+        added: list[JsonObject] = []
+        removed: list[JsonObject] = []
         batches: dict[str, int | None] = {}
         gone: list[str] = []
         ttl = None
         for change in changes:
-            added += change.added
-            removed += change.removed
-            batches.update(change.batches)
-            gone += change.batches_gone
-            ttl = change.ttl if change.ttl is not None else ttl
+            if isinstance(change, DayChange):
+                added += change.added
+                removed += change.removed
+                batches.update(change.batches)
+                gone += change.batches_gone
+                ttl = change.ttl if change.ttl is not None else ttl
+                continue
+            new, old, its_ttl = change
+            if new is not None:
+                added.append(new)
+            if old is not None:
+                removed.append(old)
+            if its_ttl is not None:
+                ttl = its_ttl
         return cls(added, removed, batches, gone, ttl)
 
 
@@ -105,19 +123,19 @@ def changed(day: JsonObject, change: DayChange) -> JsonObject:
     sources = {code: [int(value) for value in values] for code, values in day["sources"].items()}
     payments = {kind: [int(value) for value in values] for kind, values in day["payments"].items()}
     for sign, records in ((1, change.added), (-1, change.removed)):
-        for source_type, item_rows, payment_rows, total, tax, tip, paid in records:
-            group = sources.setdefault(source_type, [0, 0, 0, 0, 0, 0])
+        for record in records:  # read as record_sums reads it, without its tuple (decision 0130)
+            group = sources.setdefault(record["source_type"], [0, 0, 0, 0, 0, 0])
             # Unrolled: the loop over the six took a third of this function (decision 0126).
             group[0] += sign
-            group[1] += sign * item_rows
-            group[2] += sign * payment_rows
-            group[3] += sign * total
-            group[4] += sign * tax
-            group[5] += sign * tip
-            for kind, amount in paid.items():
+            group[1] += sign * record["item_rows"]
+            group[2] += sign * record["payment_rows"]
+            group[3] += sign * int(record["total_minor"])
+            group[4] += sign * int(record["tax_minor"])
+            group[5] += sign * int(record["tip_minor"])
+            for kind, amount in record["payments"].items():
                 held = payments.setdefault(kind, [0, 0])
                 held[0] += sign
-                held[1] += sign * amount
+                held[1] += sign * int(amount)
     batches = {**day["batches"], **change.batches}
     for batch_id in change.batches_gone:
         batches.pop(batch_id, None)
@@ -144,7 +162,7 @@ def day_batch_seqs(day: JsonObject) -> list[int]:
 def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
     """The day item summed from what the partition holds: for a day written before the item existed (read
     once, when it is first written; then kept by every write)."""
-    added: list[Sums] = []
+    added: list[JsonObject] = []
     batches: dict[str, int | None] = {}
     for item in stream(
         container,
@@ -156,7 +174,7 @@ def summed_day(container: ContainerProxy, pk: str) -> JsonObject:
         if item["type"] == "batch":
             batches[item["batch_id"]] = item.get("batch_seq")
         else:
-            added.append(record_sums(item))
+            added.append(item)
     return changed(empty_day(pk), DayChange(added, batches=batches))
 
 
@@ -281,14 +299,14 @@ class Rider:
 def in_day_batches(
     container: ContainerProxy,
     writers: WriterPool,
-    work: Sequence[tuple[T, BatchOperation, int, DayChange]],
+    work: Sequence[tuple[T, BatchOperation, int, Write]],
     point: str,
     rider: Rider | None = None,
 ) -> list[tuple[T, JsonObject | None]]:
     """transactional.in_batches for writes into store-days: each batch carries its day item's change, so the
     batches of one store-day go one after the other (store-days concurrently). Each `what` with its
     operation's answer, or None when its batch was refused (for the item-by-item path)."""
-    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, DayChange]]] = defaultdict(list)
+    by_pk: dict[str, list[tuple[T | None, BatchOperation, int, Write | DayChange]]] = defaultdict(list)
     for entry in work:
         by_pk[entry[1][1][-1]["pk"]].append(entry)  # the item is the last argument of a create or a replace
     if rider is not None and (pk := rider.operation[1][-1]["pk"]) in by_pk:
@@ -298,7 +316,7 @@ def in_day_batches(
         writer = DayWriter(container, pk)
         done: list[tuple[T | None, JsonObject | None]] = []
         for run in chunked(by_pk[pk], MAX_OPERATIONS - 1):  # room for the day item
-            change = DayChange.of_all([one for _, _, _, one in run])
+            change = DayChange.of_run([one for _, _, _, one in run])
             answers = writer.execute([operation for _, operation, _, _ in run], change, point)
             done += [(entry[0], None if answers is None else answers[number]) for number, entry in enumerate(run)]
         return done
@@ -324,7 +342,7 @@ def write_if_replaces(
             write: BatchOperation = ("create", (item,))
         else:
             write = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
-        answers = writer.execute([write], DayChange.of_write(item, current, ttl))
+        answers = writer.execute([write], DayChange.of_run([write_of(item, current, ttl)]))
         return TRY_AGAIN if answers is None else True
 
     return bool(retry_until_settled(attempt, f"item {item['id']!r} of {container.id}"))

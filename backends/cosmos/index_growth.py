@@ -27,6 +27,7 @@ from backends.cosmos.conditional import ETAG_RETRY_LIMIT, ContentionNotSettled, 
 from backends.cosmos.connection import WriterPool
 from backends.cosmos.index_layout import HEAD_ID, LAYOUT_ID, Layout, Node, in_partitions, layout_key
 from backends.cosmos.items import chunks, forget, query, read_or_none, without_system_properties
+from backends.cosmos.keys import index_bucket
 from backends.cosmos.transactional import MAX_BATCH_BYTES, MAX_OPERATIONS, REFUSED
 from core import faults
 from core.stored_json import JsonObject
@@ -121,9 +122,11 @@ class IndexGrowth:
                 checked = layout.closed
             if not pending:
                 return done
-            by_leaf: dict[Node, list[tuple[T, JsonObject]]] = defaultdict(list)
+            by_bucket: dict[int, list[tuple[T, JsonObject]]] = defaultdict(list)
             for what, entry in pending:
-                by_leaf[layout.leaf(entry["trade_record_id"])].append((what, entry))
+                by_bucket[index_bucket(entry["trade_record_id"])].append((what, entry))
+            # A leaf per bucket, made once for its records (decision 0130).
+            by_leaf = {layout.leaf_of(bucket): work for bucket, work in by_bucket.items()}
             heads = self._heads(partner_id, list(by_leaf))
             filled = self._writers.each(
                 lambda job: self._fill(partner_id, job[0], job[1], job[2], point),

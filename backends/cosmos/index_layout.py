@@ -112,7 +112,10 @@ class Layout:
 
     def path(self, trade_record_id: str) -> list[Node]:
         """The nodes a record's entry can be in: its bucket's closed nodes still live, then its leaf."""
-        bucket = index_bucket(trade_record_id)
+        return self.bucket_path(index_bucket(trade_record_id))
+
+    def bucket_path(self, bucket: int) -> list[Node]:
+        """`path` of every record in `bucket`: a batch's records are in 16 buckets, made once each."""
         chain = self.chain(bucket)
         return [Node(bucket, one) for one in chain.live] + [Node(bucket, chain.leaf)]
 

@@ -22,7 +22,7 @@ from backends.cosmos.expiry import DayExpiry, with_ttl
 from backends.cosmos.index_growth import Created, IndexGrowth, T
 from backends.cosmos.index_layout import LAYOUT_ID, Layout, in_partitions, layout_key
 from backends.cosmos.items import chunks, forget, json_safe_int, query, stored_version
-from backends.cosmos.keys import index_entry_id
+from backends.cosmos.keys import index_bucket, index_entry_id
 from core.records import StoreDay, StoredVersion, TradeRecordRow
 from core.stored_json import JsonObject
 from core.versions import Version
@@ -88,7 +88,8 @@ class RecordIndex:
     def _entries(self, partner_id: str, trade_record_ids: list[str], layout: Layout) -> dict[str, JsonObject]:
         found: dict[str, JsonObject] = {}
         for ids in chunks(sorted(set(trade_record_ids))):
-            nodes = {node for one in ids for node in layout.path(one)}
+            # By bucket: the 16 paths made once, not once a record (decision 0130).
+            nodes = {node for bucket in {index_bucket(one) for one in ids} for node in layout.bucket_path(bucket)}
             where, keys = in_partitions(partner_id, sorted(node.key(partner_id) for node in nodes))
             for entry in query(
                 self._trades,

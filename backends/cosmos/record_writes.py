@@ -11,7 +11,6 @@ between is completed by the retry or by the next version."""
 
 from __future__ import annotations
 
-import datetime as dt
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -21,16 +20,17 @@ import orjson
 from azure.cosmos import ContainerProxy
 
 from backends.cosmos.connection import WriterPool
-from backends.cosmos.day_sums import SUMS_FIELDS, DayChange, Rider, in_day_batches
+from backends.cosmos.day_sums import SUMS_FIELDS, Rider, Write, in_day_batches, write_of
 from backends.cosmos.day_sums import write_if_replaces as write_with_day
 from backends.cosmos.expiry import DayExpiry
 from backends.cosmos.items import chunks, query, stored_version
 from backends.cosmos.keys import day_key, record_id
 from backends.cosmos.record_index import RecordIndex, entry_of
 from backends.cosmos.record_items import record_item, stored_bytes, tombstone
+from backends.cosmos.saves import Saved, entry_day, saved
 from backends.cosmos.transactional import BatchOperation, in_batches
 from core import faults
-from core.records import RecordMove, StoreDay, TradeRecordRow
+from core.records import TradeRecordRow
 from core.stored_json import JsonObject
 from core.versions import Version, trade_record_replaces
 
@@ -38,7 +38,6 @@ from core.versions import Version, trade_record_replaces
 BURIED_FIRST = "buried_first"
 DAYS_PER_QUERY = 16  # store-days one read of records names: a move's two in one request (decision 0121)
 
-Saved = tuple[int, RecordMove | None]  # (1, its move or None) when the row was newer than what was stored
 RiderOf = Callable[[int], Rider]  # the batch entry's rider (day_sums.py), counting this many moved records
 
 
@@ -51,21 +50,23 @@ def moved_forward(
         return entry
     if not trade_record_replaces(mine, stored_version(current)):
         return None
-    return _forward(entry, current, settled)
+    return _forward({**entry}, current, settled)  # a copy: `entry` is decided again on what a lost race left
 
 
 def _forward(entry: JsonObject, current: JsonObject, settled: bool) -> JsonObject:
-    """moved_forward's entry, once this version is known to replace current's."""
-    here, there = _here(entry), _here(current)
+    """moved_forward's entry, once this version is known to replace current's: `entry`, changed in place."""
+    here, there = entry_day(entry), entry_day(current)
     if settled or not current["dirty"]:  # nearly always: only the day it leaves, if it leaves one
         dirty = [] if there == here else [there]
     else:
         dirty = [list(day) for day in sorted({tuple(day) for day in current["dirty"] + [there] if day != here})]
     # An entry stays in the partition it was created in (decision 0092).
-    moved = {**entry, "pk": current["pk"], "previous": there, "dirty": dirty}
+    entry["pk"] = current["pk"]
+    entry["previous"] = there
+    entry["dirty"] = dirty
     if dirty:
-        moved[BURIED_FIRST] = True
-    return moved
+        entry[BURIED_FIRST] = True
+    return entry
 
 
 def holds(entry: JsonObject, item: JsonObject | None) -> bool:
@@ -78,25 +79,6 @@ def buried(entry: JsonObject, item: JsonObject | None) -> bool:
     a writer buries them before it writes the record (decision 0116). An entry of the earlier code (no
     BURIED_FIRST) wrote its record first: its days are buried again, which the version rule makes harmless."""
     return not entry["dirty"] or (bool(entry.get(BURIED_FIRST)) and holds(entry, item))
-
-
-def _here(entry: JsonObject) -> list[str]:
-    return [entry["store_id"], entry["business_date"]]
-
-
-def saved(written: JsonObject, batch_id: str, row: TradeRecordRow) -> Saved:
-    """What the row changed, told by the entry that holds its version: the entry names the batch that wrote
-    it and the store-day of the version it replaced, so a retry reports what its first attempt did."""
-    if written.get("batch_id") != batch_id:
-        return 0, None  # the same version, written by another batch: a resend under a new batch_id
-    previous = _moved_from(written)
-    if previous is None:
-        return 1, None
-    return 1, RecordMove(
-        row.trade_record_id,
-        StoreDay(previous[0], dt.date.fromisoformat(previous[1])),
-        StoreDay(row.store_id, row.business_date),
-    )
 
 
 @dataclass(eq=False, slots=True)  # compared and hashed as itself; no __dict__ (decision 0126)
@@ -116,12 +98,13 @@ class _Known:
 
     @property
     def was_here(self) -> bool:
-        return self.stored is not None and _here(self.stored) == _here(self.entry)
+        return self.stored is not None and entry_day(self.stored) == entry_day(self.entry)
 
 
 # What the store-days involved hold, read before anything is written: partition key -> item id -> the item,
 # or None when the day holds none under that id.
 Held = dict[str, dict[str, JsonObject | None]]
+_NONE: dict[str, JsonObject | None] = {}
 
 
 class RecordWrites:
@@ -148,8 +131,8 @@ class RecordWrites:
     ) -> list[TradeRecordRow]:
         """Create the records in transactional batches per store-day (`rider` with the last of its day's); the
         rows of a refused batch are returned."""
-        work: list[tuple[TradeRecordRow, BatchOperation, int, DayChange]] = [
-            (row, ("create", (item,)), stored_bytes(item), DayChange.of_write(item, None, item.get("ttl")))
+        work: list[tuple[TradeRecordRow, BatchOperation, int, Write]] = [
+            (row, ("create", (item,)), stored_bytes(item), (item, None, item.get("ttl")))
             for row in rows
             for item in (self._record_item(partner_id, row, _version(row)),)
         ]
@@ -180,8 +163,12 @@ class RecordWrites:
         answered += self._index.create(partner_id, [(one, _wanted(one)) for one in to_write if one.stored is None])
         for one, answer in answered:
             if answer is not None:  # else its batch was refused: decided item by item (save_one)
-                one.written = {**_wanted(one), "_etag": answer["eTag"]}
+                # In place: the entry was sent, and nothing else holds it (decision 0130).
+                one.written = _wanted(one)
+                one.written["_etag"] = answer["eTag"]
         written = [one for one in known if one.written is not None and one.result is None]
+        # What each tells once its writes are done, made once: the rider's batch entry counts the moves.
+        told = {one: saved(_written(one), batch_id, one.row) for one in written}
         tombstones = [
             (
                 one,
@@ -197,12 +184,12 @@ class RecordWrites:
             for one in written
             if one not in refused
         ]
-        moved = None if rider is None else _moves_told(known, batch_id)  # what the rider's batch entry counts
+        moved = None if rider is None else _moves_told(known, told)  # what the rider's batch entry counts
         ridden = None if rider is None or moved is None else rider(moved)
         refused |= self._write_with_rule(records, held, "cosmos.record", ridden)
         for one in written:
             if one not in refused:
-                one.result = saved(_written(one), batch_id, one.row)
+                one.result = told[one]
         rest = [one for one in known if one.result is None]
         outcomes = self._writers.each(lambda one: self._one_by_one(partner_id, batch_id, one), rest)
         for one, outcome in zip(rest, outcomes, strict=True):
@@ -225,7 +212,7 @@ class RecordWrites:
         days = [day_of(row.store_id, entry["business_date"])]
         theirs = None
         if stored is not None:
-            days.append(day_of(*_here(stored)))
+            days.append(day_of(*entry_day(stored)))
             theirs = stored_version(stored)
         one = _Known(row, entry, stored, days, item_id, mine, theirs)
         if theirs is not None and not trade_record_replaces(mine, theirs):
@@ -237,8 +224,9 @@ class RecordWrites:
         """The entry to write (its days to bury settled by what the store-day of the stored one holds), or,
         for a resend or a retry, the stored entry, whose writes are done when its record is in its day."""
         stored = one.stored
-        there = None if stored is None else held.get(one.days[-1], {}).get(one.item_id)  # in its store-day
+        there = None if stored is None else held.get(one.days[-1], _NONE).get(one.item_id)  # in its store-day
         if stored is None or trade_record_replaces(one.mine, one.theirs):
+            # In place: this version's entry, made for this row alone (decision 0130).
             one.wanted = one.entry if stored is None else _forward(one.entry, stored, buried(stored, there))
             return
         one.written = stored  # a resend or a retry: complete what it may have left undone
@@ -278,9 +266,11 @@ class RecordWrites:
         version rule: created when absent, replaced on the ETag read when older, left when newer or equal;
         each batch with its day's sums item (the day's ttl given for a tombstone). What a day holds is taken
         from `held`, else read. Returns the rows of refused batches, for the item-by-item path."""
-        held = self._read(held, [(item["pk"], item["id"]) for _, item, _ in items])
+        unread = [(item["pk"], item["id"]) for _, item, _ in items if item["id"] not in held.get(item["pk"], _NONE)]
+        if unread:  # else every item's day was read with the entries (a record or a day it leaves)
+            self._read(held, unread)
         # In the order given: in_day_batches groups them by store-day.
-        work: list[tuple[_Known, BatchOperation, int, DayChange]] = []
+        work: list[tuple[_Known, BatchOperation, int, Write]] = []
         for one, item, ttl in items:
             current = held[item["pk"]].get(item["id"])
             if current is None:
@@ -289,7 +279,7 @@ class RecordWrites:
                 operation = ("replace", (item["id"], item), {"if_match_etag": current["_etag"]})
             else:
                 continue  # a newer one stays
-            change = DayChange.of_write(item, current, item.get("ttl") if ttl is None else ttl)
+            change = write_of(item, current, item.get("ttl") if ttl is None else ttl)
             work.append((one, operation, stored_bytes(item), change))
         done = in_day_batches(self._trades, self._writers, work, point, rider)
         return {one for one, answer in done if answer is None}
@@ -321,7 +311,7 @@ class RecordWrites:
             partner_id, row.trade_record_id, lambda current: moved_forward(entry, mine, current)
         )
         before = update.before
-        was_here = before is not None and _here(before) == _here(entry)
+        was_here = before is not None and entry_day(before) == entry_day(entry)
         if update.after is not None:
             faults.point("cosmos.version_entry")
             return self._complete(partner_id, batch_id, row, update.after, was_here)
@@ -358,23 +348,12 @@ def _result(one: _Known) -> Saved:
     return one.result
 
 
-def _moves_told(known: list[_Known], batch_id: str) -> int | None:
-    """How many rows moved, once each is decided or its entry written (which tells it, as `saved` reads it);
+def _moves_told(known: list[_Known], told: dict[_Known, Saved]) -> int | None:
+    """How many rows moved, once each is decided or its entry written (`told`: what `saved` reads in it);
     else None."""
     if any(one.result is None and one.written is None for one in known):
         return None
-    return sum(one.result[1] is not None if one.result else _moved(_written(one), batch_id) for one in known)
-
-
-def _moved(written: JsonObject, batch_id: str) -> bool:
-    """Whether `saved` tells a move for the row whose entry is `written`, without building it."""
-    return written.get("batch_id") == batch_id and _moved_from(written) is not None
-
-
-def _moved_from(entry: JsonObject) -> list[str] | None:
-    """The store-day the entry's version replaced one of, where that was another day; None: new, or the same day."""
-    previous = entry.get("previous")
-    return None if previous is None or previous == _here(entry) else previous
+    return sum((told[one] if one.result is None else one.result)[1] is not None for one in known)
 
 
 def _written(one: _Known) -> JsonObject:

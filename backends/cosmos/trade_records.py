@@ -17,7 +17,8 @@ from backends.cosmos.keys import compound_key, day_key, partner_date
 from backends.cosmos.markers import Markers
 from backends.cosmos.record_index import RecordIndex
 from backends.cosmos.record_items import stored_bytes
-from backends.cosmos.record_writes import RecordWrites, RiderOf, Saved
+from backends.cosmos.record_writes import RecordWrites, RiderOf
+from backends.cosmos.saves import Saved
 from backends.cosmos.transactional import BatchOperation
 from core import faults
 from core.clock import to_utc_text
@@ -38,9 +39,10 @@ def latest_of_each(rows: list[TradeRecordRow]) -> list[TradeRecordRow]:
     kept: dict[str, TradeRecordRow] = {}
     for row in rows:
         other = kept.get(row.trade_record_id)
-        if trade_record_replaces(
-            Version.of(row.version, row.last_modified_at),
-            None if other is None else Version.of(other.version, other.last_modified_at),
+        if other is None:  # nearly always: no version to compare (decision 0130)
+            kept[row.trade_record_id] = row
+        elif trade_record_replaces(
+            Version.of(row.version, row.last_modified_at), Version.of(other.version, other.last_modified_at)
         ):
             kept[row.trade_record_id] = row
     return list(kept.values())
