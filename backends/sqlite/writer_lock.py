@@ -57,6 +57,9 @@ class _Locks:
         self.fallback_said = False
 
     def thread_lock(self, path: Path) -> threading.Lock:
+        lock = self.threads.get(path)  # nearly always there: read without the guard
+        if lock is not None:
+            return lock
         with self.guard:
             return self.threads.setdefault(path, threading.Lock())
 
@@ -110,7 +113,7 @@ def thread_lock(path: Path) -> threading.Lock:
 def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
     """Hold the turn to write the database at `path` (resolved) among threads and processes, or raise
     BackendUnavailable after `timeout_ms` at each of the two locks, as SQLite's busy timeout would."""
-    threads = _locks.threads.get(path) or _locks.thread_lock(path)
+    threads = _locks.thread_lock(path)
     if not threads.acquire(timeout=timeout_ms / 1000):
         raise BackendUnavailable("database is busy: another write of this process held it too long")
     try:
@@ -126,7 +129,7 @@ def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
 
 def _take_flock(path: Path, timeout_ms: int) -> int | None:
     """The sidecar's descriptor, exclusively locked; None where processes cannot lock it."""
-    descriptor = _locks.sidecars[path] if path in _locks.sidecars else _locks.sidecar(path)
+    descriptor = _locks.sidecar(path)
     if descriptor is None:
         return None
     deadline = 0.0  # set at the first refusal: most turns are taken at the first try
