@@ -130,7 +130,7 @@ def test_generator_command_line():
         assert orjson.loads(_generate("--kind", kind))["batch_id"]
 
 
-_WITHOUT_AZURE = "accept,http,large,reconcile,import,workers,dashboard"
+_WITHOUT_AZURE = "accept,http,large,reconcile,import,workers,dashboard,export"
 
 
 def test_bench_quick_runs_end_to_end(tmp_path):
@@ -146,7 +146,16 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
     results = orjson.loads(out.read_bytes())
-    assert set(results["benchmarks"]) == {"accept", "http", "large", "reconcile", "import", "workers", "dashboard"}
+    assert set(results["benchmarks"]) == {
+        "accept",
+        "http",
+        "large",
+        "reconcile",
+        "import",
+        "workers",
+        "dashboard",
+        "export",
+    }
     assert {"cpu_model", "cores", "python"} <= set(results["machine"])
     dt.datetime.fromisoformat(results["date"])
     accept = results["benchmarks"]["accept"]
@@ -168,6 +177,13 @@ def test_bench_quick_runs_end_to_end(tmp_path):
     # the benchmark checks that the overview shows every store-day as a cell; both pages outweigh their floor
     assert all(page["ratio"] > 0 and page["page_bytes"] > page["floor_bytes"] for page in dashboard["pages"].values())
     assert "accept" in done.stdout and "reconcile" in done.stdout  # the table
+
+    # the store-day against the writer alone and against the least export of its stored documents (decision 0131)
+    day = results["benchmarks"]["export"]["store_day"]
+    assert day["rows"] > day["records"] and day["ratio"] > 0
+    assert day["stored_form_floor"]["median_ms"] > day["floor"]["median_ms"] > 0
+    assert day["ratio_to_stored_form_floor"] > 0 and day["stored_form_floor_target"] == 1.5
+    assert "against the least export of its stored JSON documents" in done.stdout
 
     shown = subprocess.run(
         [sys.executable, "-m", "bench.run", "--show", str(out), "--markdown"],
