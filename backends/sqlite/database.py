@@ -94,9 +94,9 @@ class SqliteDatabase:
     def write(self) -> Iterator[sqlite3.Connection]:
         """One atomic transaction: everything inside commits together or not at all."""
         connection = self._connection()
-        with writers_turn(self._writers, BUSY_TIMEOUT_MS):
+        with writers_turn(self._writers, BUSY_TIMEOUT_MS) as left_ms:
             try:
-                connection.execute("BEGIN IMMEDIATE")
+                _begin_immediate(connection, left_ms)
             except sqlite3.OperationalError as error:
                 raise BackendUnavailable(f"database is busy or unavailable: {error}") from error
             try:
@@ -107,6 +107,19 @@ class SqliteDatabase:
             else:
                 connection.execute("COMMIT")
         self._checkpointer.written()
+
+
+def _begin_immediate(connection: sqlite3.Connection, left_ms: int | None) -> None:
+    """BEGIN IMMEDIATE; after a wait for the writers' turn, SQLite's busy handler has only what is left of
+    BUSY_TIMEOUT_MS (a writer of another program, which takes no turn, may still hold the file)."""
+    if left_ms is None:
+        connection.execute("BEGIN IMMEDIATE")
+        return
+    connection.execute(f"PRAGMA busy_timeout={left_ms}")
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    finally:
+        connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
 
 
 def _into_wal(connection: sqlite3.Connection) -> None:

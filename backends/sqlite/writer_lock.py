@@ -110,16 +110,21 @@ def thread_lock(path: Path) -> threading.Lock:
 
 
 @contextmanager
-def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
+def writers_turn(path: Path, timeout_ms: int) -> Iterator[int | None]:
     """Hold the turn to write the database at `path` (resolved) among threads and processes, or raise
-    BackendUnavailable after `timeout_ms` at each of the two locks, as SQLite's busy timeout would."""
+    BackendUnavailable once `timeout_ms` have passed waiting at the two locks together, as SQLite's busy
+    timeout would. Yields the milliseconds left of `timeout_ms` for SQLite's own busy handler, or None where the
+    turn came at once: a writer waits `timeout_ms` in all, not at each lock."""
     threads = _locks.thread_lock(path)
-    if not threads.acquire(timeout=timeout_ms / 1000):
-        raise BackendUnavailable("database is busy: another write of this process held it too long")
+    deadline = None  # set at the first wait: most turns come at once
+    if not threads.acquire(blocking=False):
+        deadline = time.monotonic() + timeout_ms / 1000
+        if not threads.acquire(timeout=timeout_ms / 1000):
+            raise BackendUnavailable("database is busy: another write of this process held it too long")
     try:
-        descriptor = _take_flock(path, timeout_ms)
+        descriptor, deadline = _take_flock(path, timeout_ms, deadline)
         try:
-            yield
+            yield None if deadline is None else max(0, int((deadline - time.monotonic()) * 1000))
         finally:
             if descriptor is not None:
                 fcntl.flock(descriptor, fcntl.LOCK_UN)
@@ -127,24 +132,24 @@ def writers_turn(path: Path, timeout_ms: int) -> Iterator[None]:
         threads.release()
 
 
-def _take_flock(path: Path, timeout_ms: int) -> int | None:
-    """The sidecar's descriptor, exclusively locked; None where processes cannot lock it."""
+def _take_flock(path: Path, timeout_ms: int, deadline: float | None) -> tuple[int | None, float | None]:
+    """The sidecar's descriptor, exclusively locked (None where processes cannot lock it), and the deadline
+    of the wait: the one given, else set at the first refusal, else None (the turn came at once)."""
     descriptor = _locks.sidecar(path)
     if descriptor is None:
-        return None
-    deadline = 0.0  # set at the first refusal: most turns are taken at the first try
+        return None, deadline
     pause = FIRST_PAUSE_S
     while True:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return descriptor
+            return descriptor, deadline
         except OSError as error:
             if error.errno in _NO_FLOCK:
                 _locks.forget_unlockable(path, error)
-                return None
+                return None, deadline
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise BackendUnavailable(f"database is unavailable: its writer lock failed: {error}") from error
-        if not deadline:
+        if deadline is None:
             deadline = time.monotonic() + timeout_ms / 1000
         elif time.monotonic() >= deadline:
             raise BackendUnavailable("database is busy: a write of another process held it too long")

@@ -7,6 +7,7 @@ SQLite files; statements seen by each connection's trace callback."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -24,9 +25,12 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS rows (id INTEGER PRIMARY KEY, who TEXT NOT 
 
 
 def traced(db: SqliteDatabase, who: str, statements: list[tuple[str, str]]) -> None:
-    """Record every statement this thread's connection runs, with who ran it."""
+    """Record every statement but a PRAGMA (the busy timeout given to SQLite after a wait for the turn) this
+    thread's connection runs, with who ran it."""
     with db.read() as connection:
-        connection.set_trace_callback(lambda statement: statements.append((who, statement.split()[0])))
+        connection.set_trace_callback(
+            lambda statement: None if statement.startswith("PRAGMA") else statements.append((who, statement.split()[0]))
+        )
 
 
 def test_a_second_writer_of_the_process_sends_nothing_to_sqlite_until_the_first_commits(tmp_path):
@@ -104,6 +108,33 @@ def test_a_write_held_past_the_busy_timeout_is_refused_as_sqlite_would(tmp_path,
         thread.start()
         thread.join(10)
     assert refused == ["database is busy: another write of this process held it too long"]
+
+
+def test_the_wait_for_the_process_lock_counts_against_the_busy_timeout(tmp_path, monkeypatch):
+    """One deadline for a writer: what it waited for the process's lock is not given again to SQLite's busy
+    handler, here waiting on a writer of another program (a plain connection, which takes no turn)."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 1_000)
+    path = tmp_path / "db.sqlite3"
+    db = SqliteDatabase(path, SCHEMA)
+    pragmas: list[str] = []
+    with db.read() as connection:
+        connection.set_trace_callback(lambda statement: statement.startswith("PRAGMA") and pragmas.append(statement))
+    other_program = sqlite3.connect(path, isolation_level=None)
+    other_program.execute("BEGIN IMMEDIATE")
+    held = writer_lock.thread_lock(path.resolve())
+    held.acquire()
+    threading.Timer(0.6, held.release).start()
+    try:
+        with pytest.raises(BackendUnavailable, match="database is locked"), db.write():
+            pass
+    finally:
+        other_program.execute("ROLLBACK")
+    given, restored = pragmas
+    assert given.startswith("PRAGMA busy_timeout=") and 0 <= int(given.split("=")[1]) <= 400  # 1,000 ms less 600
+    assert restored == "PRAGMA busy_timeout=1000"
+    with db.write() as connection:  # the connection waits the whole timeout again after a turn that came at once
+        connection.execute("INSERT INTO rows VALUES (1, 'next')")
+    assert pragmas == [given, restored]
 
 
 def fork_beside_threads() -> int:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -34,8 +35,11 @@ from backends.sqlite.database import SqliteDatabase
 db = SqliteDatabase(Path(sys.argv[1]), {SCHEMA!r})
 log = os.open(sys.argv[2], os.O_WRONLY | os.O_APPEND)
 me = str(os.getpid())
+def trace(statement):  # every statement but a PRAGMA (the busy timeout given after a wait for the turn)
+    if not statement.startswith("PRAGMA"):
+        os.write(log, f"{{me}} {{statement.split()[0]}}\\n".encode())
 with db.read() as connection:
-    connection.set_trace_callback(lambda statement: os.write(log, f"{{me}} {{statement.split()[0]}}\\n".encode()))
+    connection.set_trace_callback(trace)
 while time.time() < float(sys.argv[3]):
     pass
 for _ in range({WRITES_EACH}):
@@ -114,6 +118,26 @@ def test_a_write_of_another_process_held_past_the_busy_timeout_is_refused(tmp_pa
         process.communicate("", timeout=30)  # its stdin closed: it commits and ends
     assert process.returncode == 0
     assert whos(path) == ["holder"]
+
+
+def test_the_wait_for_the_process_lock_counts_against_the_wait_for_the_flock(tmp_path, monkeypatch):
+    """One deadline for a writer: a thread of this process holds the process's lock for 1 s, another process the
+    flock for longer; with a busy timeout of 1.5 s the write is refused after about 1.5 s, not 2.5 s."""
+    path = tmp_path / "db.sqlite3"
+    process, _ = holder(path)
+    held = writer_lock.thread_lock(path.resolve())
+    held.acquire()
+    threading.Timer(1.0, held.release).start()
+    try:
+        monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 1_500)
+        started = time.monotonic()
+        with pytest.raises(BackendUnavailable, match="a write of another process held it too long"):
+            with SqliteDatabase(path, SCHEMA).write():
+                pass
+        waited = time.monotonic() - started
+    finally:
+        process.communicate("", timeout=30)
+    assert 1.5 <= waited < 2.2  # 2.5 s and more when each lock had a busy timeout of its own
 
 
 @pytest.mark.parametrize("forked_a_child", [False, True], ids=["alone", "with-a-forked-child-alive"])
