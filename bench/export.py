@@ -180,6 +180,7 @@ def _against(second: SecondFloor, service: dict, floor: dict) -> dict:
 def _sdk_read(storage, partner_id: str, day, tables_by_day: list[dict]) -> int:
     """The azure-cosmos SDK's own read of the store-day's record items, as the export's query names them:
     its pages consumed, nothing done with them."""
+    del tables_by_day  # the read alone
     from backends.cosmos.exports import DAY_DOCUMENTS
     from backends.cosmos.keys import day_key
 
@@ -187,7 +188,6 @@ def _sdk_read(storage, partner_id: str, day, tables_by_day: list[dict]) -> int:
     items = storage._containers.trade_records.query_items(
         DAY_DOCUMENTS, parameters=[{"name": "@pk", "value": pk}], partition_key=pk
     )
-    del tables_by_day  # the read alone
     return sum(1 for _ in items)
 
 
