@@ -6,14 +6,17 @@ the emulator counts and what /proc says are asserted, no time and no target."""
 from __future__ import annotations
 
 import math
+import os
 import re
 import subprocess
 import sys
+import time
 
 import orjson
 import pytest
 
 from bench import azure_accept
+from bench.from_outside import tree_cpu_seconds
 from bench.measure import Config
 from bench.report import table_rows
 from bench.run import BENCHMARKS
@@ -101,3 +104,35 @@ def test_make_bench_runs_it_and_puts_its_rows_in_the_table(quick_run):
     assert [row["met"] for row in rows if row["target"]] == [
         target["met"] for target in document["benchmarks"]["azure"]["targets"]
     ]
+
+
+# A child that spends BURN seconds of CPU in a thread that then ends, reports what its own clock says, and waits.
+CHILD = """
+import sys, threading, time
+BURN = float(sys.argv[1])
+def burn():
+    began = time.thread_time()
+    while time.thread_time() - began < BURN:
+        pass
+worker = threading.Thread(target=burn)
+worker.start()
+worker.join()
+print(time.process_time(), flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_process_trees_cpu_is_read_to_the_millisecond_with_its_ended_threads():
+    """/proc's utime + stime come in ticks of 10 ms; the tree's CPU is each process's own CPU-time clock."""
+    burn = 0.123
+    with subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(burn)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            own = float(child.stdout.readline())
+            measured = tree_cpu_seconds(child.pid)
+        finally:
+            child.communicate("\n")
+    assert own >= burn
+    assert abs(measured - own) < 0.002  # what the child says of itself, after its thread ended; ticks: up to 0.01
+    assert tree_cpu_seconds(os.getpid()) >= time.process_time()  # this process, its live children included
