@@ -124,7 +124,7 @@ def requests_between(before: dict, after: dict) -> dict:
 def tree_cpu_seconds(root: int) -> float:
     """The CPU time of a process and of every live descendant, plus what its exited children used, from /proc
     (Linux). A live process's time is its CPU-time clock, to the nanosecond; /proc's utime + stime come in
-    ticks of 10 ms, as large as a tenth of a 500-record batch on the embedded backend (decision 0132)."""
+    ticks of 10 ms, as much as a fifth of a 500-record batch on the embedded backend (decision 0132)."""
     parents: dict[int, int] = {}
     stats: dict[int, list[str]] = {}
     for entry in os.listdir("/proc"):
