@@ -6,6 +6,7 @@ SQLite files; statements seen by each connection's trace callback."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ import sys
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,8 +143,7 @@ def test_the_wait_for_the_process_lock_counts_against_the_busy_timeout(tmp_path,
     waited_ms = (released[0] - asked) * 1000  # about 600: the write waited from `asked` until the release
     assert 0 <= int(given.split("=")[1]) <= 1_000 - waited_ms + 100  # 100 ms for the write's first try, under load
     assert restored == "PRAGMA busy_timeout=1000"
-    # A turn that comes at once leaves SQLite the whole timeout, with no PRAGMA. (No write here: a commit starts
-    # the checkpoint thread, which a test forking next could catch inside SQLite.)
+    # A turn that comes at once leaves SQLite the whole timeout, with no PRAGMA.
     with writer_lock.writers_turn(path.resolve(), 1_000) as left_ms:
         assert left_ms is None
 
@@ -154,10 +155,21 @@ def fork_beside_threads() -> int:
         return os.fork()
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
-def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp_path, monkeypatch):
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 2_000)  # an inherited held lock would refuse in 2 s
-    path = tmp_path / "db.sqlite3"
+def in_a_fresh_process(scenario: Callable[[Path], None], path: Path, timeout: float = 60) -> None:
+    """Run `scenario(path)`, which forks, in a new interpreter (multiprocessing's spawn) whose only threads are
+    its own. Forked from this pytest process instead, the child could catch a thread of an earlier test inside
+    SQLite (the checkpoint thread: its allocator's mutex held) and wait on it forever."""
+    process = multiprocessing.get_context("spawn").Process(target=scenario, args=(path,))
+    process.start()
+    process.join(timeout)
+    if process.is_alive():
+        process.kill()
+        pytest.fail(f"{scenario.__name__} did not end within {timeout} s")
+    assert process.exitcode == 0, f"{scenario.__name__} failed: its traceback is in the captured stderr"
+
+
+def forked_child_writes_although_a_thread_held_the_lock(path: Path) -> None:
+    database.BUSY_TIMEOUT_MS = 2_000  # an inherited held lock would refuse in 2 s
     holding, release = threading.Event(), threading.Event()
 
     def holder() -> None:
@@ -182,6 +194,12 @@ def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp
     release.set()
     thread.join(10)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_writes_although_a_thread_of_its_parent_held_the_lock(tmp_path):
+    path = tmp_path / "db.sqlite3"
+    in_a_fresh_process(forked_child_writes_although_a_thread_held_the_lock, path)
     with SqliteDatabase(path, SCHEMA).read() as connection:
         assert [row[0] for row in connection.execute("SELECT who FROM rows")] == ["child"]
 

@@ -20,7 +20,7 @@ import pytest
 from backends.sqlite import database, writer_lock
 from backends.sqlite.database import SqliteDatabase
 from core.ports import BackendUnavailable
-from tests.unit.test_sqlite_writers import fork_beside_threads
+from tests.unit.test_sqlite_writers import fork_beside_threads, in_a_fresh_process
 
 pytestmark = pytest.mark.skipif(writer_lock.fcntl is None, reason="flock is POSIX")
 
@@ -163,11 +163,7 @@ def test_a_holder_killed_by_sigkill_lets_the_next_process_write(tmp_path, monkey
     assert whos(path) == ["next"]  # the killed holder's write rolled back
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
-def test_a_forked_child_does_not_share_its_parents_hold(tmp_path, monkeypatch):
-    """An inherited descriptor would share the parent's flock, and the child's would succeed at once: the
-    child waits for its parent's write like any other process, then writes."""
-    path = tmp_path / "db.sqlite3"
+def forked_child_waits_for_its_parents_hold(path: Path) -> None:
     reader, writer = os.pipe()
     with writer_lock.writers_turn(path.resolve(), 10_000):  # the locks alone: no SQLite open across the fork
         pid = fork_beside_threads()
@@ -195,6 +191,14 @@ def test_a_forked_child_does_not_share_its_parents_hold(tmp_path, monkeypatch):
     _, status = os.waitpid(pid, 0)
     assert told == b"refused"
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX")
+def test_a_forked_child_does_not_share_its_parents_hold(tmp_path):
+    """An inherited descriptor would share the parent's flock, and the child's would succeed at once: the
+    child waits for its parent's write like any other process, then writes."""
+    path = tmp_path / "db.sqlite3"
+    in_a_fresh_process(forked_child_waits_for_its_parents_hold, path)
     assert whos(path) == ["child"]
 
 
