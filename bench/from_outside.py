@@ -38,6 +38,10 @@ KINDS = {
     "other": "other",
 }
 KIND_ORDER = ("point reads", "writes", "queries", "transactional batches", "other")
+# /proc/<pid>/stat counts CPU time in these; each live process's own CPU-time clock, through libc's
+# clock_getcpuclockid(3), counts it in nanoseconds.
+TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+_LIBC = ctypes.CDLL(None, use_errno=True)
 
 
 @dataclass
@@ -145,12 +149,8 @@ def tree_cpu_seconds(root: int) -> float:
         children = {pid for pid, parent in parents.items() if parent in tree} - tree
         tree |= children
         grown = bool(children)
-    exited_children = sum(int(stats[pid][13]) + int(stats[pid][14]) for pid in tree) / TICKS_PER_SECOND
-    return sum(_process_cpu_seconds(pid, stats[pid]) for pid in tree) + exited_children  # cutime + cstime
-
-
-TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
-_LIBC = ctypes.CDLL(None, use_errno=True)
+    exited_children = sum(int(stats[pid][13]) + int(stats[pid][14]) for pid in tree)  # cutime + cstime
+    return sum(_process_cpu_seconds(pid, stats[pid]) for pid in tree) + exited_children / TICKS_PER_SECOND
 
 
 def _process_cpu_seconds(pid: int, stat_fields: list[str]) -> float:
